@@ -1,0 +1,268 @@
+package executor
+
+// Fibers: straight-line task bodies that suspend and resume on the loop.
+//
+// A fiber's body runs on a goroutine of its own, but only while the loop has
+// been lent to it: the loop goroutine switches to the fiber's goroutine with
+// the runtime's coroutine switch (the one behind iter.Pull), and the fiber
+// switches back when it suspends or finishes. Exactly one of the two runs at
+// any moment, so the body holds the loop and needs no locks, and a switch
+// does not go through the Go scheduler.
+//
+// Invariants (all loop-owned, except scheduled):
+//   - state moves new -> running -> (suspended -> running)* -> done;
+//   - a fiber is in e.suspended exactly while its state is suspended;
+//   - e.fiber is the running fiber while its body runs, nil otherwise, and
+//     e.holder is then the fiber's goroutine;
+//   - a coroutine (goroutine) belongs to at most one fiber between its start
+//     and its end, and goes back to the idle pool when the fiber is done;
+//   - scheduled coalesces wake-ups: a fiber is queued at most once per
+//     Wake, and a stale or repeated wake-up (the fiber is running or done)
+//     is ignored by Run, so a body that resumes must recheck the condition
+//     it waited for.
+
+import (
+	"iter"
+	"runtime/debug"
+	"sync/atomic"
+
+	"github.com/spindle-rt/spindle/hooks"
+	"github.com/spindle-rt/spindle/internal/gid"
+)
+
+const (
+	fiberNew uint8 = iota
+	fiberRunning
+	fiberSuspended
+	fiberDone
+)
+
+// FiberBody is the code a Fiber runs.
+type FiberBody interface {
+	// RunFiber runs the body on the fiber's goroutine while it holds the
+	// loop. A panic that escapes it goes to the executor's panic handler.
+	RunFiber()
+}
+
+// Interrupter is implemented by a FiberBody that wants to know, on the loop,
+// when the executor closes while the fiber is suspended; the fiber is then
+// resumed and must unwind.
+type Interrupter interface {
+	// Interrupt is called with ErrClosed before the fiber is resumed.
+	Interrupt(err error)
+}
+
+// Fiber is a task body that can suspend itself and later resume on the loop,
+// written as straight-line code: the machinery under future.Spawn. Embed it
+// in a larger object, call Init, then Start. The zero value is not usable.
+type Fiber struct {
+	ex         *Executor
+	body       FiberBody
+	co         *coro
+	frame      *hooks.Frame
+	id         hooks.ID
+	state      uint8
+	scheduled  atomic.Bool
+	prev, next *Fiber
+}
+
+// Init binds f to ex and body. It must be called once, before Start.
+func (f *Fiber) Init(ex *Executor, body FiberBody, id hooks.ID) {
+	if ex == nil || body == nil {
+		panic("executor: Fiber.Init with nil executor or body")
+	}
+	f.ex, f.body, f.id = ex, body, id
+}
+
+// Body returns the body f runs.
+func (f *Fiber) Body() FiberBody { return f.body }
+
+// Executor returns the executor f runs on.
+func (f *Fiber) Executor() *Executor { return f.ex }
+
+// Start queues f's first run. From code that holds the loop the body will run
+// under the current async-local frame; elsewhere under the empty frame, and
+// Start returns ErrClosed if the executor is closing.
+func (f *Fiber) Start() error {
+	e := f.ex
+	f.scheduled.Store(true)
+	if e.OnLoop() {
+		f.frame = e.frame
+		e.post(item{r: f, id: f.id})
+		return nil
+	}
+	return e.submit(item{r: f, id: f.id}, phaseOpen)
+}
+
+// Wake queues f to resume if it is suspended. It may be called from any
+// goroutine and any number of times; wake-ups that arrive while f is already
+// queued are merged, and one that arrives while f runs or after it finished
+// is ignored. Fiber implements Waker.
+func (f *Fiber) Wake() {
+	if !f.scheduled.CompareAndSwap(false, true) {
+		return
+	}
+	if err := f.ex.Schedule(f, nil, f.id); err != nil {
+		f.scheduled.Store(false)
+	}
+}
+
+// Run starts or resumes f on the loop. It is called by the loop.
+func (f *Fiber) Run() {
+	f.scheduled.Store(false)
+	e := f.ex
+	switch f.state {
+	case fiberNew:
+		f.co = e.getCoro()
+		f.co.fiber = f
+	case fiberSuspended:
+		e.suspended.remove(f)
+	default:
+		return // a stale wake-up
+	}
+	f.state = fiberRunning
+	e.fiber = f
+	f.co.next()
+	e.fiber = nil
+	e.holder.Store(e.loopG)
+	if f.state == fiberDone {
+		e.putCoro(f.co)
+		f.co = nil
+	}
+}
+
+// CurrentFiber returns the fiber whose body is running if the caller is that
+// body, and nil otherwise (on the loop goroutine itself, or on a goroutine
+// that does not hold the loop).
+func (e *Executor) CurrentFiber() *Fiber {
+	if gid.Current() != e.holder.Load() {
+		return nil
+	}
+	return e.fiber
+}
+
+// Suspend gives the loop back until f is resumed by Wake (or by the executor
+// closing, which wakes every suspended fiber). It must be called by f's own
+// body. The async-local frame is saved and restored across the suspension.
+func (f *Fiber) Suspend() {
+	e := f.ex
+	if e.fiber != f {
+		panic("executor: Fiber.Suspend called outside the fiber's body")
+	}
+	f.frame = e.frame
+	f.state = fiberSuspended
+	e.suspended.push(f)
+	f.co.yield(struct{}{})
+	// Resumed by Run on the loop.
+	e.holder.Store(f.co.g)
+	e.frame = f.frame
+	e.curID = f.id
+}
+
+// Yield lets the rest of the queue run and resumes f after it: f is queued at
+// the back and suspends. It must be called by f's own body.
+func (f *Fiber) Yield() {
+	if f.ex.fiber != f {
+		panic("executor: Fiber.Yield called outside the fiber's body")
+	}
+	f.scheduled.Store(true)
+	f.ex.post(item{r: f, id: f.id})
+	f.Suspend()
+}
+
+// Suspended reports whether f is suspended. Loop only.
+func (f *Fiber) Suspended() bool { return f.state == fiberSuspended }
+
+// coro is a reusable task goroutine driven by the runtime's coroutine switch.
+type coro struct {
+	next  func() (struct{}, bool)
+	stop  func()
+	yield func(struct{}) bool
+	g     uintptr
+	fiber *Fiber
+}
+
+func (e *Executor) getCoro() *coro {
+	if n := len(e.idle); n > 0 {
+		c := e.idle[n-1]
+		e.idle[n-1] = nil
+		e.idle = e.idle[:n-1]
+		return c
+	}
+	return e.newCoro()
+}
+
+func (e *Executor) putCoro(c *coro) {
+	if len(e.idle) < maxIdleCoros && !e.dead.Load() {
+		e.idle = append(e.idle, c)
+		return
+	}
+	c.stop()
+}
+
+func (e *Executor) newCoro() *coro {
+	c := &coro{}
+	c.next, c.stop = iter.Pull(func(yield func(struct{}) bool) {
+		c.g = gid.Current()
+		c.yield = yield
+		for {
+			f := c.fiber
+			e.holder.Store(c.g)
+			e.frame, e.curID = f.frame, f.id
+			e.runFiberBody(f)
+			f.state = fiberDone
+			c.fiber = nil
+			if !yield(struct{}{}) {
+				return
+			}
+		}
+	})
+	return c
+}
+
+// runFiberBody runs the body; a panic that escapes it is reported, and the
+// goroutine stays usable.
+func (e *Executor) runFiberBody(f *Fiber) {
+	defer func() {
+		if v := recover(); v != nil {
+			e.handlePanic(v, debug.Stack())
+		}
+	}()
+	f.body.RunFiber()
+}
+
+// fiberList is an intrusive doubly linked list of suspended fibers.
+type fiberList struct {
+	head *Fiber
+	n    int
+}
+
+func (l *fiberList) push(f *Fiber) {
+	f.prev, f.next = nil, l.head
+	if l.head != nil {
+		l.head.prev = f
+	}
+	l.head = f
+	l.n++
+}
+
+func (l *fiberList) remove(f *Fiber) {
+	if f.prev != nil {
+		f.prev.next = f.next
+	} else {
+		l.head = f.next
+	}
+	if f.next != nil {
+		f.next.prev = f.prev
+	}
+	f.prev, f.next = nil, nil
+	l.n--
+}
+
+func (l *fiberList) each(fn func(*Fiber)) {
+	for f := l.head; f != nil; {
+		next := f.next
+		fn(f)
+		f = next
+	}
+}

@@ -1,0 +1,291 @@
+package executor
+
+import (
+	"context"
+	"runtime/debug"
+	"time"
+
+	"github.com/spindle-rt/spindle/internal/gid"
+)
+
+// Run runs the loop on the calling goroutine until the executor is closed by
+// Shutdown or Close (then it returns nil) or ctx ends (then the executor
+// closes at once, without draining, and Run returns ctx.Err()). It returns
+// ErrRunning if the loop already runs and ErrClosed if the executor has
+// already closed.
+func (e *Executor) Run(ctx context.Context) error {
+	if ctx == nil {
+		panic("executor: Run with nil context")
+	}
+	if e.phase.Load() == phaseClosed {
+		return ErrClosed
+	}
+	if !e.running.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	return e.loop(ctx, false)
+}
+
+// Start runs the loop in a new goroutine, as Run(context.Background()). It
+// panics if the loop is already running or the executor has closed. Close
+// waits for that goroutine to finish.
+func (e *Executor) Start() {
+	if e.phase.Load() == phaseClosed {
+		panic("executor: Start after the executor closed")
+	}
+	if !e.running.CompareAndSwap(false, true) {
+		panic("executor: Start while the loop is already running")
+	}
+	go func() { _ = e.loop(context.Background(), false) }()
+}
+
+// RunUntilIdle runs the loop on the calling goroutine until no task is ready:
+// the queue and the inbox are empty and no timer is due. It returns the number
+// of tasks run. It is how tests and benchmarks drive an executor step by step
+// without a loop goroutine. It panics if the loop runs elsewhere; on a closed
+// executor it runs nothing.
+func (e *Executor) RunUntilIdle() int {
+	if e.phase.Load() == phaseClosed {
+		return 0
+	}
+	if !e.running.CompareAndSwap(false, true) {
+		panic("executor: RunUntilIdle while the loop is already running")
+	}
+	before := e.ran
+	_ = e.loop(context.Background(), true)
+	return int(e.ran - before)
+}
+
+// Shutdown stops the executor gracefully: Submit starts returning ErrClosed,
+// the loop runs the queue (tasks and the continuations they schedule) until
+// it is empty, stops the timers, and then releases everything still waiting:
+// goroutines blocked in Await and suspended tasks get ErrClosed. Shutdown
+// waits for that and returns nil, or returns ctx.Err() if ctx ends first, in
+// which case the loop stops draining at its next batch boundary and closes
+// at once. If nobody runs the loop, Shutdown drains it on the calling
+// goroutine. Called from the loop itself it begins the shutdown and returns
+// nil without waiting. Shutdown may be called any number of times, from any
+// goroutine.
+func (e *Executor) Shutdown(ctx context.Context) error {
+	if ctx == nil {
+		panic("executor: Shutdown with nil context")
+	}
+	e.mu.Lock()
+	if e.phase.Load() == phaseOpen {
+		e.phase.Store(phaseDraining)
+	}
+	e.signal()
+	e.mu.Unlock()
+	if e.OnLoop() {
+		return nil
+	}
+	if e.phase.Load() != phaseClosed && e.running.CompareAndSwap(false, true) {
+		// Nobody runs the loop: drain it here.
+		return e.loop(ctx, false)
+	}
+	select {
+	case <-e.closed:
+		return nil
+	case <-ctx.Done():
+		e.stopReq.Store(true)
+		e.signal()
+		return ctx.Err()
+	}
+}
+
+// Close is Shutdown with no deadline: it drains the queue, releases every
+// waiter and returns once the loop has finished. It always returns nil.
+func (e *Executor) Close() error {
+	return e.Shutdown(context.Background())
+}
+
+// loop runs the executor on the calling goroutine. e.running is already set.
+// With untilIdle it returns as soon as nothing is ready.
+func (e *Executor) loop(ctx context.Context, untilIdle bool) (err error) {
+	e.loopG = gid.Current()
+	e.holder.Store(e.loopG)
+	ctxDone := ctx.Done()
+	if ctxDone != nil {
+		stop := context.AfterFunc(ctx, func() {
+			e.stopReq.Store(true)
+			e.signal()
+		})
+		defer stop()
+	}
+	defer e.leave()
+	for {
+		e.runBatch()
+		e.poll()
+		if e.q.Len() > 0 {
+			continue
+		}
+		if e.stopReq.Load() {
+			e.finish(true)
+			return ctx.Err()
+		}
+		if e.phase.Load() != phaseOpen && !e.hasInbox.Load() {
+			e.finish(false)
+			return nil
+		}
+		if untilIdle {
+			if e.hasInbox.Load() {
+				continue
+			}
+			return nil
+		}
+		e.sleep(ctxDone)
+	}
+}
+
+// leave gives the loop up. If a Shutdown began while RunUntilIdle ran (and so
+// waits for someone to finish the loop), the goroutine leaving finishes it.
+func (e *Executor) leave() {
+	e.publish()
+	e.holder.Store(0)
+	e.running.Store(false)
+	if e.phase.Load() == phaseDraining && e.running.CompareAndSwap(false, true) {
+		_ = e.loop(context.Background(), false)
+	}
+}
+
+// runBatch runs up to batchSize queued tasks. A panic in a task is recovered
+// here, outside the per-task path, so running a task costs no defer: the
+// panicking task is reported (to its PanicCatcher or the panic handler) and
+// the batch ends early.
+func (e *Executor) runBatch() {
+	var cur item
+	hs := e.hooks.snap.Load()
+	defer func() {
+		if v := recover(); v != nil {
+			stack := debug.Stack()
+			if hs != nil && cur.id != 0 {
+				hs.runAfter(e, cur.id)
+			}
+			e.frame, e.curID = nil, 0
+			if c, ok := cur.r.(PanicCatcher); ok {
+				c.CatchPanic(v, stack)
+			} else {
+				e.handlePanic(v, stack)
+			}
+		}
+	}()
+	for range batchSize {
+		it, ok := e.q.Pop()
+		if !ok {
+			break
+		}
+		cur = it
+		e.ran++
+		e.frame, e.curID = it.fr, it.id
+		if hs != nil && it.id != 0 {
+			hs.runBefore(e, it.id)
+			it.r.Run()
+			hs.runAfter(e, it.id)
+		} else {
+			it.r.Run()
+		}
+	}
+	e.frame, e.curID = nil, 0
+}
+
+// poll takes in submitted work and queues the callbacks of due timers at the
+// front of the queue, so a long burst of local work delays neither by more
+// than a batch.
+func (e *Executor) poll() {
+	if e.hasInbox.Load() {
+		e.takeInbox()
+	}
+	if e.timers.Len() > 0 {
+		e.fireTimers(now())
+	}
+	e.publish()
+}
+
+// takeInbox moves the inbox to the back of the queue, keeping its order.
+func (e *Executor) takeInbox() {
+	e.mu.Lock()
+	in := e.inbox
+	e.inbox = e.spare[:0]
+	e.hasInbox.Store(false)
+	e.mu.Unlock()
+	for i := range in {
+		e.q.Push(in[i])
+		in[i] = item{}
+	}
+	e.spare = in[:0]
+}
+
+// sleep blocks until work is submitted, the next timer is due, or ctxDone
+// closes. Before it blocks it marks the loop as sleeping under mu, so a
+// Submit that comes after the check wakes it.
+func (e *Executor) sleep(ctxDone <-chan struct{}) {
+	e.mu.Lock()
+	if e.hasInbox.Load() || e.phase.Load() != phaseOpen || e.stopReq.Load() {
+		e.mu.Unlock()
+		return
+	}
+	e.sleeping = true
+	e.mu.Unlock()
+	if d, ok := e.timers.next(now()); ok {
+		t := time.NewTimer(d)
+		select {
+		case <-e.wake:
+		case <-t.C:
+		case <-ctxDone:
+		}
+		t.Stop()
+	} else {
+		select {
+		case <-e.wake:
+		case <-ctxDone:
+		}
+	}
+	e.mu.Lock()
+	e.sleeping = false
+	e.mu.Unlock()
+}
+
+// finish closes the executor from the loop: it refuses further submissions,
+// drops what is queued when drop is set (Run's ctx ended, or Shutdown's
+// deadline passed), stops the timers, releases suspended tasks with ErrClosed
+// and runs them until they have unwound, stops the idle task goroutines and
+// finally closes Done, which releases goroutines blocked in Await.
+func (e *Executor) finish(drop bool) {
+	e.mu.Lock()
+	e.phase.Store(phaseClosed)
+	if drop {
+		clear(e.inbox)
+		e.inbox = e.inbox[:0]
+		e.hasInbox.Store(false)
+	}
+	e.mu.Unlock()
+	if drop {
+		e.q.Clear()
+	}
+	e.stopTimers()
+	e.suspended.each(func(f *Fiber) {
+		if i, ok := f.body.(Interrupter); ok {
+			i.Interrupt(ErrClosed)
+		}
+	})
+	for {
+		if e.hasInbox.Load() {
+			e.takeInbox()
+		}
+		if e.q.Len() == 0 {
+			if e.suspended.n == 0 {
+				break
+			}
+			e.suspended.each(func(f *Fiber) { e.q.Push(item{r: f}) })
+		}
+		e.runBatch()
+	}
+	for _, c := range e.idle {
+		c.stop()
+	}
+	clear(e.idle)
+	e.idle = nil
+	e.publish()
+	e.dead.Store(true)
+	close(e.closed)
+}

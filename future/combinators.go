@@ -1,0 +1,233 @@
+package future
+
+// Combinators.
+//
+// A combinator keeps one entry per input: the entry is the waiter linked in
+// that input and the task queued on the loop when it completes, so the
+// combinator's state (results, remaining count) is touched only on the loop
+// once any entry is linked. Inputs that are already complete when the
+// combinator is made are folded in on the calling goroutine before any entry
+// is linked, so a combinator of completed futures is itself complete when it
+// is returned (and awaiting it never suspends).
+
+import (
+	"errors"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/hooks"
+)
+
+// Result is the outcome of one future: its value or its error.
+type Result[T any] struct {
+	Value T
+	Err   error
+}
+
+type combineKind uint8
+
+const (
+	kindAll combineKind = iota
+	kindAllSettled
+	kindRace
+	kindAny
+)
+
+// combiner is the state shared by the entries of one combinator.
+type combiner[T any] struct {
+	kind    combineKind
+	ins     []*Future[T]
+	vals    []T
+	settled []Result[T]
+	errs    []error
+	left    int
+	all     *Future[[]T]
+	sets    *Future[[]Result[T]]
+	one     *Future[T]
+	entries []entry[T]
+	cl      link
+}
+
+type entry[T any] struct {
+	l link
+	c *combiner[T]
+	i int
+}
+
+// All returns a future of the values of fs, in input order, once all have
+// resolved. It fails as soon as one fails, with that error, and cancels the
+// rest. All futures must share one executor; there must be at least one.
+func All[T any](fs ...*Future[T]) *Future[[]T] {
+	ex := check("All", fs)
+	c := &combiner[T]{kind: kindAll, ins: fs, vals: make([]T, len(fs))}
+	c.all = newPending[[]T](ex)
+	c.start(ex)
+	return c.all
+}
+
+// AllSettled returns a future of the outcomes of fs, in input order, once
+// all have completed; it never fails.
+func AllSettled[T any](fs ...*Future[T]) *Future[[]Result[T]] {
+	ex := check("AllSettled", fs)
+	c := &combiner[T]{kind: kindAllSettled, ins: fs, settled: make([]Result[T], len(fs))}
+	c.sets = newPending[[]Result[T]](ex)
+	c.start(ex)
+	return c.sets
+}
+
+// Race returns a future completed like the first of fs to complete, with
+// its value or its error, and cancels the rest.
+func Race[T any](fs ...*Future[T]) *Future[T] {
+	ex := check("Race", fs)
+	c := &combiner[T]{kind: kindRace, ins: fs}
+	c.one = newPending[T](ex)
+	c.start(ex)
+	return c.one
+}
+
+// Any returns a future resolved with the value of the first of fs to resolve,
+// and cancels the rest. If all fail it fails with errors.Join of their
+// errors, in input order.
+func Any[T any](fs ...*Future[T]) *Future[T] {
+	ex := check("Any", fs)
+	c := &combiner[T]{kind: kindAny, ins: fs, errs: make([]error, len(fs))}
+	c.one = newPending[T](ex)
+	c.start(ex)
+	return c.one
+}
+
+func check[T any](name string, fs []*Future[T]) *executor.Executor {
+	if len(fs) == 0 {
+		panic("future: " + name + " of no futures")
+	}
+	var ex *executor.Executor
+	for i, f := range fs {
+		if f == nil {
+			panic("future: " + name + " with a nil future")
+		}
+		if i == 0 {
+			ex = f.ex
+		} else if f.ex != ex {
+			panic("future: " + name + " of futures bound to different executors")
+		}
+	}
+	return ex
+}
+
+func newPending[T any](ex *executor.Executor) *Future[T] {
+	f := &Future[T]{}
+	f.ex = ex
+	f.id = newID(ex, hooks.KindFuture, 0, f)
+	return f
+}
+
+// start folds in the inputs that are already complete, then links an entry
+// into each pending one. Before the first entry is linked only this
+// goroutine touches c; after, only the loop does (through the entries).
+func (c *combiner[T]) start(ex *executor.Executor) {
+	c.left = len(c.ins)
+	var pend []int
+	for i, f := range c.ins {
+		if !f.ready() {
+			pend = append(pend, i)
+		} else if c.fold(i) {
+			c.cancelRest()
+			return
+		}
+	}
+	if len(pend) == 0 {
+		return
+	}
+	out := c.out()
+	c.cl.w = (*combineCancel[T])(c)
+	out.addWaiter(&c.cl)
+	c.entries = make([]entry[T], len(pend))
+	_, onLoop := ex.Current()
+	for k, i := range pend {
+		e := &c.entries[k]
+		e.c, e.i = c, i
+		e.l.w = e
+		if !c.ins[i].addWaiter(&e.l) {
+			e.wake(onLoop)
+		}
+	}
+}
+
+// combineCancel is the combinator's waiter on its own output: cancelling the
+// output cancels the inputs.
+type combineCancel[T any] combiner[T]
+
+func (cc *combineCancel[T]) wake(bool) {
+	c := (*combiner[T])(cc)
+	if c.out().cancelled {
+		c.cancelRest()
+	}
+}
+
+func (e *entry[T]) wake(onLoop bool) { schedule(e.c.ins[e.i].ex, onLoop, e, nil, 0) }
+
+// Run folds the input in on the loop.
+func (e *entry[T]) Run() {
+	c := e.c
+	if c.out().ready() {
+		return
+	}
+	if c.fold(e.i) {
+		c.cancelRest()
+	}
+}
+
+func (c *combiner[T]) out() *core {
+	switch c.kind {
+	case kindAll:
+		return &c.all.core
+	case kindAllSettled:
+		return &c.sets.core
+	}
+	return &c.one.core
+}
+
+// fold records input i's result and reports whether the combinator
+// completed and the other inputs should be cancelled.
+func (c *combiner[T]) fold(i int) bool {
+	f := c.ins[i]
+	c.left--
+	switch c.kind {
+	case kindAll:
+		if f.err != nil {
+			c.all.complete(nil, f.err, false)
+			return true
+		}
+		c.vals[i] = f.val
+		if c.left == 0 {
+			c.all.complete(c.vals, nil, false)
+		}
+	case kindAllSettled:
+		c.settled[i] = Result[T]{Value: f.val, Err: f.err}
+		if c.left == 0 {
+			c.sets.complete(c.settled, nil, false)
+		}
+	case kindRace:
+		c.one.complete(f.val, f.err, false)
+		return true
+	case kindAny:
+		if f.err == nil {
+			c.one.complete(f.val, nil, false)
+			return true
+		}
+		c.errs[i] = f.err
+		if c.left == 0 {
+			var zero T
+			c.one.complete(zero, errors.Join(c.errs...), false)
+		}
+	}
+	return false
+}
+
+// cancelRest cancels the inputs that have not completed.
+func (c *combiner[T]) cancelRest() {
+	for _, f := range c.ins {
+		if !f.ready() {
+			f.Cancel()
+		}
+	}
+}

@@ -1,0 +1,332 @@
+package future
+
+// The promise state machine.
+//
+// A future is pending until exactly one completion claims it, and then done
+// for ever:
+//
+//	pending --claim (CAS 0->1)--> completing --head.Swap(&doneLink)--> done
+//
+// Invariants:
+//   - claim goes from 0 to 1 once; the goroutine that wins it is the only
+//     writer of val, err and cancelled, and writes them before it swaps
+//     head, so anyone who loads head == &doneLink sees them (the atomic swap
+//     publishes them);
+//   - while pending, head is a lock-free stack (newest first) of the
+//     waiters' links; a waiter is added by compare-and-swap, and only while
+//     head is not &doneLink;
+//   - the completer takes the whole stack with its swap, reverses it (so
+//     waiters are woken in the order they registered), and for each link
+//     reads next before it calls wake: after wake the link belongs to its
+//     waiter again and may be reused at once;
+//   - a waiter never runs user code on the completing goroutine: a
+//     continuation is queued on the loop (Post when the completer holds the
+//     loop, the inbox otherwise), a parked goroutine gets a token on its
+//     channel, a suspended task is queued to resume.
+//
+// Continuations are nodes that are at once the waiter's link, the queued
+// task and the derived future (Seastar's continuation layout): Then costs one
+// allocation and one queued task per link, and a failed future moves through
+// a chain exactly like a value.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/hooks"
+)
+
+// ErrDeadlock is returned by Await called on the loop goroutine, outside a
+// spawned task, for a future that is not ready: waiting there would stop the
+// loop that has to complete it.
+var ErrDeadlock = errors.New("future: Await on the loop outside a spawned task would deadlock")
+
+// PanicError carries a panic recovered from a callback, task body or
+// spawned task into the future it would have completed.
+type PanicError struct {
+	// Value is the value passed to panic.
+	Value any
+	// Stack is the stack of the panicking goroutine, from runtime/debug.Stack.
+	Stack []byte
+}
+
+// Error describes the panic.
+func (e *PanicError) Error() string { return fmt.Sprintf("future: panic: %v", e.Value) }
+
+// Unwrap returns the panic value if it is an error.
+func (e *PanicError) Unwrap() error {
+	if err, ok := e.Value.(error); ok {
+		return err
+	}
+	return nil
+}
+
+// link is a waiter's entry in a future's stack of waiters.
+type link struct {
+	next *link
+	w    waiter
+}
+
+// waiter is woken once when the future it waits on completes. onLoop says
+// whether the completing goroutine holds the loop.
+type waiter interface {
+	wake(onLoop bool)
+}
+
+// doneLink marks a completed future's waiter stack.
+var doneLink link
+
+// core is the untyped part of a future's state.
+type core struct {
+	ex        *executor.Executor
+	head      atomic.Pointer[link]
+	claim     atomic.Uint32
+	cancelled bool // completed by Cancel; valid once done
+	id        hooks.ID
+}
+
+func (c *core) ready() bool { return c.head.Load() == &doneLink }
+
+// addWaiter links l into the waiters; it returns false if the future is
+// already done (l is then not linked).
+func (c *core) addWaiter(l *link) bool {
+	for {
+		h := c.head.Load()
+		if h == &doneLink {
+			return false
+		}
+		l.next = h
+		if c.head.CompareAndSwap(h, l) {
+			return true
+		}
+	}
+}
+
+// publish marks the future done and wakes its waiters in registration order.
+// The caller has won the claim and written the result.
+func (c *core) publish() {
+	h := c.head.Swap(&doneLink)
+	if c.id != 0 {
+		c.ex.ResolveHook(c.id)
+	}
+	if h == nil {
+		return
+	}
+	var rev *link
+	for h != nil {
+		next := h.next
+		h.next = rev
+		rev, h = h, next
+	}
+	_, onLoop := c.ex.Current()
+	for rev != nil {
+		next := rev.next
+		rev.next = nil
+		rev.w.wake(onLoop)
+		rev = next
+	}
+}
+
+// Future is the result of an asynchronous operation bound to an executor:
+// pending until it is completed once with a value or an error. Its methods
+// may be called from any goroutine; the callbacks registered on it run on
+// its executor's loop. A Future is created by a Promise, Then, Transform,
+// Call, Spawn, Sleep, Resolved, Failed or a combinator; the zero value is not
+// usable.
+type Future[T any] struct {
+	core
+	val T
+	err error
+}
+
+// complete claims f and publishes the result; false if f was already
+// completed.
+func (f *Future[T]) complete(v T, err error, byCancel bool) bool {
+	if !f.claim.CompareAndSwap(0, 1) {
+		return false
+	}
+	f.val, f.err, f.cancelled = v, err, byCancel
+	f.publish()
+	return true
+}
+
+// Executor returns the executor the future is bound to.
+func (f *Future[T]) Executor() *executor.Executor { return f.ex }
+
+// Ready reports whether the future has completed.
+func (f *Future[T]) Ready() bool { return f.ready() }
+
+// Peek returns the result of a completed future and true, or false while
+// it is pending. It never waits.
+func (f *Future[T]) Peek() (Result[T], bool) {
+	if !f.ready() {
+		return Result[T]{}, false
+	}
+	return Result[T]{Value: f.val, Err: f.err}, true
+}
+
+// Cancel completes a pending future with context.Canceled and runs its
+// OnCancel callbacks on the loop (a spawned task's context is cancelled). It
+// returns false if the future had already completed.
+func (f *Future[T]) Cancel() bool {
+	var zero T
+	return f.complete(zero, context.Canceled, true)
+}
+
+// Await waits for the future and returns its value and error.
+//
+//   - On a ready future it returns at once, anywhere.
+//   - Inside a task started by Spawn it suspends the task, lends the loop to
+//     other work, and resumes the task on the loop when the future completes,
+//     ctx ends (then it returns ctx.Err()) or the executor closes (then
+//     executor.ErrClosed).
+//   - On any other goroutine it parks that goroutine until the future
+//     completes, ctx ends, or the executor closes.
+//   - On the loop goroutine outside a task, a pending future returns
+//     ErrDeadlock at once: the loop cannot wait for itself.
+func (f *Future[T]) Await(ctx context.Context) (T, error) {
+	if f.ready() {
+		return f.val, f.err
+	}
+	return f.awaitSlow(ctx)
+}
+
+func (f *Future[T]) awaitSlow(ctx context.Context) (T, error) {
+	var zero T
+	if ctx == nil {
+		panic("future: Await with nil context")
+	}
+	if fib := f.ex.CurrentFiber(); fib != nil {
+		if err := suspendUntil(fib, &f.core, ctx); err != nil {
+			return zero, err
+		}
+		return f.val, f.err
+	}
+	if f.ex.OnLoop() {
+		return zero, ErrDeadlock
+	}
+	return f.park(ctx)
+}
+
+// parker is a goroutine blocked in Await off the loop.
+type parker struct {
+	l  link
+	ch chan struct{}
+}
+
+func (p *parker) wake(bool) { p.ch <- struct{}{} }
+
+var parkers = sync.Pool{New: func() any {
+	p := &parker{ch: make(chan struct{}, 1)}
+	p.l.w = p
+	return p
+}}
+
+func (f *Future[T]) park(ctx context.Context) (T, error) {
+	var zero T
+	p := parkers.Get().(*parker)
+	if !f.addWaiter(&p.l) {
+		parkers.Put(p)
+		return f.val, f.err
+	}
+	select {
+	case <-p.ch:
+		parkers.Put(p)
+		return f.val, f.err
+	case <-ctx.Done():
+		// p stays linked until f completes; it is not recycled.
+		if f.ready() {
+			return f.val, f.err
+		}
+		return zero, ctx.Err()
+	case <-f.ex.Done():
+		if f.ready() {
+			return f.val, f.err
+		}
+		return zero, executor.ErrClosed
+	}
+}
+
+// Promise is the write side of a Future: it completes the future once. Its
+// methods may be called from any goroutine.
+type Promise[T any] struct {
+	f Future[T]
+}
+
+// NewPromise returns a promise for a new pending future bound to ex.
+func NewPromise[T any](ex *executor.Executor) *Promise[T] {
+	if ex == nil {
+		panic("future: NewPromise with nil executor")
+	}
+	p := &Promise[T]{}
+	p.f.ex = ex
+	p.f.id = newID(ex, hooks.KindFuture, 0, p)
+	return p
+}
+
+// Future returns the promise's future.
+func (p *Promise[T]) Future() *Future[T] { return &p.f }
+
+// Resolve completes the future with v. It returns false if the future was
+// already completed (resolved, rejected or cancelled).
+func (p *Promise[T]) Resolve(v T) bool { return p.f.complete(v, nil, false) }
+
+// Reject completes the future with err, which must not be nil. It returns
+// false if the future was already completed.
+func (p *Promise[T]) Reject(err error) bool {
+	if err == nil {
+		panic("future: Reject with nil error")
+	}
+	var zero T
+	return p.f.complete(zero, err, false)
+}
+
+// Complete completes the future with v and err (a nil err resolves it). It
+// returns false if the future was already completed.
+func (p *Promise[T]) Complete(v T, err error) bool { return p.f.complete(v, err, false) }
+
+// OnCancel registers fn to run on the loop if the future is cancelled while
+// pending (by Future.Cancel or a combinator); it never runs if the future is
+// completed otherwise. Registered after a cancellation, fn runs at once (on
+// the loop, asynchronously).
+func (p *Promise[T]) OnCancel(fn func()) {
+	if fn == nil {
+		panic("future: OnCancel with nil func")
+	}
+	fr, onLoop := p.f.ex.Current()
+	c := &cancelNode{c: &p.f.core, fn: fn, fr: fr}
+	c.l.w = c
+	if !p.f.addWaiter(&c.l) {
+		c.wake(onLoop)
+	}
+}
+
+type cancelNode struct {
+	l  link
+	c  *core
+	fn func()
+	fr *hooks.Frame
+}
+
+func (n *cancelNode) wake(onLoop bool) {
+	if !n.c.cancelled {
+		return
+	}
+	schedule(n.c.ex, onLoop, n, n.fr, 0)
+}
+
+func (n *cancelNode) Run() { n.fn() }
+
+// schedule queues r on ex's loop from a goroutine that does (onLoop) or does
+// not hold it.
+func schedule(ex *executor.Executor, onLoop bool, r executor.Runnable, fr *hooks.Frame, id hooks.ID) {
+	if onLoop {
+		ex.PostRunnable(r, fr, id)
+		return
+	}
+	_ = ex.Schedule(r, fr, id)
+}

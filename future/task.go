@@ -1,0 +1,290 @@
+package future
+
+// Spawned tasks.
+//
+// A task is an executor.Fiber whose body is the user's function. The task
+// object is also the task's context.Context and the future of its result, so
+// Spawn costs one allocation (the goroutine comes from the executor's pool of
+// idle task goroutines).
+//
+// Invariants:
+//   - the task waits on at most one future at a time, through wl; a wait
+//     that ends without the future completing (ctx ended, cancellation,
+//     executor closing) leaves wl linked in that future, so wl is then
+//     replaced by a fresh link and the old one is never reused;
+//   - every wake-up of the task is a hint: after Suspend returns, the task
+//     rechecks what it waits for (the future, the executor, ctx);
+//   - cancelled is set once, under mu, together with closing done when it
+//     exists, so Done and Err agree.
+
+import (
+	"context"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/hooks"
+)
+
+// taskBase is the untyped part of a task: its fiber, its wait link, and its
+// context.
+type taskBase struct {
+	fiber     executor.Fiber
+	wl        *link
+	own       link // wl's first storage
+	out       *core
+	cancelL   link // on the task's own future: notices Cancel
+	mu        sync.Mutex
+	done      chan struct{}
+	cancelled atomic.Bool
+}
+
+type task[T any] struct {
+	taskBase
+	res Future[T]
+	fn  func(context.Context) (T, error)
+}
+
+// Spawn starts fn as a task on ex's loop and returns the future of its
+// result. The body is straight-line Go that holds the loop while it runs,
+// like a callback: inside it, Await on a pending future suspends the task
+// and lends the loop to other work, and the task resumes on the loop when
+// the future completes. ctx is the task's context: it is cancelled when the
+// returned future is cancelled or the executor closes. A panic in fn fails
+// the future with a *PanicError. Spawn may be called from any goroutine;
+// when the executor is closing the future fails with executor.ErrClosed.
+func Spawn[T any](ex *executor.Executor, fn func(ctx context.Context) (T, error)) *Future[T] {
+	if ex == nil {
+		panic("future: Spawn with nil executor")
+	}
+	if fn == nil {
+		panic("future: Spawn with nil func")
+	}
+	t := &task[T]{fn: fn}
+	t.res.ex = ex
+	t.res.id = newID(ex, hooks.KindTask, 0, t)
+	t.out = &t.res.core
+	t.own.w = &t.taskBase
+	t.wl = &t.own
+	t.cancelL.w = (*taskCancel)(&t.taskBase)
+	t.res.head.Store(&t.cancelL)
+	t.fiber.Init(ex, t, t.res.id)
+	if err := t.fiber.Start(); err != nil {
+		var zero T
+		t.res.complete(zero, err, false)
+	}
+	return &t.res
+}
+
+// RunFiber runs the body on the task's goroutine.
+func (t *task[T]) RunFiber() {
+	defer func() {
+		if v := recover(); v != nil {
+			var zero T
+			t.res.complete(zero, &PanicError{Value: v, Stack: debug.Stack()}, false)
+		}
+	}()
+	if t.res.claim.Load() != 0 { // cancelled before it started
+		return
+	}
+	v, err := t.fn(&t.taskBase)
+	t.fn = nil
+	t.res.complete(v, err, false)
+}
+
+// wake resumes the task when the future it waits on completes.
+func (t *taskBase) wake(bool) { t.fiber.Wake() }
+
+// Interrupt cancels the task's context when the executor closes.
+func (t *taskBase) Interrupt(error) { t.cancel() }
+
+// taskCancel is the waiter the task keeps on its own future.
+type taskCancel taskBase
+
+func (c *taskCancel) wake(bool) {
+	t := (*taskBase)(c)
+	if t.out.cancelled {
+		t.cancel()
+		t.fiber.Wake()
+	}
+}
+
+func (t *taskBase) cancel() {
+	t.mu.Lock()
+	if !t.cancelled.Load() {
+		t.cancelled.Store(true)
+		if t.done != nil {
+			close(t.done)
+		}
+	}
+	t.mu.Unlock()
+}
+
+// Deadline reports no deadline: a task's context ends by cancellation only.
+func (t *taskBase) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+// Done returns a channel closed when the task is cancelled or its executor
+// closes.
+func (t *taskBase) Done() <-chan struct{} {
+	t.mu.Lock()
+	if t.done == nil {
+		t.done = make(chan struct{})
+		if t.cancelled.Load() {
+			close(t.done)
+		}
+	}
+	d := t.done
+	t.mu.Unlock()
+	return d
+}
+
+// Err returns context.Canceled once the task is cancelled or its executor
+// has closed, nil before.
+func (t *taskBase) Err() error {
+	if t.cancelled.Load() || t.fiber.Executor().Closed() {
+		return context.Canceled
+	}
+	return nil
+}
+
+type taskKey struct{}
+
+// Value returns the task for the package's own key and nil otherwise.
+func (t *taskBase) Value(key any) any {
+	if key == (taskKey{}) {
+		return t
+	}
+	return nil
+}
+
+// String names the context for debugging.
+func (t *taskBase) String() string { return "spindle task context" }
+
+// suspendUntil suspends the running task fib until c completes. It returns
+// nil once c is done, executor.ErrClosed if the executor closes first, or
+// ctx's error if ctx ends first.
+func suspendUntil(fib *executor.Fiber, c *core, ctx context.Context) error {
+	t := fib.Body().(taskBody).base()
+	ex := c.ex
+	if ex != fib.Executor() {
+		return awaitOther(fib, t, c, ctx)
+	}
+	own := ctx == context.Context(t)
+	if err := waitErr(ex, t, ctx, own); err != nil {
+		return err
+	}
+	if !c.addWaiter(t.wl) {
+		return nil
+	}
+	var stop func() bool
+	if !own && ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, fib.Wake)
+	}
+	for {
+		if err := waitErr(ex, t, ctx, own); err != nil {
+			// t.wl stays linked in c: never reuse it.
+			t.wl = &link{w: t}
+			if stop != nil {
+				stop()
+			}
+			return err
+		}
+		fib.Suspend()
+		if c.ready() {
+			if stop != nil {
+				stop()
+			}
+			return nil
+		}
+	}
+}
+
+// waitErr says why a wait must end early, if it must.
+func waitErr(ex *executor.Executor, t *taskBase, ctx context.Context, own bool) error {
+	if ex.Closed() {
+		return executor.ErrClosed
+	}
+	if own {
+		if t.cancelled.Load() {
+			return context.Canceled
+		}
+		return nil
+	}
+	if t.cancelled.Load() {
+		return context.Canceled
+	}
+	return ctx.Err()
+}
+
+// awaitOther waits, inside a task, for a future bound to another executor:
+// its completion is handed to this task's loop by a one-off waiter.
+func awaitOther(fib *executor.Fiber, t *taskBase, c *core, ctx context.Context) error {
+	w := &wakeFiber{fib: fib}
+	w.l.w = w
+	if !c.addWaiter(&w.l) {
+		return nil
+	}
+	var stop func() bool
+	if ctx != context.Context(t) && ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, fib.Wake)
+		defer stop()
+	}
+	for {
+		if c.ready() {
+			return nil
+		}
+		if err := waitErr(fib.Executor(), t, ctx, ctx == context.Context(t)); err != nil {
+			return err
+		}
+		fib.Suspend()
+	}
+}
+
+type wakeFiber struct {
+	l   link
+	fib *executor.Fiber
+}
+
+func (w *wakeFiber) wake(bool) { w.fib.Wake() }
+
+type taskBody interface{ base() *taskBase }
+
+func (t *taskBase) base() *taskBase { return t }
+
+// currentTask returns the task that ctx belongs to if the caller is that
+// task's body, else nil.
+func currentTask(ctx context.Context) *taskBase {
+	t, _ := ctx.(*taskBase)
+	if t == nil {
+		t, _ = ctx.Value(taskKey{}).(*taskBase)
+	}
+	if t == nil || t.fiber.Executor().CurrentFiber() != &t.fiber {
+		return nil
+	}
+	return t
+}
+
+// Yield lets the other work queued on the loop run and then resumes the
+// calling task: a long task calls it to stay fair. ctx must be the task's
+// context (or derived from it) and Yield must be called from the task's
+// body; elsewhere it panics. It returns executor.ErrClosed if the executor
+// is closing, or the context's error if the task was cancelled.
+func Yield(ctx context.Context) error {
+	t := currentTask(ctx)
+	if t == nil {
+		panic("future: Yield called outside the body of the task that owns ctx")
+	}
+	if t.fiber.Executor().Closed() {
+		return executor.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t.fiber.Yield()
+	if t.fiber.Executor().Closed() {
+		return executor.ErrClosed
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,211 @@
+package future
+
+import (
+	"runtime"
+	"time"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/hooks"
+)
+
+// newID gives a new resource its hook id (0 when no hooks are registered)
+// and, only while a Destroy hook is registered, tracks obj for it.
+func newID[P any](ex *executor.Executor, kind hooks.Kind, trigger hooks.ID, obj *P) hooks.ID {
+	id := ex.NewResource(kind, trigger)
+	if id != 0 && ex.DestroyHooked() {
+		runtime.AddCleanup(obj, ex.ReportDestroy, id)
+	}
+	return id
+}
+
+// thenNode is one link of a chain: the waiter on src, the queued task that
+// runs fn, and the derived future, in one allocation.
+type thenNode[T, U any] struct {
+	out Future[U]
+	l   link
+	src *Future[T]
+	fn  func(T) (U, error)        // Then
+	fnT func(T, error) (U, error) // Transform
+	fr  *hooks.Frame
+}
+
+// Then returns a future completed with fn's result once f resolves with a
+// value. If f fails, fn is not called and the error propagates to the
+// returned future at the cost of a value. fn runs on the loop, always after
+// Then has returned (even when f is already done), under the async-local
+// frame current at the call. A panic in fn fails the returned future with a
+// *PanicError.
+func Then[T, U any](f *Future[T], fn func(T) (U, error)) *Future[U] {
+	if fn == nil {
+		panic("future: Then with nil func")
+	}
+	n := &thenNode[T, U]{src: f, fn: fn}
+	return n.register()
+}
+
+// Transform is Then for both outcomes: fn receives f's value and error and
+// its result completes the returned future, so it can recover from an error
+// or turn a value into one.
+func Transform[T, U any](f *Future[T], fn func(T, error) (U, error)) *Future[U] {
+	if fn == nil {
+		panic("future: Transform with nil func")
+	}
+	n := &thenNode[T, U]{src: f, fnT: fn}
+	return n.register()
+}
+
+func (n *thenNode[T, U]) register() *Future[U] {
+	f := n.src
+	ex := f.ex
+	fr, onLoop := ex.Current()
+	n.out.ex, n.fr = ex, fr
+	n.out.id = newID(ex, hooks.KindFuture, f.id, n)
+	n.l.w = n
+	if !f.addWaiter(&n.l) {
+		n.wake(onLoop)
+	}
+	return &n.out
+}
+
+func (n *thenNode[T, U]) wake(onLoop bool) {
+	schedule(n.out.ex, onLoop, n, n.fr, n.out.id)
+}
+
+// Run computes the derived future on the loop.
+func (n *thenNode[T, U]) Run() {
+	src := n.src
+	if src == nil || n.out.claim.Load() != 0 { // cancelled meanwhile
+		n.drop()
+		return
+	}
+	var u U
+	err := src.err
+	switch {
+	case n.fn == nil:
+		u, err = n.fnT(src.val, err)
+	case err == nil:
+		u, err = n.fn(src.val)
+	}
+	n.drop()
+	n.out.complete(u, err, false)
+}
+
+// CatchPanic fails the derived future with the panic of fn.
+func (n *thenNode[T, U]) CatchPanic(v any, stack []byte) {
+	n.drop()
+	var zero U
+	n.out.complete(zero, &PanicError{Value: v, Stack: stack}, false)
+}
+
+// drop lets the upstream chain and the callback be collected once the link
+// has run.
+func (n *thenNode[T, U]) drop() { n.src, n.fn, n.fnT = nil, nil, nil }
+
+// OnComplete registers fn to run on the loop with f's value and error once f
+// completes. Unlike Then it makes no new future; a panic in fn goes to the
+// executor's panic handler.
+func (f *Future[T]) OnComplete(fn func(T, error)) {
+	if fn == nil {
+		panic("future: OnComplete with nil func")
+	}
+	fr, onLoop := f.ex.Current()
+	n := &completeNode[T]{src: f, fn: fn, fr: fr}
+	n.l.w = n
+	if !f.addWaiter(&n.l) {
+		n.wake(onLoop)
+	}
+}
+
+type completeNode[T any] struct {
+	l   link
+	src *Future[T]
+	fn  func(T, error)
+	fr  *hooks.Frame
+}
+
+func (n *completeNode[T]) wake(onLoop bool) { schedule(n.src.ex, onLoop, n, n.fr, n.src.id) }
+
+// Run calls the callback on the loop.
+func (n *completeNode[T]) Run() { n.fn(n.src.val, n.src.err) }
+
+// Resolved returns a future bound to ex that is already resolved with v.
+func Resolved[T any](ex *executor.Executor, v T) *Future[T] {
+	return done(ex, v, nil)
+}
+
+// Failed returns a future bound to ex that has already failed with err,
+// which must not be nil.
+func Failed[T any](ex *executor.Executor, err error) *Future[T] {
+	if err == nil {
+		panic("future: Failed with nil error")
+	}
+	var zero T
+	return done(ex, zero, err)
+}
+
+func done[T any](ex *executor.Executor, v T, err error) *Future[T] {
+	if ex == nil {
+		panic("future: nil executor")
+	}
+	f := &Future[T]{val: v, err: err}
+	f.ex = ex
+	f.id = newID(ex, hooks.KindFuture, 0, f)
+	f.claim.Store(1)
+	f.publish()
+	return f
+}
+
+// callNode runs a function on the loop and completes its future with the
+// result.
+type callNode[T any] struct {
+	out Future[T]
+	fn  func() (T, error)
+}
+
+// Call runs fn on ex's loop and returns a future of its result. It may be
+// called from any goroutine: it is how code outside the loop hands work to
+// it (f := future.Call(ex, fn); v, err := f.Await(ctx)). A panic in fn fails
+// the future with a *PanicError; if the executor is closing, the future
+// fails with executor.ErrClosed.
+func Call[T any](ex *executor.Executor, fn func() (T, error)) *Future[T] {
+	if ex == nil {
+		panic("future: Call with nil executor")
+	}
+	if fn == nil {
+		panic("future: Call with nil func")
+	}
+	n := &callNode[T]{fn: fn}
+	n.out.ex = ex
+	n.out.id = newID(ex, hooks.KindFuture, 0, n)
+	fr, _ := ex.Current()
+	if err := ex.SubmitRunnable(n, fr, n.out.id); err != nil {
+		var zero T
+		n.out.complete(zero, err, false)
+	}
+	return &n.out
+}
+
+// Run calls fn on the loop.
+func (n *callNode[T]) Run() {
+	if n.out.claim.Load() != 0 {
+		return
+	}
+	v, err := n.fn()
+	n.fn = nil
+	n.out.complete(v, err, false)
+}
+
+// CatchPanic fails the future with fn's panic.
+func (n *callNode[T]) CatchPanic(v any, stack []byte) {
+	var zero T
+	n.out.complete(zero, &PanicError{Value: v, Stack: stack}, false)
+}
+
+// Sleep returns a future resolved on ex's loop once d has elapsed.
+// Cancelling the future stops the timer.
+func Sleep(ex *executor.Executor, d time.Duration) *Future[struct{}] {
+	p := NewPromise[struct{}](ex)
+	t := ex.AfterFunc(d, func() { p.Resolve(struct{}{}) })
+	p.OnCancel(func() { t.Stop() })
+	return p.Future()
+}

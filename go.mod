@@ -1,0 +1,5 @@
+module github.com/spindle-rt/spindle
+
+go 1.24
+
+require go.uber.org/goleak v1.3.0

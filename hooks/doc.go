@@ -1,0 +1,3 @@
+// Package hooks defines the lifecycle hooks of spindle's asynchronous
+// resources and async-local storage.
+package hooks

@@ -1,0 +1,14 @@
+// Package gid identifies the calling goroutine cheaply.
+//
+// The executor needs to know whether the calling goroutine is the one that
+// holds its loop (the loop goroutine, or the goroutine of the spawned task
+// that runs now): Submit and Await take different paths there, and Await on
+// the loop must report a deadlock instead of hanging. Go has no public
+// goroutine id, so Current returns an opaque word that is unique among live
+// goroutines: on amd64 and arm64 the address of the runtime's goroutine
+// descriptor, read in a few instructions; elsewhere the goroutine number
+// parsed from runtime.Stack, which is correct but costs about a microsecond.
+//
+// The value is only compared for equality with a value taken earlier by a
+// goroutine that is still alive; it is never dereferenced.
+package gid
