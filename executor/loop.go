@@ -116,12 +116,12 @@ func (e *Executor) loop(ctx context.Context, untilIdle bool) (err error) {
 	for {
 		e.runBatch()
 		e.poll()
-		if e.q.Len() > 0 {
-			continue
-		}
 		if e.stopReq.Load() {
 			e.finish(true)
 			return ctx.Err()
+		}
+		if e.q.Len() > 0 {
+			continue
 		}
 		if e.phase.Load() != phaseOpen && !e.hasInbox.Load() {
 			e.finish(false)

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"slices"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the run if a case leaves a goroutine behind.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// runGroup runs every registered case of group as a sub-benchmark, in
+// registry order, and skips when the group has none yet.
+func runGroup(b *testing.B, group string) {
+	ran := false
+	for _, c := range cases {
+		if c.Group != group {
+			continue
+		}
+		ran = true
+		b.Run(c.Name, c.Fn)
+	}
+	if !ran {
+		b.Skip("no cases registered yet")
+	}
+}
+
+// BenchmarkChain runs the Chain cases: chains of continuations, per link.
+func BenchmarkChain(b *testing.B) { runGroup(b, "Chain") }
+
+// BenchmarkPost runs the Post cases: scheduling one unit of work, per op.
+func BenchmarkPost(b *testing.B) { runGroup(b, "Post") }
+
+// BenchmarkParallel runs the Parallel cases: gathered send+recv, per op.
+func BenchmarkParallel(b *testing.B) { runGroup(b, "Parallel") }
+
+// BenchmarkImmediate runs the Immediate cases: send then recv on a
+// capacity-1 channel, per op.
+func BenchmarkImmediate(b *testing.B) { runGroup(b, "Immediate") }
+
+// BenchmarkChannel runs the Channel cases: writer and reader over a
+// rendezvous channel, per op.
+func BenchmarkChannel(b *testing.B) { runGroup(b, "Channel") }
+
+// BenchmarkMerge runs the Merge cases: merging N streams, per item.
+func BenchmarkMerge(b *testing.B) { runGroup(b, "Merge") }
+
+// BenchmarkHooks runs the Hooks cases: hook and async-local storage
+// overhead, per op.
+func BenchmarkHooks(b *testing.B) { runGroup(b, "Hooks") }
+
+// BenchmarkAlloc runs the Alloc cases: allocation strategies, per op.
+func BenchmarkAlloc(b *testing.B) { runGroup(b, "Alloc") }
+
+// benchmarkGroups are the groups that have a Benchmark function above.
+var benchmarkGroups = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc"}
+
+// TestRegistry checks the case table: every case belongs to one of the
+// groups that have a Benchmark function, has a unit and a function, has a
+// unique Group/Name, and names as Baseline a registered case of its group
+// that is not itself compared with a baseline.
+func TestRegistry(t *testing.T) {
+	checkRegistry(t, cases)
+}
+
+// checkRegistry reports every problem of cs on t.
+func checkRegistry(t testing.TB, cs []Case) {
+	t.Helper()
+	seen := map[string]Case{}
+	for _, c := range cs {
+		name := fullName(c)
+		if !slices.Contains(benchmarkGroups, c.Group) {
+			t.Errorf("%s: group %q has no Benchmark function (groups: %v)", name, c.Group, benchmarkGroups)
+		}
+		if c.Name == "" {
+			t.Errorf("case in group %q has no Name", c.Group)
+		}
+		if c.Unit == "" {
+			t.Errorf("%s: no Unit", name)
+		}
+		if c.Fn == nil {
+			t.Errorf("%s: no Fn", name)
+		}
+		if _, dup := seen[name]; dup {
+			t.Errorf("%s: registered twice", name)
+		}
+		seen[name] = c
+	}
+	for _, c := range cs {
+		if c.Baseline == "" {
+			continue
+		}
+		base, ok := seen[c.Group+"/"+c.Baseline]
+		switch {
+		case !ok:
+			t.Errorf("%s: baseline %q is not a registered case of group %s", fullName(c), c.Baseline, c.Group)
+		case base.Baseline != "":
+			t.Errorf("%s: baseline %s itself has a baseline (%q)", fullName(c), fullName(base), base.Baseline)
+		case base.Unit != c.Unit:
+			t.Errorf("%s: unit %q, but its baseline %s has unit %q", fullName(c), c.Unit, fullName(base), base.Unit)
+		}
+	}
+}
+
+// TestGroupOrderMatchesBenchmarks keeps the runner's group order in step
+// with the Benchmark functions.
+func TestGroupOrderMatchesBenchmarks(t *testing.T) {
+	if !slices.Equal(groupOrder, benchmarkGroups) {
+		t.Errorf("groupOrder = %v, want %v", groupOrder, benchmarkGroups)
+	}
+}

@@ -1,0 +1,138 @@
+package main
+
+// BenchmarkChain: Seastar's chain-wakeup test. Each iteration builds a chain
+// of depth links on an unresolved promise, resolves (or fails) the head and
+// runs the loop until the tail has completed. Figures are per link.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/future"
+)
+
+var errChain = errors.New("chain: failed")
+
+func init() {
+	for _, depth := range []int{8, 32} {
+		g := fmt.Sprintf("depth=%d/", depth)
+		base := g + "goroutines"
+		register(
+			Case{Group: "Chain", Name: g + "then_value", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainThen(b, depth, false) }},
+			Case{Group: "Chain", Name: g + "then_error", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainThen(b, depth, true) }},
+			Case{Group: "Chain", Name: g + "await_value", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainAwait(b, depth, false) }},
+			Case{Group: "Chain", Name: g + "await_error", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainAwait(b, depth, true) }},
+			Case{Group: "Chain", Name: base, Unit: "link", Fn: func(b *testing.B) { chainGoroutines(b, depth) }},
+		)
+	}
+}
+
+func addOne(v int) (int, error) { return v + 1, nil }
+
+// chainThen: depth Then links; the head is resolved from outside the loop,
+// every link after it resolves on the loop.
+func chainThen(b *testing.B, depth int, fail bool, opts ...executor.Option) {
+	ex := executor.New(opts...)
+	defer ex.Close()
+	t0 := ex.Stats().TasksRun
+	m := StartMeter(b)
+	for range b.N {
+		p := future.NewPromise[int](ex)
+		f := p.Future()
+		for range depth {
+			f = future.Then(f, addOne)
+		}
+		if fail {
+			p.Reject(errChain)
+		} else {
+			p.Resolve(0)
+		}
+		ex.RunUntilIdle()
+		checkChain(b, f, depth, fail)
+	}
+	m.Stop(b, "link", float64(b.N*depth), float64(ex.Stats().TasksRun-t0))
+}
+
+// chainAwait: depth spawned tasks, each awaiting the previous link's future
+// and returning its value plus one. The chain is built and resolved in one
+// callback on the loop.
+func chainAwait(b *testing.B, depth int, fail bool) {
+	ex := executor.New()
+	defer ex.Close()
+	var tail *future.Future[int]
+	build := func() {
+		p := future.NewPromise[int](ex)
+		f := p.Future()
+		for range depth {
+			prev := f
+			f = future.Spawn(ex, func(ctx context.Context) (int, error) {
+				v, err := prev.Await(ctx)
+				return v + 1, err
+			})
+		}
+		tail = f
+		if fail {
+			p.Reject(errChain)
+		} else {
+			p.Resolve(0)
+		}
+	}
+	ex.Submit(build) // warm the task goroutine pool
+	ex.RunUntilIdle()
+	t0 := ex.Stats().TasksRun
+	m := StartMeter(b)
+	for range b.N {
+		if err := ex.Submit(build); err != nil {
+			b.Fatal(err)
+		}
+		ex.RunUntilIdle()
+		checkChain(b, tail, depth, fail)
+	}
+	m.Stop(b, "link", float64(b.N*depth), float64(ex.Stats().TasksRun-t0))
+}
+
+func checkChain(b *testing.B, f *future.Future[int], depth int, fail bool) {
+	r, ok := f.Peek()
+	switch {
+	case !ok:
+		b.Fatal("chain tail not complete after the loop went idle")
+	case fail && !errors.Is(r.Err, errChain):
+		b.Fatalf("chain tail: err %v, want %v", r.Err, errChain)
+	case !fail && (r.Err != nil || r.Value != depth):
+		b.Fatalf("chain tail: %d, %v; want %d", r.Value, r.Err, depth)
+	}
+}
+
+type chainMsg struct {
+	v   int
+	err error
+}
+
+// chainGoroutines: the plain-Go chain: depth goroutines, each waiting on a
+// channel for the previous link's result and sending its own on.
+func chainGoroutines(b *testing.B, depth int) {
+	m := StartMeter(b)
+	for range b.N {
+		head := make(chan chainMsg, 1)
+		in := head
+		for range depth {
+			out := make(chan chainMsg, 1)
+			go func(in <-chan chainMsg, out chan<- chainMsg) {
+				msg := <-in
+				if msg.err == nil {
+					msg.v++
+				}
+				out <- msg
+			}(in, out)
+			in = out
+		}
+		head <- chainMsg{}
+		if msg := <-in; msg.v != depth {
+			b.Fatalf("goroutine chain: %d, want %d", msg.v, depth)
+		}
+	}
+	m.Stop(b, "link", float64(b.N*depth), -1)
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+// Meter measures one run of a case.
+//
+// A case builds its fixture, calls StartMeter right before the measured
+// loop and Stop right after it:
+//
+//	m := StartMeter(b)
+//	for i := 0; i < b.N; i++ { ... }
+//	m.Stop(b, "link", float64(b.N*depth), float64(tasksRun))
+//
+// Stop reports the per-unit figures with b.ReportMetric, so they show up in
+// `go test -bench` output and in the BenchmarkResult.Extra the runner reads.
+// When the runner (go run ./bench) has opened the hardware counters, Stop
+// also reports "inst/<unit>" and "cycles/<unit>" for the measured region.
+type Meter struct {
+	start   time.Time
+	mallocs uint64
+	hw      hwSample // counter reading at start; meaningful when hwc != nil
+}
+
+// StartMeter resets b's timer and records the process's malloc count
+// (runtime.ReadMemStats) and the start time.
+//
+// The readings are nested so that each one excludes the cost of the ones
+// inside it: hardware counters (outermost, their buffers may allocate), then
+// the malloc count, then the timer and the wall clock.
+func StartMeter(b *testing.B) *Meter {
+	m := &Meter{}
+	if hwc != nil {
+		hwc.sampleInto(&m.hw)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	m.mallocs = ms.Mallocs
+	b.ResetTimer()
+	m.start = time.Now()
+	return m
+}
+
+// Stop stops b's timer and reports, with b.ReportMetric, "ns/<unit>",
+// "allocs/<unit>" (mallocs during the run / units) and, when tasks >= 0,
+// "tasks/<unit>" (tasks/units). units is b.N times the units per iteration
+// (e.g. b.N*depth links). With unit "op" the reports replace the built-in
+// ns/op and allocs/op, which is intended.
+//
+// units must be positive; Stop fails the benchmark otherwise.
+func (m *Meter) Stop(b *testing.B, unit string, units float64, tasks float64) {
+	elapsed := time.Since(m.start)
+	b.StopTimer()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	var inst, cycles float64
+	hwOK := false
+	if hwc != nil {
+		var now hwSample
+		hwc.sampleInto(&now)
+		inst, cycles, hwOK = now.since(m.hw)
+	}
+	if !(units > 0) {
+		b.Fatalf("Meter.Stop: units = %v, want > 0", units)
+	}
+	b.ReportMetric(float64(elapsed.Nanoseconds())/units, "ns/"+unit)
+	b.ReportMetric(float64(ms.Mallocs-m.mallocs)/units, "allocs/"+unit)
+	if tasks >= 0 {
+		b.ReportMetric(tasks/units, "tasks/"+unit)
+	}
+	if hwOK {
+		b.ReportMetric(inst/units, "inst/"+unit)
+		b.ReportMetric(cycles/units, "cycles/"+unit)
+	}
+}

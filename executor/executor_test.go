@@ -1,0 +1,488 @@
+package executor_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/spindle-rt/spindle/executor"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// waitCtx is a safety net for tests that wait on a running loop: a hang
+// fails the test instead of timing out the whole run.
+func waitCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// onLoop runs fn on the loop of a stepped executor and drives it.
+func onLoop(t *testing.T, ex *executor.Executor, fn func()) {
+	t.Helper()
+	if err := ex.Submit(fn); err != nil {
+		t.Fatal(err)
+	}
+	ex.RunUntilIdle()
+}
+
+func TestPostFIFO(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	var got []int
+	onLoop(t, ex, func() {
+		for i := range 1000 {
+			ex.Post(func() {
+				got = append(got, i)
+				if i%10 == 0 { // work posted by a task runs after what was queued before it
+					ex.Post(func() { got = append(got, 1000+i) })
+				}
+			})
+		}
+	})
+	var want []int
+	for i := range 1000 {
+		want = append(want, i)
+	}
+	for i := 0; i < 1000; i += 10 {
+		want = append(want, 1000+i)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("order differs: got %v", got[:20])
+	}
+}
+
+func TestSubmitPerSubmitterOrder(t *testing.T) {
+	const goroutines, per = 8, 20000
+	ex := executor.New()
+	ex.Start()
+	next := make([]int, goroutines) // loop-owned
+	var bad atomic.Int64
+	var ran atomic.Int64
+	all := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				err := ex.Submit(func() {
+					if next[g] != i {
+						bad.Add(1)
+					}
+					next[g] = i + 1
+					if ran.Add(1) == goroutines*per {
+						close(all)
+					}
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	select {
+	case <-all:
+	case <-waitCtx(t).Done():
+		t.Fatalf("only %d of %d submitted callbacks ran", ran.Load(), goroutines*per)
+	}
+	ex.Close()
+	if bad.Load() != 0 {
+		t.Fatalf("%d callbacks ran out of their submitter's order", bad.Load())
+	}
+	if got := ex.Stats().TasksRun; got != goroutines*per {
+		t.Fatalf("TasksRun = %d, want %d", got, goroutines*per)
+	}
+	for g, n := range next {
+		if n != per {
+			t.Fatalf("submitter %d: %d callbacks ran, want %d", g, n, per)
+		}
+	}
+}
+
+func TestTimersFireInDeadlineOrder(t *testing.T) {
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	var got []int
+	done := make(chan struct{})
+	delays := []int{7, 3, 9, 1, 5, 3, 0, 8}
+	var stopped *executor.Timer
+	ex.Submit(func() {
+		for i, d := range delays {
+			tm := ex.AfterFunc(time.Duration(d)*time.Millisecond, func() {
+				got = append(got, i)
+				if len(got) == len(delays)-1 {
+					close(done)
+				}
+			})
+			if i == 2 {
+				stopped = tm
+			}
+		}
+		if !stopped.Stop() {
+			t.Error("Stop of a pending timer returned false")
+		}
+		if stopped.Stop() {
+			t.Error("second Stop returned true")
+		}
+	})
+	select {
+	case <-done:
+	case <-waitCtx(t).Done():
+		t.Fatal("timers did not fire")
+	}
+	// Deadline order; equal deadlines (index 1 and 5) in start order; index 2 stopped.
+	want := []int{6, 3, 1, 5, 4, 0, 7}
+	var fired []int
+	if err := ex.Submit(func() { fired = slices.Clone(got) }); err != nil {
+		t.Fatal(err)
+	}
+	ex.Close()
+	if !slices.Equal(fired, want) {
+		t.Fatalf("fired %v, want %v", fired, want)
+	}
+}
+
+func TestTimerStopFromOtherGoroutineAndStats(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	ran := false
+	tm := ex.AfterFunc(time.Hour, func() { ran = true }) // off the loop: handed over through the inbox
+	ex.RunUntilIdle()
+	if n := ex.Stats().Timers; n != 1 {
+		t.Fatalf("Stats().Timers = %d, want 1", n)
+	}
+	if !tm.Stop() {
+		t.Fatal("Stop returned false for a pending timer")
+	}
+	if n := ex.Stats().Timers; n != 0 {
+		t.Fatalf("Stats().Timers after Stop = %d, want 0", n)
+	}
+	fired := make(chan struct{})
+	ex.AfterFunc(0, func() { close(fired) })
+	for {
+		ex.RunUntilIdle()
+		select {
+		case <-fired:
+			if ran {
+				t.Fatal("stopped timer ran")
+			}
+			return
+		default:
+		}
+	}
+}
+
+func TestTimersDoNotStarveBehindLocalWork(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	spins := 0
+	fired := false
+	var spin func()
+	spin = func() { // an endless burst of local work until the timer fires
+		spins++
+		if !fired {
+			ex.Post(spin)
+		}
+	}
+	onLoop(t, ex, func() {
+		ex.AfterFunc(time.Millisecond, func() { fired = true })
+		ex.Post(spin)
+	})
+	if !fired {
+		t.Fatal("loop went idle before the timer fired")
+	}
+	if spins < 2 {
+		t.Fatalf("spins = %d", spins)
+	}
+}
+
+func TestSubmitNotStarvedByLocalWork(t *testing.T) {
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	var stop atomic.Bool
+	var spin func()
+	spin = func() {
+		if !stop.Load() {
+			ex.Post(spin)
+		}
+	}
+	if err := ex.Submit(spin); err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan struct{})
+	if err := ex.Submit(func() { close(ran); stop.Store(true) }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ran:
+	case <-waitCtx(t).Done():
+		t.Fatal("submitted callback starved by a burst of posted work")
+	}
+}
+
+func TestShutdownDrains(t *testing.T) {
+	ex := executor.New()
+	var order []string
+	ex.Submit(func() {
+		order = append(order, "a")
+		ex.Post(func() {
+			order = append(order, "b")
+			ex.Post(func() { order = append(order, "c") })
+		})
+	})
+	// Nobody runs the loop: Shutdown drains it on this goroutine.
+	if err := ex.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(order, []string{"a", "b", "c"}) {
+		t.Fatalf("drained %v", order)
+	}
+	if err := ex.Submit(func() {}); !errors.Is(err, executor.ErrClosed) {
+		t.Fatalf("Submit after Shutdown: %v, want ErrClosed", err)
+	}
+	if err := ex.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if err := ex.Run(context.Background()); !errors.Is(err, executor.ErrClosed) {
+		t.Fatalf("Run after Close: %v", err)
+	}
+	select {
+	case <-ex.Done():
+	default:
+		t.Fatal("Done not closed after Close")
+	}
+}
+
+func TestShutdownRefusesSubmitWhileDraining(t *testing.T) {
+	ex := executor.New()
+	ex.Start()
+	var during error
+	got := make(chan struct{})
+	ex.Submit(func() {
+		ex.Close() // from the loop: begins the shutdown and returns
+		during = ex.Submit(func() { t.Error("callback submitted during drain ran") })
+		ex.Post(func() { close(got) }) // posted work still drains
+	})
+	ex.Close()
+	select {
+	case <-got:
+	default:
+		t.Fatal("work posted during the drain did not run")
+	}
+	if !errors.Is(during, executor.ErrClosed) {
+		t.Fatalf("Submit during drain: %v", during)
+	}
+}
+
+func TestShutdownDeadline(t *testing.T) {
+	ex := executor.New()
+	ex.Start()
+	var spin func()
+	spin = func() { ex.Post(spin) } // never drains
+	ex.Submit(spin)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := ex.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown: %v, want DeadlineExceeded", err)
+	}
+	if err := ex.Close(); err != nil { // waits for the loop to stop
+		t.Fatal(err)
+	}
+}
+
+func TestRunContextEndsLoop(t *testing.T) {
+	ex := executor.New()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- ex.Run(ctx) }()
+	started := make(chan struct{})
+	ex.Submit(func() { close(started) })
+	<-started
+	if err := ex.Run(context.Background()); !errors.Is(err, executor.ErrRunning) {
+		t.Fatalf("second Run: %v, want ErrRunning", err)
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v, want context.Canceled", err)
+	}
+	if !ex.Closed() {
+		t.Fatal("executor not closed after Run's ctx ended")
+	}
+	if err := ex.Submit(func() {}); !errors.Is(err, executor.ErrClosed) {
+		t.Fatalf("Submit: %v", err)
+	}
+}
+
+func TestStartTwicePanics(t *testing.T) {
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	defer func() {
+		if r := recover(); r == nil {
+			t.Fatal("second Start did not panic")
+		}
+	}()
+	ex.Start()
+}
+
+func TestPanicGoesToHandlerAndLoopSurvives(t *testing.T) {
+	var got []any
+	ex := executor.New(executor.WithPanicHandler(func(v any) { got = append(got, v) }))
+	defer ex.Close()
+	after := false
+	onLoop(t, ex, func() {
+		ex.Post(func() { panic("first") })
+		ex.Post(func() { panic("second") })
+		ex.Post(func() { after = true })
+	})
+	if !slices.Equal(got, []any{"first", "second"}) {
+		t.Fatalf("handler got %v", got)
+	}
+	if !after {
+		t.Fatal("loop stopped after a panic")
+	}
+}
+
+func TestHandlerPanicDoesNotKillLoop(t *testing.T) {
+	ex := executor.New(executor.WithPanicHandler(func(v any) { panic("handler") }))
+	defer ex.Close()
+	after := false
+	onLoop(t, ex, func() {
+		ex.Post(func() { panic("x") })
+		ex.Post(func() { after = true })
+	})
+	if !after {
+		t.Fatal("loop stopped after the panic handler panicked")
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	cases := []struct {
+		name string
+		fn   func()
+	}{
+		{"Post nil", func() { ex.Post(nil) }},
+		{"Submit nil", func() { ex.Submit(nil) }},
+		{"AfterFunc nil", func() { ex.AfterFunc(0, nil) }},
+		{"WithPanicHandler nil", func() { executor.WithPanicHandler(nil) }},
+		{"Run nil ctx", func() { ex.Run(nil) }}, //nolint:staticcheck // the nil is the point
+		{"PostRunnable nil", func() { ex.PostRunnable(nil, nil, 0) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				r := recover()
+				if r == nil {
+					t.Fatal("no panic")
+				}
+				if s, ok := r.(string); !ok || len(s) < 10 || s[:10] != "executor: " {
+					t.Fatalf("panic %v does not start with \"executor: \"", r)
+				}
+			}()
+			c.fn()
+		})
+	}
+}
+
+func TestOnLoopAndStats(t *testing.T) {
+	ex := executor.New(executor.WithName("stats"))
+	defer ex.Close()
+	if ex.OnLoop() {
+		t.Fatal("OnLoop true off the loop")
+	}
+	var inside bool
+	var st executor.Stats
+	onLoop(t, ex, func() {
+		inside = ex.OnLoop()
+		ex.Post(func() {})
+		ex.Post(func() {})
+		st = ex.Stats()
+	})
+	if !inside {
+		t.Fatal("OnLoop false inside a callback")
+	}
+	if st.Queued != 2 || st.TasksRun != 1 {
+		t.Fatalf("Stats on the loop = %+v, want Queued 2, TasksRun 1", st)
+	}
+	if got := ex.Stats().TasksRun; got != 3 {
+		t.Fatalf("Stats().TasksRun after RunUntilIdle = %d, want 3", got)
+	}
+	if ex.Name() != "stats" {
+		t.Fatalf("Name = %q", ex.Name())
+	}
+}
+
+func TestRunUntilIdleWhileRunningPanics(t *testing.T) {
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	defer func() {
+		if recover() == nil {
+			t.Fatal("RunUntilIdle while the loop runs did not panic")
+		}
+	}()
+	ex.RunUntilIdle()
+}
+
+func TestCloseWhileSteppedByRunUntilIdle(t *testing.T) {
+	ex := executor.New()
+	ran := false
+	ex.Submit(func() { ran = true })
+	// Close from another goroutine while nobody runs the loop finishes it.
+	done := make(chan struct{})
+	go func() { ex.Close(); close(done) }()
+	<-done
+	if !ran {
+		t.Fatal("queued work not drained by Close")
+	}
+	if n := ex.RunUntilIdle(); n != 0 {
+		t.Fatalf("RunUntilIdle on a closed executor ran %d", n)
+	}
+}
+
+func TestPostAfterClosePanics(t *testing.T) {
+	ex := executor.New()
+	var post func()
+	onLoop(t, ex, func() { post = func() { ex.Post(func() {}) } })
+	ex.Close()
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Post after close did not panic")
+		}
+	}()
+	post()
+}
+
+func TestFrameFollowsPostAndTimers(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	var fr1, fr2 any
+	key := struct{}{}
+	onLoop(t, ex, func() {
+		root := ex.Frame().With(key, "v")
+		ex.WithFrame(root, func() {
+			ex.Post(func() { fr1, _ = ex.Frame().Lookup(key) })
+			ex.AfterFunc(0, func() { fr2, _ = ex.Frame().Lookup(key) })
+		})
+		if _, ok := ex.Frame().Lookup(key); ok {
+			t.Error("frame leaked out of WithFrame")
+		}
+	})
+	if fr1 != "v" || fr2 != "v" {
+		t.Fatalf("frame values %v %v, want v v", fr1, fr2)
+	}
+}
