@@ -29,7 +29,6 @@ import (
 
 	"github.com/spindle-rt/spindle/hooks"
 	"github.com/spindle-rt/spindle/internal/gid"
-	"github.com/spindle-rt/spindle/internal/ring"
 )
 
 // ErrClosed is returned by Submit once Shutdown or Close has begun, and is
@@ -95,7 +94,7 @@ func (f funcRunnable) Run() { f() }
 // with Run or Start, and stop it with Shutdown or Close.
 type Executor struct {
 	// Loop-owned.
-	q         ring.Ring[item]
+	q         taskQueue
 	timers    timerHeap
 	frame     *hooks.Frame
 	curID     hooks.ID
@@ -107,9 +106,10 @@ type Executor struct {
 
 	holder atomic.Uintptr // gid of the goroutine holding the loop, 0 if none
 
+	spare []item // loop-owned: the next inbox slice
+
 	mu       sync.Mutex
 	inbox    []item
-	spare    []item
 	sleeping bool
 	hasInbox atomic.Bool
 	phase    atomic.Int32
@@ -268,7 +268,9 @@ func (e *Executor) submit(it item, maxPhase int32) error {
 		return ErrClosed
 	}
 	e.inbox = append(e.inbox, it)
-	e.hasInbox.Store(true)
+	if !e.hasInbox.Load() {
+		e.hasInbox.Store(true)
+	}
 	if e.sleeping {
 		e.sleeping = false
 		e.signal()

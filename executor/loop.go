@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -176,7 +177,10 @@ func (e *Executor) runBatch() {
 		}
 		cur = it
 		e.ran++
-		e.frame, e.curID = it.fr, it.id
+		if e.frame != it.fr {
+			e.frame = it.fr
+		}
+		e.curID = it.id
 		if hs != nil && it.id != 0 {
 			hs.runBefore(e, it.id)
 			it.r.Run()
@@ -201,24 +205,38 @@ func (e *Executor) poll() {
 	e.publish()
 }
 
-// takeInbox moves the inbox to the back of the queue, keeping its order.
+// takeInbox queues the inbox behind the work already queued, keeping its
+// order. While a batch taken earlier is still being consumed the inbox
+// waits, so submitted work keeps its place.
 func (e *Executor) takeInbox() {
+	if e.q.Batching() {
+		return
+	}
 	e.mu.Lock()
 	in := e.inbox
-	e.inbox = e.spare[:0]
+	e.inbox = e.spare
 	e.hasInbox.Store(false)
 	e.mu.Unlock()
-	for i := range in {
-		e.q.Push(in[i])
-		in[i] = item{}
-	}
-	e.spare = in[:0]
+	e.spare = e.q.TakeBatch(in)
 }
+
+// spinRounds bounds how long an idle loop keeps looking for submitted work
+// before it parks: a few microseconds of runtime.Gosched, which hands the
+// processor to any other runnable goroutine. Parking and being woken costs a
+// futex round trip, so a loop fed by a steady stream of Submits from another
+// goroutine stays awake between them.
+const spinRounds = 0
 
 // sleep blocks until work is submitted, the next timer is due, or ctxDone
 // closes. Before it blocks it marks the loop as sleeping under mu, so a
 // Submit that comes after the check wakes it.
 func (e *Executor) sleep(ctxDone <-chan struct{}) {
+	for range spinRounds {
+		if e.hasInbox.Load() || e.stopReq.Load() {
+			return
+		}
+		runtime.Gosched()
+	}
 	e.mu.Lock()
 	if e.hasInbox.Load() || e.phase.Load() != phaseOpen || e.stopReq.Load() {
 		e.mu.Unlock()

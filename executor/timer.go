@@ -95,28 +95,21 @@ func (t *Timer) Stop() bool {
 	return false
 }
 
-// fireTimers queues, at the front of the queue and in deadline order, the
-// callbacks of the timers due at nowTime.
+// fireTimers queues the callbacks of the due timers ahead of all other
+// queued work, in deadline order.
 func (e *Executor) fireTimers(_ time.Time) {
 	h := &e.timers
 	if h.Len() > 64 && int64(h.Len()) > 2*e.timersActive.Load()+16 {
 		h.compact()
 	}
 	t0 := mono()
-	start := len(h.due)
 	for h.Len() > 0 && h.items[0].when <= t0 {
 		t := h.pop()
 		if t.state.CompareAndSwap(timerPending, timerFired) {
 			e.timersActive.Add(-1)
-			h.due = append(h.due, t)
+			e.q.PushUrgent(item{r: (*timerRun)(t), fr: t.fr, id: t.id})
 		}
 	}
-	for i := len(h.due) - 1; i >= start; i-- {
-		t := h.due[i]
-		e.q.PushFront(item{r: (*timerRun)(t), fr: t.fr, id: t.id})
-		h.due[i] = nil
-	}
-	h.due = h.due[:start]
 }
 
 // stopTimers drops every timer; called when the executor closes.
@@ -133,7 +126,6 @@ func (e *Executor) stopTimers() {
 // timerHeap is a binary min-heap of timers by (when, seq).
 type timerHeap struct {
 	items []*Timer
-	due   []*Timer // scratch for fireTimers
 	seq   uint64
 }
 

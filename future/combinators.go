@@ -158,7 +158,7 @@ type combineCancel[T any] combiner[T]
 
 func (cc *combineCancel[T]) wake(bool) {
 	c := (*combiner[T])(cc)
-	if c.out().cancelled {
+	if c.out().cancelled() {
 		c.cancelRest()
 	}
 }
@@ -194,30 +194,30 @@ func (c *combiner[T]) fold(i int) bool {
 	switch c.kind {
 	case kindAll:
 		if f.err != nil {
-			c.all.complete(nil, f.err, false)
+			c.all.complete(nil, f.err, fromAnywhere)
 			return true
 		}
 		c.vals[i] = f.val
 		if c.left == 0 {
-			c.all.complete(c.vals, nil, false)
+			c.all.complete(c.vals, nil, fromAnywhere)
 		}
 	case kindAllSettled:
 		c.settled[i] = Result[T]{Value: f.val, Err: f.err}
 		if c.left == 0 {
-			c.sets.complete(c.settled, nil, false)
+			c.sets.complete(c.settled, nil, fromAnywhere)
 		}
 	case kindRace:
-		c.one.complete(f.val, f.err, false)
+		c.one.complete(f.val, f.err, fromAnywhere)
 		return true
 	case kindAny:
 		if f.err == nil {
-			c.one.complete(f.val, nil, false)
+			c.one.complete(f.val, nil, fromAnywhere)
 			return true
 		}
 		c.errs[i] = f.err
 		if c.left == 0 {
 			var zero T
-			c.one.complete(zero, errors.Join(c.errs...), false)
+			c.one.complete(zero, errors.Join(c.errs...), fromAnywhere)
 		}
 	}
 	return false

@@ -2,23 +2,24 @@ package future
 
 // The promise state machine.
 //
-// A future is pending until exactly one completion claims it, and then done
-// for ever:
+// A future's whole state is one atomic word, head:
 //
-//	pending --claim (CAS 0->1)--> completing --head.Swap(&doneLink)--> done
+//	pending (nil or a stack of waiters) --CAS--> &claimedLink --Store--> &doneLink
+//	                                                                or &cancelledLink
 //
 // Invariants:
-//   - claim goes from 0 to 1 once; the goroutine that wins it is the only
-//     writer of val, err and cancelled, and writes them before it swaps
-//     head, so anyone who loads head == &doneLink sees them (the atomic swap
-//     publishes them);
-//   - while pending, head is a lock-free stack (newest first) of the
-//     waiters' links; a waiter is added by compare-and-swap, and only while
-//     head is not &doneLink;
-//   - the completer takes the whole stack with its swap, reverses it (so
-//     waiters are woken in the order they registered), and for each link
-//     reads next before it calls wake: after wake the link belongs to its
-//     waiter again and may be reused at once;
+//   - head leaves the pending states once, by the compare-and-swap that
+//     claims it; the goroutine that wins it takes the waiter stack with it and
+//     is the only writer of val and err, which it writes before it stores a
+//     done sentinel, so anyone who loads a done sentinel sees them (the
+//     atomic store publishes them);
+//   - while pending, head is a lock-free stack (newest first) of the waiters'
+//     links; a waiter is pushed by compare-and-swap, and only while pending.
+//     A waiter that finds the future claimed but not yet done yields until it
+//     is done (the completer is between two stores);
+//   - the completer reverses the stack (waiters are woken in the order they
+//     registered) and, for each link, reads next before it calls wake: after
+//     wake the link belongs to its waiter again and may be reused at once;
 //   - a waiter never runs user code on the completing goroutine: a
 //     continuation is queued on the loop (Post when the completer holds the
 //     loop, the inbox otherwise), a parked goroutine gets a token on its
@@ -33,6 +34,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -77,27 +79,41 @@ type waiter interface {
 	wake(onLoop bool)
 }
 
-// doneLink marks a completed future's waiter stack.
-var doneLink link
+// Sentinels of head: claimedLink while the completer writes the result,
+// then doneLink, or cancelledLink when Cancel completed the future.
+var doneLink, cancelledLink, claimedLink link
 
 // core is the untyped part of a future's state.
 type core struct {
-	ex        *executor.Executor
-	head      atomic.Pointer[link]
-	claim     atomic.Uint32
-	cancelled bool // completed by Cancel; valid once done
-	id        hooks.ID
+	ex   *executor.Executor
+	head atomic.Pointer[link]
+	id   hooks.ID
 }
 
-func (c *core) ready() bool { return c.head.Load() == &doneLink }
+func isDone(h *link) bool { return h == &doneLink || h == &cancelledLink }
+
+func (c *core) ready() bool { return isDone(c.head.Load()) }
+
+// settled reports whether the future is no longer pending (claimed or done).
+func (c *core) settled() bool {
+	h := c.head.Load()
+	return h == &claimedLink || isDone(h)
+}
+
+// cancelled reports whether the future was completed by Cancel.
+func (c *core) cancelled() bool { return c.head.Load() == &cancelledLink }
 
 // addWaiter links l into the waiters; it returns false if the future is
 // already done (l is then not linked).
 func (c *core) addWaiter(l *link) bool {
 	for {
 		h := c.head.Load()
-		if h == &doneLink {
+		switch {
+		case isDone(h):
 			return false
+		case h == &claimedLink:
+			runtime.Gosched() // the completer is between its two stores
+			continue
 		}
 		l.next = h
 		if c.head.CompareAndSwap(h, l) {
@@ -106,10 +122,37 @@ func (c *core) addWaiter(l *link) bool {
 	}
 }
 
-// publish marks the future done and wakes its waiters in registration order.
-// The caller has won the claim and written the result.
-func (c *core) publish() {
-	h := c.head.Swap(&doneLink)
+// claim takes the future out of the pending states, returning its waiters;
+// ok is false if it was already claimed.
+func (c *core) claim() (waiters *link, ok bool) {
+	for {
+		h := c.head.Load()
+		if h == &claimedLink || isDone(h) {
+			return nil, false
+		}
+		if c.head.CompareAndSwap(h, &claimedLink) {
+			return h, true
+		}
+	}
+}
+
+// how says who completes a future.
+type how uint8
+
+const (
+	fromAnywhere how = iota // a goroutine that may or may not hold the loop
+	fromLoop                // code that holds the loop
+	fromCancel              // Cancel, from anywhere
+)
+
+// publish marks the claimed future done and wakes waiters h in registration
+// order. The caller has written the result.
+func (c *core) publish(h *link, by how) {
+	if by == fromCancel {
+		c.head.Store(&cancelledLink)
+	} else {
+		c.head.Store(&doneLink)
+	}
 	if c.id != 0 {
 		c.ex.ResolveHook(c.id)
 	}
@@ -122,11 +165,14 @@ func (c *core) publish() {
 		h.next = rev
 		rev, h = h, next
 	}
-	_, onLoop := c.ex.Current()
+	loop := by == fromLoop
+	if !loop {
+		_, loop = c.ex.Current()
+	}
 	for rev != nil {
 		next := rev.next
 		rev.next = nil
-		rev.w.wake(onLoop)
+		rev.w.wake(loop)
 		rev = next
 	}
 }
@@ -145,12 +191,13 @@ type Future[T any] struct {
 
 // complete claims f and publishes the result; false if f was already
 // completed.
-func (f *Future[T]) complete(v T, err error, byCancel bool) bool {
-	if !f.claim.CompareAndSwap(0, 1) {
+func (f *Future[T]) complete(v T, err error, by how) bool {
+	h, ok := f.claim()
+	if !ok {
 		return false
 	}
-	f.val, f.err, f.cancelled = v, err, byCancel
-	f.publish()
+	f.val, f.err = v, err
+	f.publish(h, by)
 	return true
 }
 
@@ -174,7 +221,7 @@ func (f *Future[T]) Peek() (Result[T], bool) {
 // returns false if the future had already completed.
 func (f *Future[T]) Cancel() bool {
 	var zero T
-	return f.complete(zero, context.Canceled, true)
+	return f.complete(zero, context.Canceled, fromCancel)
 }
 
 // Await waits for the future and returns its value and error.
@@ -184,6 +231,8 @@ func (f *Future[T]) Cancel() bool {
 //     other work, and resumes the task on the loop when the future completes,
 //     ctx ends (then it returns ctx.Err()) or the executor closes (then
 //     executor.ErrClosed).
+//     A task awaiting a future bound to another executor must pass its own
+//     ctx (or one derived from it) so that Await can find the task.
 //   - On any other goroutine it parks that goroutine until the future
 //     completes, ctx ends, or the executor closes.
 //   - On the loop goroutine outside a task, a pending future returns
@@ -200,7 +249,15 @@ func (f *Future[T]) awaitSlow(ctx context.Context) (T, error) {
 	if ctx == nil {
 		panic("future: Await with nil context")
 	}
-	if fib := f.ex.CurrentFiber(); fib != nil {
+	fib := f.ex.CurrentFiber()
+	if fib == nil {
+		// A task of another executor awaiting this future is found through
+		// its context.
+		if t := currentTask(ctx); t != nil {
+			fib = &t.fiber
+		}
+	}
+	if fib != nil {
 		if err := suspendUntil(fib, &f.core, ctx); err != nil {
 			return zero, err
 		}
@@ -273,7 +330,7 @@ func (p *Promise[T]) Future() *Future[T] { return &p.f }
 
 // Resolve completes the future with v. It returns false if the future was
 // already completed (resolved, rejected or cancelled).
-func (p *Promise[T]) Resolve(v T) bool { return p.f.complete(v, nil, false) }
+func (p *Promise[T]) Resolve(v T) bool { return p.f.complete(v, nil, fromAnywhere) }
 
 // Reject completes the future with err, which must not be nil. It returns
 // false if the future was already completed.
@@ -282,12 +339,12 @@ func (p *Promise[T]) Reject(err error) bool {
 		panic("future: Reject with nil error")
 	}
 	var zero T
-	return p.f.complete(zero, err, false)
+	return p.f.complete(zero, err, fromAnywhere)
 }
 
 // Complete completes the future with v and err (a nil err resolves it). It
 // returns false if the future was already completed.
-func (p *Promise[T]) Complete(v T, err error) bool { return p.f.complete(v, err, false) }
+func (p *Promise[T]) Complete(v T, err error) bool { return p.f.complete(v, err, fromAnywhere) }
 
 // OnCancel registers fn to run on the loop if the future is cancelled while
 // pending (by Future.Cancel or a combinator); it never runs if the future is
@@ -313,7 +370,7 @@ type cancelNode struct {
 }
 
 func (n *cancelNode) wake(onLoop bool) {
-	if !n.c.cancelled {
+	if !n.c.cancelled() {
 		return
 	}
 	schedule(n.c.ex, onLoop, n, n.fr, 0)

@@ -8,10 +8,12 @@ package future
 // idle task goroutines).
 //
 // Invariants:
-//   - the task waits on at most one future at a time, through wl; a wait
-//     that ends without the future completing (ctx ended, cancellation,
-//     executor closing) leaves wl linked in that future, so wl is then
-//     replaced by a fresh link and the old one is never reused;
+//   - the task waits on at most one future at a time, through wl; wl is
+//     reused for the next wait only once its completer has called wake on it
+//     (consumed), because until then the completer may still hold it. A wait
+//     that ends otherwise (ctx ended, cancellation, executor closing, or a
+//     wake-up from elsewhere that found the future done before its completer
+//     reached wl) replaces wl by a fresh link and never reuses the old one;
 //   - every wake-up of the task is a hint: after Suspend returns, the task
 //     rechecks what it waits for (the future, the executor, ctx);
 //   - cancelled is set once, under mu, together with closing done when it
@@ -32,8 +34,8 @@ import (
 // context.
 type taskBase struct {
 	fiber     executor.Fiber
-	wl        *link
-	own       link // wl's first storage
+	wl        *taskLink
+	own       taskLink // wl's first storage
 	out       *core
 	cancelL   link // on the task's own future: notices Cancel
 	mu        sync.Mutex
@@ -66,14 +68,14 @@ func Spawn[T any](ex *executor.Executor, fn func(ctx context.Context) (T, error)
 	t.res.ex = ex
 	t.res.id = newID(ex, hooks.KindTask, 0, t)
 	t.out = &t.res.core
-	t.own.w = &t.taskBase
+	t.own.init(&t.taskBase)
 	t.wl = &t.own
 	t.cancelL.w = (*taskCancel)(&t.taskBase)
-	t.res.head.Store(&t.cancelL)
+	t.res.head.Store(&t.cancelL) // not yet shared: no race
 	t.fiber.Init(ex, t, t.res.id)
 	if err := t.fiber.Start(); err != nil {
 		var zero T
-		t.res.complete(zero, err, false)
+		t.res.complete(zero, err, fromAnywhere)
 	}
 	return &t.res
 }
@@ -83,19 +85,42 @@ func (t *task[T]) RunFiber() {
 	defer func() {
 		if v := recover(); v != nil {
 			var zero T
-			t.res.complete(zero, &PanicError{Value: v, Stack: debug.Stack()}, false)
+			t.res.complete(zero, &PanicError{Value: v, Stack: debug.Stack()}, fromLoop)
 		}
 	}()
-	if t.res.claim.Load() != 0 { // cancelled before it started
+	if t.res.settled() { // cancelled before it started
 		return
 	}
 	v, err := t.fn(&t.taskBase)
 	t.fn = nil
-	t.res.complete(v, err, false)
+	t.res.complete(v, err, fromLoop)
+}
+
+// taskLink is a task's entry in the waiters of the future it awaits.
+type taskLink struct {
+	l        link
+	t        *taskBase
+	consumed atomic.Bool // the completer has woken it and let go of it
+}
+
+func (tl *taskLink) init(t *taskBase) {
+	tl.t = t
+	tl.l.w = tl
 }
 
 // wake resumes the task when the future it waits on completes.
-func (t *taskBase) wake(bool) { t.fiber.Wake() }
+func (tl *taskLink) wake(bool) {
+	tl.consumed.Store(true)
+	tl.t.fiber.Wake()
+}
+
+// renew gives the task a fresh wait link when the current one may still be
+// held by a completer.
+func (t *taskBase) renew() {
+	tl := &taskLink{}
+	tl.init(t)
+	t.wl = tl
+}
 
 // Interrupt cancels the task's context when the executor closes.
 func (t *taskBase) Interrupt(error) { t.cancel() }
@@ -105,7 +130,7 @@ type taskCancel taskBase
 
 func (c *taskCancel) wake(bool) {
 	t := (*taskBase)(c)
-	if t.out.cancelled {
+	if t.out.cancelled() {
 		t.cancel()
 		t.fiber.Wake()
 	}
@@ -175,7 +200,9 @@ func suspendUntil(fib *executor.Fiber, c *core, ctx context.Context) error {
 	if err := waitErr(ex, t, ctx, own); err != nil {
 		return err
 	}
-	if !c.addWaiter(t.wl) {
+	tl := t.wl
+	tl.consumed.Store(false)
+	if !c.addWaiter(&tl.l) {
 		return nil
 	}
 	var stop func() bool
@@ -184,8 +211,7 @@ func suspendUntil(fib *executor.Fiber, c *core, ctx context.Context) error {
 	}
 	for {
 		if err := waitErr(ex, t, ctx, own); err != nil {
-			// t.wl stays linked in c: never reuse it.
-			t.wl = &link{w: t}
+			t.renew() // tl stays linked in c
 			if stop != nil {
 				stop()
 			}
@@ -193,6 +219,9 @@ func suspendUntil(fib *executor.Fiber, c *core, ctx context.Context) error {
 		}
 		fib.Suspend()
 		if c.ready() {
+			if !tl.consumed.Load() {
+				t.renew() // c's completer has not reached tl yet
+			}
 			if stop != nil {
 				stop()
 			}

@@ -18,15 +18,42 @@ func newID[P any](ex *executor.Executor, kind hooks.Kind, trigger hooks.ID, obj 
 	return id
 }
 
-// thenNode is one link of a chain: the waiter on src, the queued task that
-// runs fn, and the derived future, in one allocation.
-type thenNode[T, U any] struct {
+// node is what the continuations of Then and Transform share: the waiter on
+// src, the queued task and the derived future, in one allocation.
+type node[T, U any] struct {
 	out Future[U]
 	l   link
 	src *Future[T]
-	fn  func(T) (U, error)        // Then
-	fnT func(T, error) (U, error) // Transform
 	fr  *hooks.Frame
+}
+
+// register links the continuation w (the node's outer object) into src.
+func (n *node[T, U]) register(src *Future[T], w waiter) *Future[U] {
+	ex := src.ex
+	fr, onLoop := ex.Current()
+	n.src, n.fr = src, fr
+	n.out.ex = ex
+	if ex.HooksEnabled() {
+		n.out.id = newID(ex, hooks.KindFuture, src.id, &n.out)
+	}
+	n.l.w = w
+	if !src.addWaiter(&n.l) {
+		w.wake(onLoop)
+	}
+	return &n.out
+}
+
+// CatchPanic fails the derived future with the panic of the callback.
+func (n *node[T, U]) CatchPanic(v any, stack []byte) {
+	n.src = nil
+	var zero U
+	n.out.complete(zero, &PanicError{Value: v, Stack: stack}, fromLoop)
+}
+
+// thenNode is one link of a Then chain.
+type thenNode[T, U any] struct {
+	node[T, U]
+	fn func(T) (U, error)
 }
 
 // Then returns a future completed with fn's result once f resolves with a
@@ -39,8 +66,33 @@ func Then[T, U any](f *Future[T], fn func(T) (U, error)) *Future[U] {
 	if fn == nil {
 		panic("future: Then with nil func")
 	}
-	n := &thenNode[T, U]{src: f, fn: fn}
-	return n.register()
+	n := &thenNode[T, U]{fn: fn}
+	return n.register(f, n)
+}
+
+func (n *thenNode[T, U]) wake(onLoop bool) {
+	schedule(n.out.ex, onLoop, n, n.fr, n.out.id)
+}
+
+// Run computes the derived future on the loop.
+func (n *thenNode[T, U]) Run() {
+	src, fn := n.src, n.fn
+	n.src, n.fn = nil, nil // let the upstream chain and fn be collected
+	if src == nil || n.out.settled() {
+		return // cancelled meanwhile
+	}
+	var u U
+	err := src.err
+	if err == nil {
+		u, err = fn(src.val)
+	}
+	n.out.complete(u, err, fromLoop)
+}
+
+// transformNode is one Transform link.
+type transformNode[T, U any] struct {
+	node[T, U]
+	fn func(T, error) (U, error)
 }
 
 // Transform is Then for both outcomes: fn receives f's value and error and
@@ -50,56 +102,24 @@ func Transform[T, U any](f *Future[T], fn func(T, error) (U, error)) *Future[U] 
 	if fn == nil {
 		panic("future: Transform with nil func")
 	}
-	n := &thenNode[T, U]{src: f, fnT: fn}
-	return n.register()
+	n := &transformNode[T, U]{fn: fn}
+	return n.register(f, n)
 }
 
-func (n *thenNode[T, U]) register() *Future[U] {
-	f := n.src
-	ex := f.ex
-	fr, onLoop := ex.Current()
-	n.out.ex, n.fr = ex, fr
-	n.out.id = newID(ex, hooks.KindFuture, f.id, n)
-	n.l.w = n
-	if !f.addWaiter(&n.l) {
-		n.wake(onLoop)
-	}
-	return &n.out
-}
-
-func (n *thenNode[T, U]) wake(onLoop bool) {
+func (n *transformNode[T, U]) wake(onLoop bool) {
 	schedule(n.out.ex, onLoop, n, n.fr, n.out.id)
 }
 
 // Run computes the derived future on the loop.
-func (n *thenNode[T, U]) Run() {
-	src := n.src
-	if src == nil || n.out.claim.Load() != 0 { // cancelled meanwhile
-		n.drop()
+func (n *transformNode[T, U]) Run() {
+	src, fn := n.src, n.fn
+	n.src, n.fn = nil, nil
+	if src == nil || n.out.settled() {
 		return
 	}
-	var u U
-	err := src.err
-	switch {
-	case n.fn == nil:
-		u, err = n.fnT(src.val, err)
-	case err == nil:
-		u, err = n.fn(src.val)
-	}
-	n.drop()
-	n.out.complete(u, err, false)
+	u, err := fn(src.val, src.err)
+	n.out.complete(u, err, fromLoop)
 }
-
-// CatchPanic fails the derived future with the panic of fn.
-func (n *thenNode[T, U]) CatchPanic(v any, stack []byte) {
-	n.drop()
-	var zero U
-	n.out.complete(zero, &PanicError{Value: v, Stack: stack}, false)
-}
-
-// drop lets the upstream chain and the callback be collected once the link
-// has run.
-func (n *thenNode[T, U]) drop() { n.src, n.fn, n.fnT = nil, nil, nil }
 
 // OnComplete registers fn to run on the loop with f's value and error once f
 // completes. Unlike Then it makes no new future; a panic in fn goes to the
@@ -150,8 +170,7 @@ func done[T any](ex *executor.Executor, v T, err error) *Future[T] {
 	f := &Future[T]{val: v, err: err}
 	f.ex = ex
 	f.id = newID(ex, hooks.KindFuture, 0, f)
-	f.claim.Store(1)
-	f.publish()
+	f.publish(nil, fromAnywhere)
 	return f
 }
 
@@ -180,25 +199,25 @@ func Call[T any](ex *executor.Executor, fn func() (T, error)) *Future[T] {
 	fr, _ := ex.Current()
 	if err := ex.SubmitRunnable(n, fr, n.out.id); err != nil {
 		var zero T
-		n.out.complete(zero, err, false)
+		n.out.complete(zero, err, fromAnywhere)
 	}
 	return &n.out
 }
 
 // Run calls fn on the loop.
 func (n *callNode[T]) Run() {
-	if n.out.claim.Load() != 0 {
+	if n.out.settled() {
 		return
 	}
 	v, err := n.fn()
 	n.fn = nil
-	n.out.complete(v, err, false)
+	n.out.complete(v, err, fromLoop)
 }
 
 // CatchPanic fails the future with fn's panic.
 func (n *callNode[T]) CatchPanic(v any, stack []byte) {
 	var zero T
-	n.out.complete(zero, &PanicError{Value: v, Stack: stack}, false)
+	n.out.complete(zero, &PanicError{Value: v, Stack: stack}, fromLoop)
 }
 
 // Sleep returns a future resolved on ex's loop once d has elapsed.

@@ -4,7 +4,8 @@
 //
 // Invariants:
 //   - len(buf) is zero or a power of two, so an index wraps with a mask;
-//   - the n live elements sit at buf[(head+i)&mask] for i in [0, n);
+//   - head and tail count pushes and pops for ever (they wrap as unsigned
+//     integers); the tail-head live elements sit at buf[(head+i)&mask];
 //   - every other slot holds the zero value, so a popped element is not kept
 //     alive by the buffer.
 //
@@ -15,104 +16,106 @@ package ring
 // full. The zero value is an empty ring ready to use.
 type Ring[T any] struct {
 	buf  []T
-	head int
-	n    int
+	head uint
+	tail uint
 }
 
 // Len returns the number of queued elements.
-func (r *Ring[T]) Len() int { return r.n }
+func (r *Ring[T]) Len() int { return int(r.tail - r.head) }
 
 // Cap returns the number of elements the ring holds before it grows.
 func (r *Ring[T]) Cap() int { return len(r.buf) }
 
 // Push appends v at the back.
 func (r *Ring[T]) Push(v T) {
-	if r.n == len(r.buf) {
+	if int(r.tail-r.head) == len(r.buf) {
 		r.grow()
 	}
-	r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
-	r.n++
+	r.buf[r.tail&uint(len(r.buf)-1)] = v
+	r.tail++
 }
 
 // PushFront inserts v at the front, so it is popped next.
 func (r *Ring[T]) PushFront(v T) {
-	if r.n == len(r.buf) {
+	if int(r.tail-r.head) == len(r.buf) {
 		r.grow()
 	}
-	r.head = (r.head - 1) & (len(r.buf) - 1)
-	r.buf[r.head] = v
-	r.n++
+	r.head--
+	r.buf[r.head&uint(len(r.buf)-1)] = v
 }
 
 // Pop removes and returns the front element; ok is false when empty.
 func (r *Ring[T]) Pop() (v T, ok bool) {
-	if r.n == 0 {
+	if r.head == r.tail {
 		return v, false
 	}
-	p := &r.buf[r.head]
+	p := &r.buf[r.head&uint(len(r.buf)-1)]
 	v = *p
-	var zero T
-	*p = zero
-	r.head = (r.head + 1) & (len(r.buf) - 1)
-	r.n--
+	*p = *new(T)
+	r.head++
 	return v, true
 }
 
 // Peek returns a pointer to the front element, or nil when empty. The pointer
 // is valid until the next Push or Pop.
 func (r *Ring[T]) Peek() *T {
-	if r.n == 0 {
+	if r.head == r.tail {
 		return nil
 	}
-	return &r.buf[r.head]
+	return &r.buf[r.head&uint(len(r.buf)-1)]
 }
 
 // At returns a pointer to the i-th element from the front (0 <= i < Len).
 func (r *Ring[T]) At(i int) *T {
-	if i < 0 || i >= r.n {
+	if i < 0 || i >= r.Len() {
 		panic("ring: index out of range")
 	}
-	return &r.buf[(r.head+i)&(len(r.buf)-1)]
+	return &r.buf[(r.head+uint(i))&uint(len(r.buf)-1)]
 }
 
 // RemoveAt removes the i-th element from the front, keeping the order of the
 // rest. It costs O(min(i, Len-i)) moves.
 func (r *Ring[T]) RemoveAt(i int) {
-	if i < 0 || i >= r.n {
+	n := r.Len()
+	if i < 0 || i >= n {
 		panic("ring: index out of range")
 	}
-	mask := len(r.buf) - 1
+	mask := uint(len(r.buf) - 1)
 	var zero T
-	if i < r.n/2 {
-		for j := i; j > 0; j-- {
+	if i < n/2 {
+		for j := uint(i); j > 0; j-- {
 			r.buf[(r.head+j)&mask] = r.buf[(r.head+j-1)&mask]
 		}
-		r.buf[r.head] = zero
-		r.head = (r.head + 1) & mask
+		r.buf[r.head&mask] = zero
+		r.head++
 	} else {
-		for j := i; j < r.n-1; j++ {
+		for j := uint(i); j < uint(n-1); j++ {
 			r.buf[(r.head+j)&mask] = r.buf[(r.head+j+1)&mask]
 		}
-		r.buf[(r.head+r.n-1)&mask] = zero
+		r.tail--
+		r.buf[r.tail&mask] = zero
 	}
-	r.n--
 }
 
 // Clear removes every element, keeping the buffer.
 func (r *Ring[T]) Clear() {
 	clear(r.buf)
-	r.head, r.n = 0, 0
+	r.head, r.tail = 0, 0
 }
 
 func (r *Ring[T]) grow() {
+	n := r.Len()
 	size := 2 * len(r.buf)
 	if size == 0 {
 		size = 16
 	}
 	buf := make([]T, size)
-	if r.n > 0 {
-		k := copy(buf, r.buf[r.head:])
-		copy(buf[k:], r.buf[:r.head])
+	if n > 0 {
+		h := int(r.head & uint(len(r.buf)-1))
+		k := copy(buf, r.buf[h:])
+		if k < n {
+			copy(buf[k:], r.buf[:n-k])
+		}
 	}
-	r.buf, r.head = buf, 0
+	r.buf, r.head, r.tail = buf, 0, uint(n)
 }

@@ -118,3 +118,24 @@ func BenchmarkPushPop(b *testing.B) {
 		r.Pop()
 	}
 }
+
+type fatItem struct {
+	r  interface{ Run() }
+	fr *int
+	id uint64
+}
+
+type runner struct{}
+
+func (runner) Run() {}
+
+func BenchmarkPushPopItem(b *testing.B) {
+	var r Ring[fatItem]
+	x := 1
+	it := fatItem{r: runner{}, fr: &x, id: 1}
+	b.ReportAllocs()
+	for range b.N {
+		r.Push(it)
+		r.Pop()
+	}
+}

@@ -1,0 +1,82 @@
+package executor
+
+// The task queue.
+//
+// The loop's queue is three FIFO parts consumed in order:
+//
+//	front (due timers) -> in[pos:] (a batch taken from the inbox) -> back (posts)
+//
+// Invariants (all loop-owned):
+//   - Post appends to back; due timers append to front, in deadline order;
+//   - a batch taken from the inbox is consumed in place from in, without
+//     copying, but only when back is empty: then everything in back was
+//     posted after the batch was taken, so running in before back keeps the
+//     FIFO order of scheduling. When back is not empty the batch is copied to
+//     the end of back instead;
+//   - a slot of in is cleared as soon as it is consumed, so the queue keeps
+//     no finished task alive, and an exhausted in is handed back to the inbox
+//     for reuse.
+
+import "github.com/spindle-rt/spindle/internal/ring"
+
+type taskQueue struct {
+	front ring.Ring[item]
+	in    []item
+	pos   int
+	back  ring.Ring[item]
+}
+
+// Len returns the number of queued tasks.
+func (q *taskQueue) Len() int { return q.front.Len() + len(q.in) - q.pos + q.back.Len() }
+
+// Push appends a task at the back.
+func (q *taskQueue) Push(it item) { q.back.Push(it) }
+
+// PushUrgent appends a task to the front part, ahead of everything else
+// queued.
+func (q *taskQueue) PushUrgent(it item) { q.front.Push(it) }
+
+// Pop removes the next task.
+func (q *taskQueue) Pop() (item, bool) {
+	if q.front.Len() > 0 {
+		return q.front.Pop()
+	}
+	if q.pos < len(q.in) {
+		it := q.in[q.pos]
+		q.in[q.pos] = item{}
+		q.pos++
+		return it, true
+	}
+	return q.back.Pop()
+}
+
+// Batching reports whether a batch taken from the inbox is still being
+// consumed; the next one must wait for it.
+func (q *taskQueue) Batching() bool { return q.pos < len(q.in) }
+
+// TakeBatch queues batch (taken from the inbox) behind everything queued and
+// returns a slice the inbox may reuse. Call only when Batching is false.
+func (q *taskQueue) TakeBatch(batch []item) (spare []item) {
+	spare = q.in[:0]
+	q.in, q.pos = nil, 0
+	if q.back.Len() == 0 && q.front.Len() == 0 {
+		q.in = batch
+		return spare
+	}
+	for i := range batch {
+		q.back.Push(batch[i])
+		batch[i] = item{}
+	}
+	if cap(spare) < cap(batch) {
+		spare = batch[:0]
+	}
+	return spare
+}
+
+// Clear drops every queued task.
+func (q *taskQueue) Clear() {
+	q.front.Clear()
+	clear(q.in)
+	q.in, q.pos = q.in[:0], 0
+	q.back.Clear()
+}
