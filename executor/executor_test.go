@@ -379,7 +379,8 @@ func TestBadInput(t *testing.T) {
 		{"Submit nil", func() { ex.Submit(nil) }},
 		{"AfterFunc nil", func() { ex.AfterFunc(0, nil) }},
 		{"WithPanicHandler nil", func() { executor.WithPanicHandler(nil) }},
-		{"Run nil ctx", func() { ex.Run(nil) }}, //nolint:staticcheck // the nil is the point
+		//lint:ignore SA1012 passing nil is the mistake under test
+		{"Run nil ctx", func() { ex.Run(nil) }},
 		{"PostRunnable nil", func() { ex.PostRunnable(nil, nil, 0) }},
 	}
 	for _, c := range cases {
