@@ -263,7 +263,7 @@ func TestSlabChunks(t *testing.T) {
 		for _, n := range []int{0, 1, tt.chunk - 1, tt.chunk, tt.chunk + 1, 3*tt.chunk + 2, 1000} {
 			t.Run(fmt.Sprintf("%s/n=%d", tt.name, n), func(t *testing.T) {
 				s := tt.s
-				s.cur, s.stats = nil, SlabStats{} // fresh slab, same chunk size
+				s.cur, s.next, s.stats = nil, 0, SlabStats{} // fresh slab, same chunk size
 				if s.ChunkSize() != tt.chunk {
 					t.Fatalf("ChunkSize = %d, want %d", s.ChunkSize(), tt.chunk)
 				}

@@ -1,14 +1,19 @@
-// This file implements Slab, a chunked bump allocator that never reuses memory.
+// This file implements Slab, a chunked bump allocator.
 //
 // Invariants:
-//   - cur is the unused tail of the current chunk (a fresh, zeroed []T of
-//     chunkSize() elements); New hands out &cur[0] and advances cur, so each
-//     element is handed out at most once and always zeroed.
-//   - A Slab never takes objects back and never writes to an element after
-//     handing it out, so a pointer from New is owned by its holder for as long
-//     as it is reachable, exactly like new(T). The GC keeps a chunk's whole
-//     backing array alive while any interior pointer into it is reachable;
-//     that is what makes slab objects safe to give to users.
+//   - cur is the current chunk (a zeroed []T of chunkSize() elements) and
+//     cur[next:] its unused part; New hands out &cur[next] and advances next.
+//   - Release gives back only the object New handed out last (the top of the
+//     bump stack), as Boost.Cobalt's small-buffer allocator does for frees in
+//     LIFO order: it zeroes it and moves next back, so that element is handed
+//     out again. Any other Release is refused and changes nothing. An element
+//     is therefore owned by exactly one holder at a time: the caller who got it
+//     from New until it calls Release, or nobody.
+//   - A Slab never writes to an element it has handed out and not taken back,
+//     so a pointer from New that is never released is owned by its holder for
+//     as long as it is reachable, exactly like new(T). The GC keeps a chunk's
+//     whole backing array alive while any interior pointer into it is
+//     reachable; that is what makes slab objects safe to give to users.
 //   - The Slab references only its current chunk: a finished chunk lives
 //     exactly as long as the objects in it (and no longer than the next New
 //     once it is exhausted).
@@ -37,7 +42,8 @@ const DefaultSlabChunk = 64
 // go vet reports copies).
 type Slab[T any] struct {
 	_     noCopy
-	cur   []T // unused tail of the current chunk
+	cur   []T // the current chunk
+	next  int // cur[next:] is unused
 	chunk int // chunk size set by NewSlab; 0 means DefaultSlabChunk
 	stats SlabStats
 }
@@ -46,6 +52,7 @@ type Slab[T any] struct {
 // updated by the owning goroutine.
 type SlabStats struct {
 	Allocated uint64 // objects handed out by New
+	Released  uint64 // objects taken back by Release
 	Chunks    uint64 // chunks allocated
 }
 
@@ -73,17 +80,37 @@ func (s *Slab[T]) Stats() SlabStats { return s.stats }
 // allocates a new chunk once every ChunkSize() calls and otherwise allocates
 // nothing.
 func (s *Slab[T]) New() *T {
-	if len(s.cur) == 0 {
+	if s.next == len(s.cur) {
 		s.refill()
 	}
-	p := &s.cur[0]
-	s.cur = s.cur[1:]
+	p := &s.cur[s.next]
+	s.next++
 	s.stats.Allocated++
 	return p
+}
+
+// Release gives p back if it is the object New handed out last and not yet
+// released, so the next New reuses its space; it reports whether it did.
+// Releasing in LIFO order (the last acquired first) therefore reuses memory,
+// and any other order simply leaves the object to the garbage collector. The
+// caller must not use p after a successful Release.
+func (s *Slab[T]) Release(p *T) bool {
+	if p == nil {
+		panic("alloc: Release of nil")
+	}
+	if s.next == 0 || p != &s.cur[s.next-1] {
+		return false
+	}
+	s.next--
+	var zero T
+	*p = zero
+	s.stats.Released++
+	return true
 }
 
 // refill starts a new chunk. It is kept out of New so New stays inlinable.
 func (s *Slab[T]) refill() {
 	s.cur = make([]T, s.ChunkSize())
+	s.next = 0
 	s.stats.Chunks++
 }

@@ -23,6 +23,9 @@ func init() {
 		register(
 			Case{Group: "Chain", Name: g + "then_value", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainThen(b, depth, false) }},
 			Case{Group: "Chain", Name: g + "then_error", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainThen(b, depth, true) }},
+			Case{Group: "Chain", Name: g + "then_value_slab", Unit: "link", Baseline: base, Fn: func(b *testing.B) {
+				chainThen(b, depth, false, executor.WithAllocation(executor.AllocSlab))
+			}},
 			Case{Group: "Chain", Name: g + "await_value", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainAwait(b, depth, false) }},
 			Case{Group: "Chain", Name: g + "await_error", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainAwait(b, depth, true) }},
 			Case{Group: "Chain", Name: base, Unit: "link", Fn: func(b *testing.B) { chainGoroutines(b, depth) }},

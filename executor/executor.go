@@ -128,6 +128,8 @@ type Executor struct {
 
 	name         string
 	panicHandler func(v any)
+	alloc        Allocation
+	locals       []localEntry // loop-owned
 	hooks        hookState
 }
 

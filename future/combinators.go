@@ -114,7 +114,8 @@ func check[T any](name string, fs []*Future[T]) *executor.Executor {
 }
 
 func newPending[T any](ex *executor.Executor) *Future[T] {
-	f := &Future[T]{}
+	_, onLoop := ex.Current()
+	f := newObj[Future[T]](ex, onLoop)
 	f.ex = ex
 	f.id = newID(ex, hooks.KindFuture, 0, f)
 	return f

@@ -319,7 +319,8 @@ func NewPromise[T any](ex *executor.Executor) *Promise[T] {
 	if ex == nil {
 		panic("future: NewPromise with nil executor")
 	}
-	p := &Promise[T]{}
+	_, onLoop := ex.Current()
+	p := newObj[Promise[T]](ex, onLoop)
 	p.f.ex = ex
 	p.f.id = newID(ex, hooks.KindFuture, 0, p)
 	return p

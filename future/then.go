@@ -28,9 +28,9 @@ type node[T, U any] struct {
 }
 
 // register links the continuation w (the node's outer object) into src.
-func (n *node[T, U]) register(src *Future[T], w waiter) *Future[U] {
+// fr and onLoop are what src's executor's Current returned.
+func (n *node[T, U]) register(src *Future[T], w waiter, fr *hooks.Frame, onLoop bool) *Future[U] {
 	ex := src.ex
-	fr, onLoop := ex.Current()
 	n.src, n.fr = src, fr
 	n.out.ex = ex
 	if ex.HooksEnabled() {
@@ -66,8 +66,10 @@ func Then[T, U any](f *Future[T], fn func(T) (U, error)) *Future[U] {
 	if fn == nil {
 		panic("future: Then with nil func")
 	}
-	n := &thenNode[T, U]{fn: fn}
-	return n.register(f, n)
+	fr, onLoop := f.ex.Current()
+	n := newObj[thenNode[T, U]](f.ex, onLoop)
+	n.fn = fn
+	return n.register(f, n, fr, onLoop)
 }
 
 func (n *thenNode[T, U]) wake(onLoop bool) {
@@ -102,8 +104,10 @@ func Transform[T, U any](f *Future[T], fn func(T, error) (U, error)) *Future[U] 
 	if fn == nil {
 		panic("future: Transform with nil func")
 	}
-	n := &transformNode[T, U]{fn: fn}
-	return n.register(f, n)
+	fr, onLoop := f.ex.Current()
+	n := newObj[transformNode[T, U]](f.ex, onLoop)
+	n.fn = fn
+	return n.register(f, n, fr, onLoop)
 }
 
 func (n *transformNode[T, U]) wake(onLoop bool) {
@@ -167,7 +171,9 @@ func done[T any](ex *executor.Executor, v T, err error) *Future[T] {
 	if ex == nil {
 		panic("future: nil executor")
 	}
-	f := &Future[T]{val: v, err: err}
+	_, onLoop := ex.Current()
+	f := newObj[Future[T]](ex, onLoop)
+	f.val, f.err = v, err
 	f.ex = ex
 	f.id = newID(ex, hooks.KindFuture, 0, f)
 	f.publish(nil, fromAnywhere)
@@ -193,10 +199,11 @@ func Call[T any](ex *executor.Executor, fn func() (T, error)) *Future[T] {
 	if fn == nil {
 		panic("future: Call with nil func")
 	}
-	n := &callNode[T]{fn: fn}
+	fr, onLoop := ex.Current()
+	n := newObj[callNode[T]](ex, onLoop)
+	n.fn = fn
 	n.out.ex = ex
 	n.out.id = newID(ex, hooks.KindFuture, 0, n)
-	fr, _ := ex.Current()
 	if err := ex.SubmitRunnable(n, fr, n.out.id); err != nil {
 		var zero T
 		n.out.complete(zero, err, fromAnywhere)

@@ -1,0 +1,71 @@
+package executor
+
+// Allocation says how packages built on the executor allocate the objects
+// behind futures (promises, Then and Transform links, Call results).
+type Allocation uint8
+
+const (
+	// AllocHeap allocates each object on its own: memory goes back to the
+	// garbage collector as soon as the object is unreachable.
+	AllocHeap Allocation = iota
+	// AllocSlab carves objects created on the loop out of chunks of 64, so
+	// 64 objects cost one allocation; a chunk stays alive while any object in
+	// it is reachable. Objects created off the loop, and all objects while a
+	// Destroy hook is registered (so that Destroy stays prompt), still come
+	// from the heap.
+	AllocSlab
+)
+
+// String names the strategy.
+func (a Allocation) String() string {
+	switch a {
+	case AllocHeap:
+		return "heap"
+	case AllocSlab:
+		return "slab"
+	}
+	return "unknown"
+}
+
+// WithAllocation chooses how futures bound to the executor are allocated.
+// The default is AllocHeap (see docs/benchmarks.md for the measurements
+// behind it).
+func WithAllocation(a Allocation) Option {
+	if a != AllocHeap && a != AllocSlab {
+		panic("executor: WithAllocation with unknown strategy")
+	}
+	return optionFunc(func(e *Executor) { e.alloc = a })
+}
+
+// Allocation returns the executor's allocation strategy.
+func (e *Executor) Allocation() Allocation { return e.alloc }
+
+// localEntry is one loop-local value.
+type localEntry struct {
+	key, val any
+}
+
+// Local returns the loop-local value stored under key by SetLocal, or nil.
+// Packages built on the executor keep per-loop state there (the allocators
+// of package future, for instance). Loop only. Keys are compared with ==;
+// use a value of an unexported type. The table is a short slice: it is
+// meant for a handful of keys.
+func (e *Executor) Local(key any) any {
+	for i := range e.locals {
+		if e.locals[i].key == key {
+			return e.locals[i].val
+		}
+	}
+	return nil
+}
+
+// SetLocal stores val under key for Local. Loop only.
+func (e *Executor) SetLocal(key, val any) {
+	for i := range e.locals {
+		if e.locals[i].key == key {
+			e.locals[i].val = val
+			return
+		}
+	}
+	e.locals = append(e.locals, localEntry{key, val})
+}

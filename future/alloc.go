@@ -1,0 +1,32 @@
+package future
+
+import (
+	"github.com/spindle-rt/spindle/alloc"
+	"github.com/spindle-rt/spindle/executor"
+)
+
+// slabChunk is how many objects one slab chunk holds.
+const slabChunk = 64
+
+// newObj allocates an object that carries a future, following the
+// executor's allocation strategy (executor.WithAllocation): from a loop-owned
+// slab when the caller holds the loop and the executor asks for slabs, from
+// the heap otherwise. While a Destroy hook is registered objects come from
+// the heap, so that each is collected, and reported, on its own.
+func newObj[N any](ex *executor.Executor, onLoop bool) *N {
+	if onLoop && ex.Allocation() == executor.AllocSlab && !ex.DestroyHooked() {
+		return slabOf[N](ex).New()
+	}
+	return new(N)
+}
+
+// slabOf returns ex's slab of N, made on first use. Loop only.
+func slabOf[N any](ex *executor.Executor) *alloc.Slab[N] {
+	key := any((*N)(nil))
+	if s, ok := ex.Local(key).(*alloc.Slab[N]); ok {
+		return s
+	}
+	s := alloc.NewSlab[N](slabChunk)
+	ex.SetLocal(key, s)
+	return s
+}
