@@ -389,6 +389,12 @@ func (e *Executor) publish() {
 	e.pubSuspended.Store(int64(e.suspended.n))
 }
 
+// ReportPanic hands a recovered panic that has nowhere else to go to the
+// executor's panic handler (see WithPanicHandler). Packages built on the
+// executor call it when a panic cannot be stored in the future it would have
+// completed, because that future was already completed (cancelled, say).
+func (e *Executor) ReportPanic(v any, stack []byte) { e.handlePanic(v, stack) }
+
 // handlePanic reports a panic that no future carries.
 func (e *Executor) handlePanic(v any, stack []byte) {
 	if h := e.panicHandler; h != nil {

@@ -16,8 +16,9 @@ package executor
 //     e.holder is then the fiber's goroutine;
 //   - a coroutine (goroutine) belongs to at most one fiber between its start
 //     and its end, and goes back to the idle pool when the fiber is done;
-//   - scheduled coalesces wake-ups: a fiber is queued at most once per
-//     Wake, and a stale or repeated wake-up (the fiber is running or done)
+//   - scheduled coalesces wake-ups: Wake queues a fiber only when it is not
+//     already queued by a Wake, and a stale or repeated wake-up (the fiber is
+//     running or done, or was resumed by its own Start or Yield item)
 //     is ignored by Run, so a body that resumes must recheck the condition
 //     it waited for.
 
@@ -85,7 +86,6 @@ func (f *Fiber) Executor() *Executor { return f.ex }
 // Start returns ErrClosed if the executor is closing.
 func (f *Fiber) Start() error {
 	e := f.ex
-	f.scheduled.Store(true)
 	if e.OnLoop() {
 		f.frame = e.frame
 		e.post(item{r: f, id: f.id})
@@ -109,7 +109,9 @@ func (f *Fiber) Wake() {
 
 // Run starts or resumes f on the loop. It is called by the loop.
 func (f *Fiber) Run() {
-	f.scheduled.Store(false)
+	if f.scheduled.Load() {
+		f.scheduled.Store(false)
+	}
 	e := f.ex
 	switch f.state {
 	case fiberNew:
@@ -165,7 +167,6 @@ func (f *Fiber) Yield() {
 	if f.ex.fiber != f {
 		panic("executor: Fiber.Yield called outside the fiber's body")
 	}
-	f.scheduled.Store(true)
 	f.ex.post(item{r: f, id: f.id})
 	f.Suspend()
 }

@@ -54,12 +54,17 @@ func (t *timerRun) Run() { t.fn() }
 // no goroutine per timer) and fire in deadline order. It is meant for code
 // that holds the loop; from another goroutine the timer is handed to the loop
 // through the inbox, runs with the empty frame, and never fires if the
-// executor is already closing.
+// executor is already closing. Once the executor has closed, the timer never
+// fires.
 func (e *Executor) AfterFunc(d time.Duration, fn func()) *Timer {
 	if fn == nil {
 		panic("executor: AfterFunc with nil func")
 	}
 	t := &Timer{e: e, fn: fn, when: mono() + int64(d)}
+	if e.phase.Load() == phaseClosed {
+		t.state.Store(timerStopped) // the timers are gone: it never fires
+		return t
+	}
 	if e.OnLoop() {
 		t.fr = e.frame
 		t.id = e.hooks.newID(e, hooks.KindTimer)

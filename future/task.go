@@ -85,7 +85,10 @@ func (t *task[T]) RunFiber() {
 	defer func() {
 		if v := recover(); v != nil {
 			var zero T
-			t.res.complete(zero, &PanicError{Value: v, Stack: debug.Stack()}, fromLoop)
+			stack := debug.Stack()
+			if !t.res.complete(zero, &PanicError{Value: v, Stack: stack}, fromLoop) {
+				t.res.ex.ReportPanic(v, stack) // the future was cancelled meanwhile
+			}
 		}
 	}()
 	if t.res.settled() { // cancelled before it started
@@ -98,9 +101,10 @@ func (t *task[T]) RunFiber() {
 
 // taskLink is a task's entry in the waiters of the future it awaits.
 type taskLink struct {
-	l        link
-	t        *taskBase
-	consumed atomic.Bool // the completer has woken it and let go of it
+	l     link
+	t     *taskBase
+	woken atomic.Uint32 // wake calls so far: each means a completer let go of it
+	waits uint32        // registrations so far (loop-owned)
 }
 
 func (tl *taskLink) init(t *taskBase) {
@@ -110,9 +114,13 @@ func (tl *taskLink) init(t *taskBase) {
 
 // wake resumes the task when the future it waits on completes.
 func (tl *taskLink) wake(bool) {
-	tl.consumed.Store(true)
+	tl.woken.Add(1)
 	tl.t.fiber.Wake()
 }
+
+// released reports whether the completer of the latest registration has
+// woken tl and so no longer holds it.
+func (tl *taskLink) released() bool { return tl.woken.Load() == tl.waits }
 
 // renew gives the task a fresh wait link when the current one may still be
 // held by a completer.
@@ -201,8 +209,9 @@ func suspendUntil(fib *executor.Fiber, c *core, ctx context.Context) error {
 		return err
 	}
 	tl := t.wl
-	tl.consumed.Store(false)
+	tl.waits++
 	if !c.addWaiter(&tl.l) {
+		tl.waits-- // never linked: nobody will wake it for this wait
 		return nil
 	}
 	var stop func() bool
@@ -219,7 +228,7 @@ func suspendUntil(fib *executor.Fiber, c *core, ctx context.Context) error {
 		}
 		fib.Suspend()
 		if c.ready() {
-			if !tl.consumed.Load() {
+			if !tl.released() {
 				t.renew() // c's completer has not reached tl yet
 			}
 			if stop != nil {

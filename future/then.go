@@ -47,7 +47,9 @@ func (n *node[T, U]) register(src *Future[T], w waiter, fr *hooks.Frame, onLoop 
 func (n *node[T, U]) CatchPanic(v any, stack []byte) {
 	n.src = nil
 	var zero U
-	n.out.complete(zero, &PanicError{Value: v, Stack: stack}, fromLoop)
+	if !n.out.complete(zero, &PanicError{Value: v, Stack: stack}, fromLoop) {
+		n.out.ex.ReportPanic(v, stack) // the future was cancelled meanwhile
+	}
 }
 
 // thenNode is one link of a Then chain.
@@ -224,7 +226,9 @@ func (n *callNode[T]) Run() {
 // CatchPanic fails the future with fn's panic.
 func (n *callNode[T]) CatchPanic(v any, stack []byte) {
 	var zero T
-	n.out.complete(zero, &PanicError{Value: v, Stack: stack}, fromLoop)
+	if !n.out.complete(zero, &PanicError{Value: v, Stack: stack}, fromLoop) {
+		n.out.ex.ReportPanic(v, stack) // the future was cancelled meanwhile
+	}
 }
 
 // Sleep returns a future resolved on ex's loop once d has elapsed.
