@@ -238,6 +238,9 @@ func (f *Future[T]) Cancel() bool {
 //   - On the loop goroutine outside a task, a pending future returns
 //     ErrDeadlock at once: the loop cannot wait for itself.
 func (f *Future[T]) Await(ctx context.Context) (T, error) {
+	if f == nil {
+		panic("future: Await on nil future")
+	}
 	if f.ready() {
 		return f.val, f.err
 	}

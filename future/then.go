@@ -65,6 +65,9 @@ type thenNode[T, U any] struct {
 // frame current at the call. A panic in fn fails the returned future with a
 // *PanicError.
 func Then[T, U any](f *Future[T], fn func(T) (U, error)) *Future[U] {
+	if f == nil {
+		panic("future: Then on nil future")
+	}
 	if fn == nil {
 		panic("future: Then with nil func")
 	}
@@ -103,6 +106,9 @@ type transformNode[T, U any] struct {
 // its result completes the returned future, so it can recover from an error
 // or turn a value into one.
 func Transform[T, U any](f *Future[T], fn func(T, error) (U, error)) *Future[U] {
+	if f == nil {
+		panic("future: Transform on nil future")
+	}
 	if fn == nil {
 		panic("future: Transform with nil func")
 	}
@@ -131,6 +137,9 @@ func (n *transformNode[T, U]) Run() {
 // completes. Unlike Then it makes no new future; a panic in fn goes to the
 // executor's panic handler.
 func (f *Future[T]) OnComplete(fn func(T, error)) {
+	if f == nil {
+		panic("future: OnComplete on nil future")
+	}
 	if fn == nil {
 		panic("future: OnComplete with nil func")
 	}
