@@ -131,16 +131,14 @@ func (o *composedOp) Run() {
 }
 
 func composed(b *testing.B, st states) {
-	ex := executor.New()
+	ex := newExecutor()
 	defer ex.Close()
 	op := &composedOp{ex: ex, st: st, left: 64}
-	ex.Submit(func() { ex.PostRunnable(op, nil, 0) }) // warm the allocators
-	ex.RunUntilIdle()
+	ex.Drive(op.Run) // warm the allocators
 	op.left = b.N
 	t0 := ex.Stats().TasksRun
 	m := StartMeter(b)
-	ex.Submit(func() { ex.PostRunnable(op, nil, 0) })
-	ex.RunUntilIdle()
+	ex.Drive(op.Run)
 	m.Stop(b, "op", float64(b.N), float64(ex.Stats().TasksRun-t0))
 	if op.left != 0 {
 		b.Fatalf("%d ops did not run", op.left)

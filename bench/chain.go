@@ -35,35 +35,40 @@ func init() {
 
 func addOne(v int) (int, error) { return v + 1, nil }
 
-// chainThen: depth Then links; the head is resolved from outside the loop,
-// every link after it resolves on the loop.
+// chainThen: depth Then links built on the loop (ex.Drive), then the head
+// is resolved and the loop runs until the tail has completed.
 func chainThen(b *testing.B, depth int, fail bool, opts ...executor.Option) {
-	ex := executor.New(opts...)
+	ex := newExecutor(opts...)
 	defer ex.Close()
-	t0 := ex.Stats().TasksRun
-	m := StartMeter(b)
-	for range b.N {
+	var tail *future.Future[int]
+	build := func() {
 		p := future.NewPromise[int](ex)
 		f := p.Future()
 		for range depth {
 			f = future.Then(f, addOne)
 		}
+		tail = f
 		if fail {
 			p.Reject(errChain)
 		} else {
 			p.Resolve(0)
 		}
-		ex.RunUntilIdle()
-		checkChain(b, f, depth, fail)
+	}
+	ex.Drive(build) // warm up
+	t0 := ex.Stats().TasksRun
+	m := StartMeter(b)
+	for range b.N {
+		ex.Drive(build)
+		checkChain(b, tail, depth, fail)
 	}
 	m.Stop(b, "link", float64(b.N*depth), float64(ex.Stats().TasksRun-t0))
 }
 
 // chainAwait: depth spawned tasks, each awaiting the previous link's future
-// and returning its value plus one. The chain is built and resolved in one
-// callback on the loop.
+// and returning its value plus one. The chain is built and resolved on the
+// loop (ex.Drive).
 func chainAwait(b *testing.B, depth int, fail bool) {
-	ex := executor.New()
+	ex := newExecutor()
 	defer ex.Close()
 	var tail *future.Future[int]
 	build := func() {
@@ -83,15 +88,11 @@ func chainAwait(b *testing.B, depth int, fail bool) {
 			p.Resolve(0)
 		}
 	}
-	ex.Submit(build) // warm the task goroutine pool
-	ex.RunUntilIdle()
+	ex.Drive(build) // warm the task goroutine pool
 	t0 := ex.Stats().TasksRun
 	m := StartMeter(b)
 	for range b.N {
-		if err := ex.Submit(build); err != nil {
-			b.Fatal(err)
-		}
-		ex.RunUntilIdle()
+		ex.Drive(build)
 		checkChain(b, tail, depth, fail)
 	}
 	m.Stop(b, "link", float64(b.N*depth), float64(ex.Stats().TasksRun-t0))

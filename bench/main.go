@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	go run ./bench [-bench REGEXP] [-runs N] [-time D] [-json FILE] [-list]
+//	go run ./bench [-bench REGEXP] [-runs N] [-time D] [-alloc heap|slab] [-json FILE] [-list]
 //
 // The same cases run under `go test -bench . ./bench` (see bench_test.go).
 package main
@@ -56,6 +56,7 @@ func run() int {
 	flag.DurationVar(&cfg.perRun, "time", 200*time.Millisecond, "target `duration` of each run (sets -test.benchtime)")
 	flag.StringVar(&cfg.jsonPath, "json", "", "also write every figure as JSON to `file` (\"-\": stdout, the table then goes to stderr)")
 	flag.BoolVar(&cfg.list, "list", false, "print the names of the selected cases and exit")
+	flag.Func("alloc", "how the cases' executors allocate futures: `heap` or slab (executor.WithAllocation)", setAllocation)
 	flag.Usage = usage
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -101,6 +102,7 @@ func run() int {
 		NumCPU:     runtime.NumCPU(),
 		Runs:       cfg.runs,
 		PerRun:     cfg.perRun,
+		Alloc:      allocation.String(),
 	}
 	if h, err := openHWCounters(); err != nil {
 		env.Counters = err.Error()

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 )
 
@@ -24,7 +23,7 @@ func init() {
 
 // postCallback: a callback on the loop posts the next callback, b.N times.
 func postCallback(b *testing.B) {
-	ex := executor.New()
+	ex := newExecutor()
 	defer ex.Close()
 	n := 0
 	var step func()
@@ -36,8 +35,7 @@ func postCallback(b *testing.B) {
 	}
 	t0 := ex.Stats().TasksRun
 	m := StartMeter(b)
-	ex.Submit(step)
-	ex.RunUntilIdle()
+	ex.Drive(step)
 	m.Stop(b, "op", float64(b.N), float64(ex.Stats().TasksRun-t0))
 	if n != b.N {
 		b.Fatalf("ran %d callbacks, want %d", n, b.N)
@@ -47,7 +45,7 @@ func postCallback(b *testing.B) {
 // postTaskYield: a spawned task yields to the loop b.N times (Cobalt's post
 // benchmark).
 func postTaskYield(b *testing.B) {
-	ex := executor.New()
+	ex := newExecutor()
 	defer ex.Close()
 	warm := future.Spawn(ex, func(ctx context.Context) (int, error) { return 0, future.Yield(ctx) })
 	ex.RunUntilIdle()
@@ -74,7 +72,7 @@ func postTaskYield(b *testing.B) {
 // postSubmit: this goroutine submits b.N callbacks while the loop runs on its
 // own goroutine.
 func postSubmit(b *testing.B) {
-	ex := executor.New()
+	ex := newExecutor()
 	ex.Start()
 	n := 0
 	done := make(chan struct{})

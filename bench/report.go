@@ -54,6 +54,7 @@ type environment struct {
 	Runs                    int
 	PerRun                  time.Duration
 	Counters                string // "" when inst and cycles are measured, else why not
+	Alloc                   string // the executors' allocation strategy (-alloc)
 }
 
 // fullName is the case's "Group/Name", what -bench matches.
@@ -328,6 +329,9 @@ func writeTable(w io.Writer, env environment, sums []caseSummary) {
 	fmt.Fprintf(w, "number of runs:       %d\n", env.Runs)
 	fmt.Fprintf(w, "number of cores:      %d (GOMAXPROCS %d)\n", env.NumCPU, env.GOMAXPROCS)
 	fmt.Fprintf(w, "inst/cycles counters: %s\n", counters)
+	if env.Alloc != "" {
+		fmt.Fprintf(w, "future allocation:    %s\n", env.Alloc)
+	}
 
 	rows := make([][]string, len(sums))
 	widths := make([]int, len(tableColumns))
@@ -373,6 +377,7 @@ type jsonReport struct {
 	NumCPU      int        `json:"num_cpu"`
 	Runs        int        `json:"runs"`
 	RunTimeNs   int64      `json:"run_time_ns"`    // -time
+	Alloc       string     `json:"alloc"`          // -alloc
 	CountersErr *string    `json:"counters_error"` // why inst and cycles are null; null when measured
 	Cases       []jsonCase `json:"cases"`
 }
@@ -428,6 +433,7 @@ func jsonReportOf(env environment, sums []caseSummary) jsonReport {
 		NumCPU:     env.NumCPU,
 		Runs:       env.Runs,
 		RunTimeNs:  env.PerRun.Nanoseconds(),
+		Alloc:      env.Alloc,
 		Cases:      []jsonCase{},
 	}
 	if env.Counters != "" {

@@ -487,3 +487,37 @@ func TestFrameFollowsPostAndTimers(t *testing.T) {
 		t.Fatalf("frame values %v %v, want v v", fr1, fr2)
 	}
 }
+
+func TestDrive(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	var order []string
+	ex.Submit(func() { order = append(order, "submitted") })
+	n := ex.Drive(func() {
+		if !ex.OnLoop() {
+			t.Error("Drive's fn does not hold the loop")
+		}
+		order = append(order, "fn")
+		ex.Post(func() { order = append(order, "posted") })
+	})
+	if n != 2 {
+		t.Fatalf("Drive ran %d tasks, want 2 (fn is not counted)", n)
+	}
+	if !slices.Equal(order, []string{"fn", "submitted", "posted"}) {
+		t.Fatalf("order %v", order)
+	}
+	if ex.OnLoop() {
+		t.Fatal("caller still holds the loop after Drive")
+	}
+	func() {
+		defer func() {
+			if recover() != "boom" {
+				t.Fatal("a panic in Drive's fn did not reach the caller")
+			}
+		}()
+		ex.Drive(func() { panic("boom") })
+	}()
+	if got := ex.Drive(func() {}); got != 0 { // the loop was given up: Drive works again
+		t.Fatalf("Drive after a panic ran %d tasks", got)
+	}
+}

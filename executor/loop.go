@@ -24,7 +24,7 @@ func (e *Executor) Run(ctx context.Context) error {
 	if !e.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
-	return e.loop(ctx, false)
+	return e.loop(ctx, false, nil)
 }
 
 // Start runs the loop in a new goroutine, as Run(context.Background()). It
@@ -37,7 +37,7 @@ func (e *Executor) Start() {
 	if !e.running.CompareAndSwap(false, true) {
 		panic("executor: Start while the loop is already running")
 	}
-	go func() { _ = e.loop(context.Background(), false) }()
+	go func() { _ = e.loop(context.Background(), false, nil) }()
 }
 
 // RunUntilIdle runs the loop on the calling goroutine until no task is ready:
@@ -53,7 +53,29 @@ func (e *Executor) RunUntilIdle() int {
 		panic("executor: RunUntilIdle while the loop is already running")
 	}
 	before := e.ran
-	_ = e.loop(context.Background(), true)
+	_ = e.loop(context.Background(), true, nil)
+	return int(e.ran - before)
+}
+
+// Drive runs fn on the calling goroutine as loop code, so that it may do
+// what only code holding the loop may (Post, channel operations, AfterFunc
+// with the current frame), and then runs the loop until idle as RunUntilIdle
+// does. fn is not counted as a task; Drive returns the number of tasks run.
+// It panics if the loop runs elsewhere; on a closed executor it does not
+// call fn and returns 0. A panic in fn propagates to the caller after the
+// loop has been given up.
+func (e *Executor) Drive(fn func()) int {
+	if fn == nil {
+		panic("executor: Drive with nil func")
+	}
+	if e.phase.Load() == phaseClosed {
+		return 0
+	}
+	if !e.running.CompareAndSwap(false, true) {
+		panic("executor: Drive while the loop is already running")
+	}
+	before := e.ran
+	_ = e.loop(context.Background(), true, fn)
 	return int(e.ran - before)
 }
 
@@ -82,7 +104,7 @@ func (e *Executor) Shutdown(ctx context.Context) error {
 	}
 	if e.phase.Load() != phaseClosed && e.running.CompareAndSwap(false, true) {
 		// Nobody runs the loop: drain it here.
-		return e.loop(ctx, false)
+		return e.loop(ctx, false, nil)
 	}
 	select {
 	case <-e.closed:
@@ -101,8 +123,9 @@ func (e *Executor) Close() error {
 }
 
 // loop runs the executor on the calling goroutine. e.running is already set.
-// With untilIdle it returns as soon as nothing is ready.
-func (e *Executor) loop(ctx context.Context, untilIdle bool) (err error) {
+// With untilIdle it returns as soon as nothing is ready. first, if not nil,
+// runs on the loop before anything queued.
+func (e *Executor) loop(ctx context.Context, untilIdle bool, first func()) (err error) {
 	e.loopG = gid.Current()
 	e.holder.Store(e.loopG)
 	ctxDone := ctx.Done()
@@ -114,6 +137,12 @@ func (e *Executor) loop(ctx context.Context, untilIdle bool) (err error) {
 		defer stop()
 	}
 	defer e.leave()
+	if first != nil {
+		if e.hasInbox.Load() {
+			e.takeInbox() // work submitted before fn runs before what fn posts
+		}
+		first()
+	}
 	for {
 		e.runBatch()
 		e.poll()
@@ -145,7 +174,7 @@ func (e *Executor) leave() {
 	e.holder.Store(0)
 	e.running.Store(false)
 	if e.phase.Load() == phaseDraining && e.running.CompareAndSwap(false, true) {
-		_ = e.loop(context.Background(), false)
+		_ = e.loop(context.Background(), false, nil)
 	}
 }
 
