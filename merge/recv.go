@@ -1,0 +1,355 @@
+package merge
+
+// The receive side: Recv (a future per item), RecvWait (one item, waiting in
+// place in a task) and All (a range over the items, in a task).
+//
+// Receivers queue in m.waiters when no item is ready and are served in FIFO
+// order by drain. drain runs as a task posted by the drainer, which is the
+// merge's parent waker whenever receivers wait: the drainer's Wake is called
+// from inside a substream's wake (a channel's Send, say), where polling that
+// substream again would re-enter it, so it only posts the drain.
+//
+// A task waits in place: its node (taskWaiter) names its fiber; drain stores
+// the result in the node and wakes the fiber. Nodes come from a free list
+// kept by the merge, so waiting allocates nothing. Every wake-up is a hint:
+// the task looks at its node's state after Suspend returns. A receiver that
+// went away (a cancelled Recv, a task whose context ended) stays in the
+// queue until drain or the next receiver pops it; drain never hands an item
+// to it. A withdrawn node may still sit in the queue, so it is never reused.
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"unsafe"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/future"
+)
+
+// waiter is one queued receiver: a Recv's promise or a waiting task.
+type waiter[T any] struct {
+	p *future.Promise[T]
+	t *taskWaiter[T]
+}
+
+const (
+	waiting uint8 = iota
+	matched
+	withdrawn
+)
+
+// taskWaiter is the node of a task waiting in RecvWait or All.
+type taskWaiter[T any] struct {
+	fib   *executor.Fiber
+	ctx   context.Context
+	tc    context.Context // the task's own context when ctx is not it
+	after bool            // ctx can end apart from the task: wake the fiber then
+	state uint8
+	v     T
+	err   error
+	next  *taskWaiter[T] // free list
+}
+
+func (w waiter[T]) gone() bool {
+	if w.p != nil {
+		return w.p.Future().Ready() // only a cancellation completes a queued promise
+	}
+	t := w.t
+	return t.state != waiting || t.ctx.Err() != nil || (t.tc != nil && t.tc.Err() != nil)
+}
+
+// deliver hands the receiver its result and reports whether it took it.
+func (w waiter[T]) deliver(v T, err error) bool {
+	if w.p != nil {
+		return w.p.Complete(v, err)
+	}
+	t := w.t
+	t.v, t.err, t.state = v, err, matched
+	t.fib.Wake()
+	return true
+}
+
+// drainer is the merge's parent waker while receivers wait, and the task
+// that serves them.
+type drainer[T any] Merged[T]
+
+// Wake posts the drain once. It is called only by the merge, on the loop.
+func (d *drainer[T]) Wake() {
+	m := (*Merged[T])(d)
+	if m.drainPosted {
+		return
+	}
+	m.drainPosted = true
+	m.ex.PostRunnable(d, nil, 0)
+}
+
+// Run serves the waiting receivers while items are ready.
+func (d *drainer[T]) Run() {
+	m := (*Merged[T])(d)
+	m.drainPosted = false
+	for {
+		m.trimWaiters()
+		w, ok := m.waiters.Pop()
+		if !ok {
+			return
+		}
+		v, ok, err := m.PollRecv(d)
+		if !ok && err == nil {
+			m.waiters.PushFront(w)
+			return
+		}
+		// A promise cancelled from another goroutine since trimWaiters
+		// refuses the item: it goes to the next receiver. ErrClosed
+		// sticks, so it needs no keeping.
+		if !w.deliver(v, err) && !errors.Is(err, ErrClosed) {
+			m.stash(v, err)
+		}
+	}
+}
+
+// trimWaiters pops the receivers at the front that went away.
+func (m *Merged[T]) trimWaiters() {
+	for {
+		w := m.waiters.Peek()
+		if w == nil || !w.gone() {
+			return
+		}
+		m.waiters.Pop()
+	}
+}
+
+func (m *Merged[T]) stash(v T, err error) {
+	m.stashV, m.stashErr, m.hasStash = v, err, true
+}
+
+// tryRecv polls for an item when no receiver is queued ahead of the caller,
+// with the drainer as the waker. done is false when the caller must wait.
+func (m *Merged[T]) tryRecv() (v T, err error, done bool) {
+	m.trimWaiters()
+	if m.waiters.Len() > 0 {
+		return v, nil, false
+	}
+	v, ok, err := m.PollRecv((*drainer[T])(m))
+	return v, err, ok || err != nil
+}
+
+// Recv returns a future of the next item. It fails with ErrClosed once the
+// merge has ended, or with the error of a substream that failed (that
+// substream is dropped; the next Recv goes on with the others). An item that
+// is ready now gives a future that is already complete. Receivers are served
+// in the order they called Recv; cancelling the future withdraws the
+// receiver and moves no item. Each call allocates the future; tasks receive
+// without allocating with RecvWait and All. Loop only.
+func (m *Merged[T]) Recv() *future.Future[T] {
+	m.mustLoop("Recv")
+	if v, err, done := m.tryRecv(); done {
+		if err != nil {
+			return future.Failed[T](m.ex, err)
+		}
+		return future.Resolved(m.ex, v)
+	}
+	p := future.NewPromise[T](m.ex)
+	m.waiters.Push(waiter[T]{p: p})
+	return p.Future()
+}
+
+// RecvWait receives the next item, with Recv's results, waiting in place:
+// inside a task started by future.Spawn it suspends the task until an item
+// is there, ctx (or the task) ends, then it returns that error, or the
+// executor closes (executor.ErrClosed); a wait that ends early takes no
+// item. The task itself is the waiter, so RecvWait allocates nothing, and
+// it watches ctx with context.AfterFunc only when ctx is not the task's own
+// context (or a value-only wrapper of it). On the loop outside a task it
+// returns an item that is ready now, or future.ErrDeadlock. Loop only.
+func (m *Merged[T]) RecvWait(ctx context.Context) (T, error) {
+	m.mustLoop("RecvWait")
+	if v, err, done := m.tryRecv(); done {
+		return v, err
+	}
+	var zero T
+	fib := m.ex.CurrentFiber()
+	if fib == nil {
+		return zero, future.ErrDeadlock
+	}
+	tw := m.getWaiter(fib, ctx)
+	var stop func() bool
+	if tw.after {
+		stop = context.AfterFunc(ctx, fib.Wake)
+	}
+	err := m.wait(tw)
+	if stop != nil {
+		stop()
+	}
+	if err != nil {
+		return zero, err
+	}
+	v, err := m.take(tw)
+	m.putWaiter(tw)
+	return v, err
+}
+
+// All returns an iterator over the merge's items, for the body of a task
+// started by future.Spawn:
+//
+//	for v, err := range m.All(ctx) {
+//		if err != nil { ... } // a substream failed (it is dropped; the range goes on)
+//		...
+//	}
+//
+// The range ends when the merge ends. A substream's failure is yielded as
+// (zero, err) and the range goes on with the others (hence iter.Seq2, where
+// a channel's All, which cannot fail, is an iter.Seq). When ctx or the task
+// ends, or the executor closes, while the task waits, that error is yielded
+// last. Each step is a RecvWait; the range allocates nothing per item and
+// registers a context.AfterFunc at most once. Breaking out of the range
+// takes no further item.
+//
+// Outside a task, on the loop, the range yields the items ready now and then,
+// instead of waiting, future.ErrDeadlock. Loop only.
+func (m *Merged[T]) All(ctx context.Context) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		m.mustLoop("All")
+		var (
+			zero T
+			tw   *taskWaiter[T]
+			stop func() bool
+		)
+		defer func() {
+			if stop != nil {
+				stop()
+			}
+			if tw != nil && tw.state != withdrawn {
+				m.putWaiter(tw)
+			}
+		}()
+		for {
+			v, err, done := m.tryRecv()
+			if !done {
+				if tw == nil {
+					fib := m.ex.CurrentFiber()
+					if fib == nil {
+						yield(zero, future.ErrDeadlock)
+						return
+					}
+					tw = m.getWaiter(fib, ctx)
+					if tw.after {
+						stop = context.AfterFunc(ctx, fib.Wake)
+					}
+				}
+				if err = m.wait(tw); err != nil {
+					yield(zero, err)
+					return
+				}
+				v, err = m.take(tw)
+			}
+			if err != nil {
+				if errors.Is(err, ErrClosed) {
+					return
+				}
+				if !yield(zero, err) {
+					return
+				}
+				continue
+			}
+			if !yield(v, nil) {
+				return
+			}
+		}
+	}
+}
+
+// getWaiter returns a node, from the free list if it can, for the task
+// running fib to wait with ctx.
+func (m *Merged[T]) getWaiter(fib *executor.Fiber, ctx context.Context) *taskWaiter[T] {
+	tw := m.free
+	if tw != nil {
+		m.free, tw.next = tw.next, nil
+	} else {
+		tw = &taskWaiter[T]{}
+	}
+	tw.fib, tw.ctx, tw.tc, tw.after = fib, ctx, nil, false
+	if !ownContext(fib, ctx) {
+		// Not the task's context: watch the task's too, and wake the
+		// fiber when ctx ends.
+		tw.tc, _ = fib.Body().(context.Context)
+		tw.after = ctx.Done() != nil
+	}
+	return tw
+}
+
+// putWaiter returns a node that is in no queue to the free list.
+func (m *Merged[T]) putWaiter(tw *taskWaiter[T]) {
+	var zero T
+	tw.fib, tw.ctx, tw.tc, tw.v, tw.err = nil, nil, nil, zero, nil
+	tw.next, m.free = m.free, tw
+}
+
+// take returns the result drain stored in tw and clears it.
+func (m *Merged[T]) take(tw *taskWaiter[T]) (v T, err error) {
+	var zero T
+	v, err = tw.v, tw.err
+	tw.v, tw.err = zero, nil
+	return v, err
+}
+
+// wait queues tw and suspends its task until drain fills it (nil) or the
+// task must stop waiting (the reason; tw is then withdrawn and, since it may
+// still sit in the queue, never reused).
+func (m *Merged[T]) wait(tw *taskWaiter[T]) error {
+	tw.state = waiting
+	if err := tw.why(m.ex); err != nil {
+		tw.state = withdrawn
+		return err
+	}
+	m.waiters.Push(waiter[T]{t: tw})
+	for {
+		tw.fib.Suspend()
+		if tw.state == matched {
+			return nil
+		}
+		if err := tw.why(m.ex); err != nil {
+			tw.state = withdrawn
+			return err
+		}
+	}
+}
+
+// why says why the task must stop waiting, if it must.
+func (tw *taskWaiter[T]) why(ex *executor.Executor) error {
+	if ex.Closed() {
+		return executor.ErrClosed
+	}
+	if err := tw.ctx.Err(); err != nil {
+		return err
+	}
+	if tw.tc != nil {
+		return tw.tc.Err()
+	}
+	return nil
+}
+
+// ownContext reports whether ctx ends exactly when the task running fib
+// does: it is the task's context (future.Spawn's task object is both the
+// fiber's body and the context it hands the task) or a value-only wrapper
+// of it. Then the task's cancellation and the executor's closing already
+// wake the fiber, and nothing needs to watch ctx.
+func ownContext(fib *executor.Fiber, ctx context.Context) bool {
+	body := fib.Body()
+	// Same object: compare the interfaces' data words, which cannot panic
+	// on uncomparable dynamic types.
+	if ifaceData(unsafe.Pointer(&body)) == ifaceData(unsafe.Pointer(&ctx)) {
+		return true
+	}
+	tc, ok := body.(context.Context)
+	if !ok {
+		return false
+	}
+	d := ctx.Done()
+	return d != nil && d == tc.Done()
+}
+
+// ifaceData returns the data word of the interface value at p.
+func ifaceData(p unsafe.Pointer) unsafe.Pointer {
+	return (*[2]unsafe.Pointer)(p)[1]
+}
