@@ -291,6 +291,21 @@ type taskBody interface{ base() *taskBase }
 
 func (t *taskBase) base() *taskBase { return t }
 
+// TaskContext returns the context that future.Spawn handed to the task that
+// runs on fib, or nil if fib does not run a spawned task. Packages that
+// suspend tasks themselves (channels, merges) compare a ctx with it: the
+// task's own context needs no watching, because its cancellation and the
+// executor's closing already wake the fiber.
+func TaskContext(fib *executor.Fiber) context.Context {
+	if fib == nil {
+		return nil
+	}
+	if tb, ok := fib.Body().(taskBody); ok {
+		return tb.base()
+	}
+	return nil
+}
+
 // currentTask returns the task that ctx belongs to if the caller is that
 // task's body, else nil.
 func currentTask(ctx context.Context) *taskBase {

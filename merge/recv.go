@@ -21,7 +21,6 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"unsafe"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
@@ -335,21 +334,13 @@ func (tw *taskWaiter[T]) why(ex *executor.Executor) error {
 // of it. Then the task's cancellation and the executor's closing already
 // wake the fiber, and nothing needs to watch ctx.
 func ownContext(fib *executor.Fiber, ctx context.Context) bool {
-	body := fib.Body()
-	// Same object: compare the interfaces' data words, which cannot panic
-	// on uncomparable dynamic types.
-	if ifaceData(unsafe.Pointer(&body)) == ifaceData(unsafe.Pointer(&ctx)) {
-		return true
-	}
-	tc, ok := body.(context.Context)
-	if !ok {
+	tc := future.TaskContext(fib)
+	if tc == nil {
 		return false
+	}
+	if ctx == tc { // different dynamic types compare unequal without panicking
+		return true
 	}
 	d := ctx.Done()
 	return d != nil && d == tc.Done()
-}
-
-// ifaceData returns the data word of the interface value at p.
-func ifaceData(p unsafe.Pointer) unsafe.Pointer {
-	return (*[2]unsafe.Pointer)(p)[1]
 }
