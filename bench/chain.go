@@ -35,9 +35,37 @@ func init() {
 
 func addOne(v int) (int, error) { return v + 1, nil }
 
-// chainThen: depth Then links built on the loop (ex.Drive), then the head
-// is resolved and the loop runs until the tail has completed.
+// link extends a chain by one link.
+type link func(ex *executor.Executor, f *future.Future[int]) *future.Future[int]
+
+// thenLink is one Then link.
+func thenLink(_ *executor.Executor, f *future.Future[int]) *future.Future[int] {
+	return future.Then(f, addOne)
+}
+
+// awaitLink is one spawned task awaiting the previous link's future and
+// returning its value plus one.
+func awaitLink(ex *executor.Executor, prev *future.Future[int]) *future.Future[int] {
+	return future.Spawn(ex, func(ctx context.Context) (int, error) {
+		v, err := prev.Await(ctx)
+		return v + 1, err
+	})
+}
+
+// chainThen: depth Then links.
 func chainThen(b *testing.B, depth int, fail bool, opts ...executor.Option) {
+	runChain(b, depth, fail, thenLink, opts...)
+}
+
+// chainAwait: depth spawned tasks, each awaiting the previous link.
+func chainAwait(b *testing.B, depth int, fail bool) {
+	runChain(b, depth, fail, awaitLink)
+}
+
+// runChain builds a chain of depth links on an unresolved promise on the
+// loop (ex.Drive), resolves or fails its head, and runs the loop until the
+// tail has completed, b.N times.
+func runChain(b *testing.B, depth int, fail bool, next link, opts ...executor.Option) {
 	ex := newExecutor(opts...)
 	defer ex.Close()
 	var tail *future.Future[int]
@@ -45,7 +73,7 @@ func chainThen(b *testing.B, depth int, fail bool, opts ...executor.Option) {
 		p := future.NewPromise[int](ex)
 		f := p.Future()
 		for range depth {
-			f = future.Then(f, addOne)
+			f = next(ex, f)
 		}
 		tail = f
 		if fail {
@@ -54,41 +82,7 @@ func chainThen(b *testing.B, depth int, fail bool, opts ...executor.Option) {
 			p.Resolve(0)
 		}
 	}
-	ex.Drive(build) // warm up
-	t0 := ex.Stats().TasksRun
-	m := StartMeter(b)
-	for range b.N {
-		ex.Drive(build)
-		checkChain(b, tail, depth, fail)
-	}
-	m.Stop(b, "link", float64(b.N*depth), float64(ex.Stats().TasksRun-t0))
-}
-
-// chainAwait: depth spawned tasks, each awaiting the previous link's future
-// and returning its value plus one. The chain is built and resolved on the
-// loop (ex.Drive).
-func chainAwait(b *testing.B, depth int, fail bool) {
-	ex := newExecutor()
-	defer ex.Close()
-	var tail *future.Future[int]
-	build := func() {
-		p := future.NewPromise[int](ex)
-		f := p.Future()
-		for range depth {
-			prev := f
-			f = future.Spawn(ex, func(ctx context.Context) (int, error) {
-				v, err := prev.Await(ctx)
-				return v + 1, err
-			})
-		}
-		tail = f
-		if fail {
-			p.Reject(errChain)
-		} else {
-			p.Resolve(0)
-		}
-	}
-	ex.Drive(build) // warm the task goroutine pool
+	ex.Drive(build) // warm up (and fill the pool of task goroutines)
 	t0 := ex.Stats().TasksRun
 	m := StartMeter(b)
 	for range b.N {
