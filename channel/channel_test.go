@@ -1,0 +1,1068 @@
+package channel_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/spindle-rt/spindle/channel"
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/future"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// safety bounds every wait that must not hang; it is never the
+// synchronisation itself.
+const safety = 10 * time.Second
+
+// onLoop runs fn on ex's loop, driven on the calling goroutine, and returns
+// once the loop is idle again (everything fn scheduled has run).
+func onLoop(t testing.TB, ex *executor.Executor, fn func()) {
+	t.Helper()
+	if err := ex.Submit(fn); err != nil {
+		t.Fatalf("Submit: %v", err)
+	}
+	ex.RunUntilIdle()
+}
+
+// call runs fn on the loop of a started executor and returns once it ran.
+func call(t testing.TB, ex *executor.Executor, fn func()) {
+	t.Helper()
+	if _, err := await(t, future.Call(ex, func() (struct{}, error) {
+		fn()
+		return struct{}{}, nil
+	})); err != nil {
+		t.Fatalf("Call: %v", err)
+	}
+}
+
+// peek returns the outcome of f, which must be ready.
+func peek[T any](t testing.TB, f *future.Future[T]) (T, error) {
+	t.Helper()
+	r, ok := f.Peek()
+	if !ok {
+		t.Fatalf("future is not ready")
+	}
+	return r.Value, r.Err
+}
+
+// pending fails the test if f is ready.
+func pending[T any](t testing.TB, f *future.Future[T], what string) {
+	t.Helper()
+	if f.Ready() {
+		r, _ := f.Peek()
+		t.Fatalf("%s: ready with (%v, %v), want pending", what, r.Value, r.Err)
+	}
+}
+
+// await waits for f off the loop, with the safety net.
+func await[T any](t testing.TB, f *future.Future[T]) (T, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), safety)
+	defer cancel()
+	v, err := f.Await(ctx)
+	if err != nil && ctx.Err() != nil {
+		t.Fatalf("Await: safety timeout (%v) hit", safety)
+	}
+	return v, err
+}
+
+// mustPanic runs fn and checks that it panics with a message that starts
+// with "channel: " and contains want.
+func mustPanic(t *testing.T, want string, fn func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		v := recover()
+		if v == nil {
+			t.Fatalf("no panic, want one containing %q", want)
+		}
+		msg := fmt.Sprint(v)
+		if !strings.HasPrefix(msg, "channel: ") || !strings.Contains(msg, want) {
+			t.Fatalf("panic %q, want one starting with \"channel: \" and containing %q", msg, want)
+		}
+	}()
+	fn()
+}
+
+func TestRendezvous(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	c := channel.New[int](ex, 0)
+	var r1 *future.Future[int]
+	var s1 *future.Future[struct{}]
+	onLoop(t, ex, func() {
+		if c.Cap() != 0 || c.Len() != 0 {
+			t.Errorf("Cap, Len = %d, %d; want 0, 0", c.Cap(), c.Len())
+		}
+		if c.TrySend(1) {
+			t.Error("TrySend with no receiver succeeded")
+		}
+		if _, ok := c.TryRecv(); ok {
+			t.Error("TryRecv on an empty channel succeeded")
+		}
+		r1 = c.Recv()
+		pending(t, r1, "Recv with no sender")
+		if !c.TrySend(7) {
+			t.Error("TrySend to a waiting receiver failed")
+		}
+		if v, err := peek(t, r1); v != 7 || err != nil {
+			t.Errorf("Recv = (%v, %v), want (7, nil)", v, err)
+		}
+		s1 = c.Send(8)
+		pending(t, s1, "Send with no receiver")
+		if c.Len() != 0 {
+			t.Errorf("Len = %d with a waiting sender, want 0 (nothing is buffered)", c.Len())
+		}
+		if v, ok := c.TryRecv(); !ok || v != 8 {
+			t.Errorf("TryRecv = (%v, %v), want (8, true)", v, ok)
+		}
+		if _, err := peek(t, s1); err != nil {
+			t.Errorf("Send after the receive: %v", err)
+		}
+	})
+}
+
+func TestBuffered(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	c := channel.New[string](ex, 3)
+	onLoop(t, ex, func() {
+		for _, s := range []string{"a", "b", "c"} {
+			if !c.TrySend(s) {
+				t.Fatalf("TrySend(%q) with room failed", s)
+			}
+		}
+		if c.TrySend("x") {
+			t.Error("TrySend to a full channel succeeded")
+		}
+		if c.Len() != 3 || c.Cap() != 3 {
+			t.Errorf("Len, Cap = %d, %d; want 3, 3", c.Len(), c.Cap())
+		}
+		d := c.Send("d") // waits: the buffer is full
+		e := c.Send("e")
+		pending(t, d, "Send to a full channel")
+		var got []string
+		for range 5 {
+			v, ok := c.TryRecv()
+			if !ok {
+				t.Fatal("TryRecv ran dry early")
+			}
+			got = append(got, v)
+			if len(got) == 1 {
+				// Taking "a" moved "d" into the buffer: d has completed.
+				if _, err := peek(t, d); err != nil {
+					t.Errorf("Send(d): %v", err)
+				}
+				pending(t, e, "second waiting Send")
+				if c.Len() != 3 {
+					t.Errorf("Len after refill = %d, want 3", c.Len())
+				}
+			}
+		}
+		if strings.Join(got, "") != "abcde" {
+			t.Errorf("received %v, want a..e in order", got)
+		}
+		if _, err := peek(t, e); err != nil {
+			t.Errorf("Send(e): %v", err)
+		}
+	})
+}
+
+// An operation that can complete at once returns a completed future: an
+// immediate Send shares one future per channel and allocates nothing, an
+// immediate Recv allocates only its future, TrySend and TryRecv never
+// allocate, and awaiting completed futures in a task does not suspend.
+func TestImmediateCompletion(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	c := channel.New[int](ex, 1)
+	onLoop(t, ex, func() {
+		s1 := c.Send(1)
+		if !s1.Ready() {
+			t.Fatal("immediate Send not ready")
+		}
+		r := c.Recv()
+		if v, err := peek(t, r); v != 1 || err != nil {
+			t.Fatalf("Recv = (%v, %v)", v, err)
+		}
+		if s2 := c.Send(2); s2 != s1 {
+			t.Error("two immediate Sends returned different futures; want the shared one")
+		}
+		c.TryRecv()
+
+		if n := testing.AllocsPerRun(1000, func() {
+			c.Send(3)
+			c.TryRecv()
+		}); n != 0 {
+			t.Errorf("immediate Send: %v allocs, want 0", n)
+		}
+		if n := testing.AllocsPerRun(1000, func() {
+			c.TrySend(3)
+			c.TryRecv()
+		}); n != 0 {
+			t.Errorf("TrySend+TryRecv: %v allocs, want 0", n)
+		}
+		if n := testing.AllocsPerRun(1000, func() {
+			c.TrySend(3)
+			c.Recv()
+		}); n > 1 {
+			t.Errorf("immediate Recv: %v allocs, want at most 1", n)
+		}
+		fresh := channel.New[int](ex, 5)
+		if n := testing.AllocsPerRun(1, func() {
+			for i := range 5 {
+				fresh.TrySend(i)
+			}
+			for range 5 {
+				fresh.TryRecv()
+			}
+		}); n != 0 {
+			t.Errorf("filling and draining a new channel: %v allocs, want 0", n)
+		}
+		w := &countWaker{}
+		if n := testing.AllocsPerRun(1000, func() {
+			c.PollRecv(w) // pending: registers w
+		}); n != 0 {
+			t.Errorf("pending PollRecv: %v allocs, want 0", n)
+		}
+	})
+
+	ran0 := ex.Stats().TasksRun
+	f := future.Spawn(ex, func(ctx context.Context) (int, error) {
+		sum := 0
+		for i := range 100 {
+			s, r := c.Send(i), c.Recv()
+			all := future.All(r, r) // a combinator of completed futures is complete
+			if !all.Ready() {
+				return 0, errors.New("All of completed futures is pending")
+			}
+			if _, err := s.Await(ctx); err != nil {
+				return 0, err
+			}
+			v, err := r.Await(ctx)
+			if err != nil {
+				return 0, err
+			}
+			sum += v
+		}
+		return sum, nil
+	})
+	ex.RunUntilIdle()
+	if v, err := peek(t, f); v != 4950 || err != nil {
+		t.Fatalf("task = (%v, %v)", v, err)
+	}
+	if n := ex.Stats().TasksRun - ran0; n != 1 {
+		t.Errorf("the task ran in %d slices, want 1 (it never suspends)", n)
+	}
+}
+
+// Waiting receivers are served in the order they queued, whatever form
+// they wait in (future, task, select, future select), and so are waiting
+// senders.
+func TestFIFOWaiters(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	c := channel.New[int](ex, 0)
+	other := channel.New[int](ex, 0)
+	var got [6]int
+	var fs []*future.Future[int]
+	onLoop(t, ex, func() {
+		fs = append(fs, c.Recv())
+		fs = append(fs, future.Spawn(ex, func(ctx context.Context) (int, error) { return c.RecvWait(ctx) }))
+	})
+	onLoop(t, ex, func() {
+		fs = append(fs, c.Recv())
+		rc, oc := c.RecvCase(), other.RecvCase()
+		fs = append(fs, future.Spawn(ex, func(ctx context.Context) (int, error) {
+			i, err := channel.Select(ctx, oc, rc)
+			if i != 1 || err != nil {
+				return 0, fmt.Errorf("Select = (%d, %v), want (1, nil)", i, err)
+			}
+			return rc.Value(), nil
+		}))
+	})
+	var rc2 *channel.RecvCase[int]
+	onLoop(t, ex, func() {
+		rc2 = c.RecvCase()
+		fs = append(fs, future.Then(channel.SelectFuture(other.RecvCase(), rc2), func(i int) (int, error) {
+			if i != 1 {
+				return 0, fmt.Errorf("SelectFuture chose %d, want 1", i)
+			}
+			return rc2.Value(), nil
+		}))
+		fs = append(fs, c.Recv())
+	})
+	onLoop(t, ex, func() {
+		for i := range 6 {
+			if !c.TrySend(100 + i) {
+				t.Fatalf("TrySend %d: no waiting receiver", i)
+			}
+		}
+		if c.TrySend(0) {
+			t.Error("TrySend succeeded with no receiver left")
+		}
+	})
+	for i, f := range fs {
+		v, err := peek(t, f)
+		if err != nil {
+			t.Fatalf("receiver %d: %v", i, err)
+		}
+		got[i] = v
+	}
+	if got != [6]int{100, 101, 102, 103, 104, 105} {
+		t.Errorf("receivers got %v, want 100..105 in queue order", got)
+	}
+
+	// Senders.
+	var sent []int
+	var done []*future.Future[struct{}]
+	onLoop(t, ex, func() {
+		done = append(done, c.Send(1))
+		future.Spawn(ex, func(ctx context.Context) (struct{}, error) { return struct{}{}, c.SendWait(ctx, 2) })
+	})
+	onLoop(t, ex, func() {
+		done = append(done, future.Then(channel.SelectFuture(other.RecvCase(), c.SendCase(3)), func(int) (struct{}, error) { return struct{}{}, nil }))
+		done = append(done, c.Send(4))
+	})
+	onLoop(t, ex, func() {
+		for {
+			v, ok := c.TryRecv()
+			if !ok {
+				break
+			}
+			sent = append(sent, v)
+		}
+	})
+	if fmt.Sprint(sent) != "[1 2 3 4]" {
+		t.Errorf("senders delivered %v, want [1 2 3 4]", sent)
+	}
+	for i, f := range done {
+		if _, err := peek(t, f); err != nil {
+			t.Errorf("sender %d: %v", i, err)
+		}
+	}
+}
+
+// countWaker counts its wake-ups.
+type countWaker struct{ n int }
+
+func (w *countWaker) Wake() { w.n++ }
+
+func TestCloseKeepsBufferedItems(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	c := channel.New[int](ex, 4)
+	onLoop(t, ex, func() {
+		c.TrySend(1)
+		c.TrySend(2)
+		c.Close()
+		c.Close() // idempotent
+		if !c.Closed() || c.Len() != 2 {
+			t.Errorf("Closed, Len = %v, %d; want true, 2", c.Closed(), c.Len())
+		}
+		if c.TrySend(3) {
+			t.Error("TrySend after Close succeeded")
+		}
+		if _, err := peek(t, c.Send(3)); !errors.Is(err, channel.ErrClosed) {
+			t.Errorf("Send after Close: %v, want ErrClosed", err)
+		}
+		if v, err := peek(t, c.Recv()); v != 1 || err != nil {
+			t.Errorf("Recv after Close = (%v, %v), want (1, nil)", v, err)
+		}
+		if v, ok, err := c.PollRecv(&countWaker{}); v != 2 || !ok || err != nil {
+			t.Errorf("PollRecv after Close = (%v, %v, %v), want (2, true, nil)", v, ok, err)
+		}
+		if _, err := peek(t, c.Recv()); !errors.Is(err, channel.ErrClosed) {
+			t.Errorf("Recv when closed and drained: %v, want ErrClosed", err)
+		}
+		if _, ok := c.TryRecv(); ok {
+			t.Error("TryRecv when closed and drained succeeded")
+		}
+		if _, ok, err := c.PollRecv(&countWaker{}); ok || !errors.Is(err, channel.ErrClosed) {
+			t.Errorf("PollRecv when closed and drained = (%v, %v), want ErrClosed", ok, err)
+		}
+		if i, err := channel.TrySelect(c.RecvCase()); i != 0 || !errors.Is(err, channel.ErrClosed) {
+			t.Errorf("TrySelect(recv) when closed = (%d, %v), want (0, ErrClosed)", i, err)
+		}
+		if i, err := channel.TrySelect(c.SendCase(9)); i != 0 || !errors.Is(err, channel.ErrClosed) {
+			t.Errorf("TrySelect(send) when closed = (%d, %v), want (0, ErrClosed)", i, err)
+		}
+		if c.Len() != 0 {
+			t.Errorf("Len = %d, want 0", c.Len())
+		}
+	})
+	// Tasks see the same.
+	f := future.Spawn(ex, func(ctx context.Context) (string, error) {
+		_, rerr := c.RecvWait(ctx)
+		serr := c.SendWait(ctx, 1)
+		n := 0
+		for range c.All(ctx) {
+			n++
+		}
+		return fmt.Sprint(errors.Is(rerr, channel.ErrClosed), errors.Is(serr, channel.ErrClosed), n), nil
+	})
+	ex.RunUntilIdle()
+	if v, err := peek(t, f); v != "true true 0" || err != nil {
+		t.Errorf("task = (%q, %v), want \"true true 0\"", v, err)
+	}
+}
+
+// Close fails every kind of waiting receiver and, on another channel, every
+// kind of waiting sender, and moves no item.
+func TestCloseWithWaiters(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	rx := channel.New[int](ex, 0)
+	tx := channel.New[int](ex, 0)
+	never := channel.New[int](ex, 0)
+	var futs []*future.Future[int]
+	var sends []*future.Future[struct{}]
+	poll := &countWaker{}
+	var rcase *channel.RecvCase[int]
+	var scase *channel.SendCase[int]
+	onLoop(t, ex, func() {
+		futs = append(futs, rx.Recv())
+		futs = append(futs, future.Spawn(ex, func(ctx context.Context) (int, error) { return rx.RecvWait(ctx) }))
+		rcase = rx.RecvCase()
+		futs = append(futs, channel.SelectFuture(never.RecvCase(), rcase))
+		futs = append(futs, future.Spawn(ex, func(ctx context.Context) (int, error) {
+			rc := rx.RecvCase()
+			i, err := channel.Select(ctx, never.RecvCase(), rc)
+			if i != 1 {
+				return 0, fmt.Errorf("Select chose %d, want 1", i)
+			}
+			return 0, err
+		}))
+		if _, ok, _ := rx.PollRecv(poll); ok {
+			t.Error("PollRecv on an empty channel got an item")
+		}
+
+		sends = append(sends, tx.Send(1))
+		sends = append(sends, future.Spawn(ex, func(ctx context.Context) (struct{}, error) { return struct{}{}, tx.SendWait(ctx, 2) }))
+		scase = tx.SendCase(3)
+		sel := channel.SelectFuture(never.RecvCase(), scase)
+		sends = append(sends, future.Then(sel, func(i int) (struct{}, error) {
+			if i != 1 {
+				return struct{}{}, fmt.Errorf("SelectFuture chose %d, want 1", i)
+			}
+			return struct{}{}, scase.Err()
+		}))
+	})
+	onLoop(t, ex, func() {
+		rx.Close()
+		tx.Close()
+	})
+	for i, f := range futs {
+		_, err := peek(t, f)
+		if i == 2 { // the future select resolves with the index; the case holds the error
+			if err != nil || !errors.Is(rcase.Err(), channel.ErrClosed) {
+				t.Errorf("receiver %d: (%v, case %v), want (nil, case ErrClosed)", i, err, rcase.Err())
+			}
+			continue
+		}
+		if !errors.Is(err, channel.ErrClosed) {
+			t.Errorf("receiver %d: %v, want ErrClosed", i, err)
+		}
+	}
+	for i, f := range sends {
+		if _, err := peek(t, f); !errors.Is(err, channel.ErrClosed) {
+			t.Errorf("sender %d: %v, want ErrClosed", i, err)
+		}
+	}
+	if poll.n != 1 {
+		t.Errorf("poll waker woken %d times by Close, want 1", poll.n)
+	}
+	onLoop(t, ex, func() {
+		if _, ok := tx.TryRecv(); ok {
+			t.Error("an item of a failed sender was received")
+		}
+		if never.TrySend(0) {
+			t.Error("a finished select still receives from its other channel")
+		}
+	})
+}
+
+// A cancelled Send or Recv future is withdrawn: it moves no item, and the
+// next waiter is served instead.
+func TestCancelMovesNothing(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	c := channel.New[int](ex, 0)
+	onLoop(t, ex, func() {
+		r1, r2 := c.Recv(), c.Recv()
+		if !r1.Cancel() {
+			t.Fatal("Cancel of a pending Recv returned false")
+		}
+		if !c.TrySend(5) {
+			t.Fatal("TrySend: the second receiver was not served")
+		}
+		if _, err := peek(t, r1); !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled Recv: %v", err)
+		}
+		if v, err := peek(t, r2); v != 5 || err != nil {
+			t.Errorf("second Recv = (%v, %v), want (5, nil)", v, err)
+		}
+		if r2.Cancel() {
+			t.Error("Cancel of a completed Recv returned true")
+		}
+		r3 := c.Recv()
+		r3.Cancel()
+		if c.TrySend(6) {
+			t.Error("TrySend succeeded with only a cancelled receiver")
+		}
+
+		s1, s2 := c.Send(1), c.Send(2)
+		s1.Cancel()
+		if v, ok := c.TryRecv(); !ok || v != 2 {
+			t.Errorf("TryRecv = (%v, %v), want the second sender's 2", v, ok)
+		}
+		if _, err := peek(t, s2); err != nil {
+			t.Errorf("second Send: %v", err)
+		}
+		s3 := c.Send(3)
+		s3.Cancel()
+		if v, ok := c.TryRecv(); ok {
+			t.Errorf("TryRecv got %v from a cancelled sender", v)
+		}
+
+		sel := channel.SelectFuture(c.RecvCase())
+		sel.Cancel()
+		if c.TrySend(7) {
+			t.Error("TrySend succeeded with only a cancelled select")
+		}
+	})
+}
+
+// Cancel from other goroutines races with hand-offs on the loop: each
+// pending Recv either gets its item (and Cancel reports false) or is
+// cancelled (and the item goes to the next receiver or stays with the
+// sender). Nothing is lost or duplicated.
+func TestCancelRaceLosesNothing(t *testing.T) {
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	c := channel.New[int](ex, 0)
+	const rounds = 2000
+	type round struct {
+		f         *future.Future[int]
+		cancelled bool
+	}
+	var (
+		mu  sync.Mutex
+		rs  []*round
+		wg  sync.WaitGroup
+		out = make(chan *round, rounds)
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for r := range out {
+			ok := r.f.Cancel()
+			mu.Lock()
+			r.cancelled = ok
+			mu.Unlock()
+		}
+	}()
+	sentOK := map[int]bool{}
+	_, err := await(t, future.Spawn(ex, func(ctx context.Context) (int, error) {
+		for i := range rounds {
+			r := &round{f: c.Recv()}
+			rs = append(rs, r)
+			out <- r
+			if i%3 == 0 {
+				if err := future.Yield(ctx); err != nil {
+					return 0, err
+				}
+			}
+			if c.TrySend(i) {
+				sentOK[i] = true
+			}
+		}
+		return 0, nil
+	}))
+	close(out)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]bool{}
+	for _, r := range rs {
+		v, err := await(t, r.f)
+		mu.Lock()
+		cancelled := r.cancelled
+		mu.Unlock()
+		switch {
+		case cancelled && !errors.Is(err, context.Canceled):
+			t.Fatalf("Cancel reported true but the future has (%v, %v)", v, err)
+		case !cancelled && err != nil:
+			t.Fatalf("Cancel reported false but the future failed: %v", err)
+		case err == nil:
+			if got[v] {
+				t.Fatalf("item %d received twice", v)
+			}
+			got[v] = true
+		}
+	}
+	for v := range sentOK {
+		if !got[v] {
+			t.Fatalf("item %d was sent (TrySend true) but never received", v)
+		}
+	}
+	if len(got) != len(sentOK) {
+		t.Fatalf("received %d items, sent %d", len(got), len(sentOK))
+	}
+}
+
+// A task whose context ends is withdrawn at once: no item moves to it even
+// before it runs again, and it returns the context's error.
+func TestTaskCancelMovesNothing(t *testing.T) {
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	c := channel.New[int](ex, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var foreign, own, sender *future.Future[int]
+	call(t, ex, func() {
+		// A context that is not the task's.
+		foreign = future.Spawn(ex, func(context.Context) (int, error) { return c.RecvWait(ctx) })
+		// The task's own context, ended by cancelling the task.
+		own = future.Spawn(ex, func(tctx context.Context) (int, error) { return c.RecvWait(tctx) })
+	})
+	call(t, ex, func() {
+		cancel()
+		own.Cancel()
+		if c.TrySend(1) {
+			t.Error("TrySend succeeded although both waiting tasks were cancelled")
+		}
+	})
+	if _, err := await(t, foreign); !errors.Is(err, context.Canceled) {
+		t.Errorf("RecvWait with a cancelled context: %v", err)
+	}
+	if _, err := await(t, own); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled task: %v", err)
+	}
+
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	call(t, ex, func() {
+		sender = future.Spawn(ex, func(context.Context) (int, error) { return 0, c.SendWait(ctx2, 9) })
+	})
+	call(t, ex, func() {
+		cancel2()
+		if v, ok := c.TryRecv(); ok {
+			t.Errorf("TryRecv got %d from a cancelled sender task", v)
+		}
+	})
+	if _, err := await(t, sender); !errors.Is(err, context.Canceled) {
+		t.Errorf("SendWait with a cancelled context: %v", err)
+	}
+	// An already-ended context does not wait at all.
+	f := future.Spawn(ex, func(context.Context) (int, error) { return c.RecvWait(ctx2) })
+	if _, err := await(t, f); !errors.Is(err, context.Canceled) {
+		t.Errorf("RecvWait with an ended context: %v", err)
+	}
+}
+
+// A deadline on a context derived from the task's ends the wait.
+func TestTaskDeadline(t *testing.T) {
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	c := channel.New[int](ex, 0)
+	f := future.Spawn(ex, func(ctx context.Context) (int, error) {
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
+		defer cancel()
+		_, err := c.RecvWait(dctx)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			return 0, fmt.Errorf("RecvWait: %v, want DeadlineExceeded", err)
+		}
+		i, err := channel.Select(dctx, c.RecvCase())
+		if i != -1 || !errors.Is(err, context.DeadlineExceeded) {
+			return 0, fmt.Errorf("Select = (%d, %v), want (-1, DeadlineExceeded)", i, err)
+		}
+		if c.TrySend(1) {
+			return 0, errors.New("a timed-out receiver took an item")
+		}
+		return 0, nil
+	})
+	if _, err := await(t, f); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// When the executor closes, waiting tasks return executor.ErrClosed and
+// move nothing; a task whose hand-off already happened keeps its item.
+func TestExecutorCloseReleasesTasks(t *testing.T) {
+	ex := executor.New()
+	c := channel.New[int](ex, 0)
+	d := channel.New[int](ex, 0)
+	e := channel.New[int](ex, 0)
+	errs := make([]error, 4)
+	var got int
+	onLoop(t, ex, func() {
+		future.Spawn(ex, func(ctx context.Context) (int, error) {
+			_, errs[0] = c.RecvWait(ctx)
+			return 0, nil
+		})
+		future.Spawn(ex, func(ctx context.Context) (int, error) {
+			errs[1] = d.SendWait(ctx, 1)
+			return 0, nil
+		})
+		future.Spawn(ex, func(ctx context.Context) (int, error) {
+			_, errs[2] = channel.Select(ctx, c.RecvCase(), e.SendCase(3))
+			return 0, nil
+		})
+		future.Spawn(ex, func(ctx context.Context) (int, error) {
+			got, errs[3] = d.RecvWait(context.Background())
+			return 0, nil
+		})
+	})
+	// d's sender queued first, so the RecvWait task took its item at once.
+	if errs[1] != nil || errs[3] != nil || got != 1 {
+		t.Fatalf("hand-off before close: send %v, recv (%d, %v)", errs[1], got, errs[3])
+	}
+	if err := ex.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ex.Close(); err != nil { // again: idempotent
+		t.Fatal(err)
+	}
+	for i, err := range errs[:3] {
+		if i == 1 {
+			continue
+		}
+		if !errors.Is(err, executor.ErrClosed) {
+			t.Errorf("task %d: %v, want executor.ErrClosed", i, err)
+		}
+	}
+}
+
+func TestSelectExactlyOnce(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	a := channel.New[int](ex, 1)
+	b := channel.New[int](ex, 1)
+	out := channel.New[int](ex, 0)
+	onLoop(t, ex, func() {
+		a.TrySend(1)
+		b.TrySend(2)
+		ra, rb := a.RecvCase(), b.RecvCase()
+		i, err := channel.TrySelect(ra, rb)
+		if i != 0 || err != nil || ra.Value() != 1 {
+			t.Errorf("TrySelect = (%d, %v, %d), want (0, nil, 1): the first ready case wins", i, err, ra.Value())
+		}
+		if b.Len() != 1 {
+			t.Error("the case not chosen moved its item")
+		}
+		i, err = channel.TrySelect(ra, rb)
+		if i != 1 || err != nil || rb.Value() != 2 || ra.Value() != 0 {
+			t.Errorf("TrySelect = (%d, %v, %d, %d), want (1, nil, 2, 0)", i, err, rb.Value(), ra.Value())
+		}
+		if i, err := channel.TrySelect(ra, rb, out.SendCase(3)); i != -1 || err != nil {
+			t.Errorf("TrySelect with nothing ready = (%d, %v), want (-1, nil)", i, err)
+		}
+		if out.TrySend(0) {
+			t.Error("TrySelect left a waiter behind")
+		}
+	})
+
+	// A pending future select over receives on a and b and a send on out:
+	// the send happens, and the receives then move nothing.
+	var sel *future.Future[int]
+	onLoop(t, ex, func() {
+		sel = channel.SelectFuture(a.RecvCase(), b.RecvCase(), out.SendCase(42))
+		pending(t, sel, "SelectFuture with nothing ready")
+		if v, ok := out.TryRecv(); !ok || v != 42 {
+			t.Errorf("TryRecv from the select's send = (%v, %v)", v, ok)
+		}
+		if i, err := peek(t, sel); i != 2 || err != nil {
+			t.Errorf("SelectFuture = (%d, %v), want (2, nil)", i, err)
+		}
+		if !a.TrySend(10) || !b.TrySend(20) {
+			t.Error("TrySend to buffered channels failed")
+		}
+		if a.Len() != 1 || b.Len() != 1 {
+			t.Errorf("a finished select took an item: Len %d, %d", a.Len(), b.Len())
+		}
+		a.TryRecv()
+		b.TryRecv()
+	})
+
+	// A task select receives exactly one of two items sent together.
+	var ra, rb *channel.RecvCase[int]
+	var f *future.Future[int]
+	onLoop(t, ex, func() {
+		ra, rb = a.RecvCase(), b.RecvCase()
+		f = future.Spawn(ex, func(ctx context.Context) (int, error) { return channel.Select(ctx, ra, rb) })
+	})
+	onLoop(t, ex, func() {
+		b.TrySend(7) // wakes the select
+		a.TrySend(8) // must stay in a
+	})
+	if i, err := peek(t, f); i != 1 || err != nil || rb.Value() != 7 {
+		t.Errorf("Select = (%d, %v, %d), want (1, nil, 7)", i, err, rb.Value())
+	}
+	onLoop(t, ex, func() {
+		if v, ok := a.TryRecv(); !ok || v != 8 {
+			t.Errorf("a = (%v, %v), want (8, true): the select took a second item", v, ok)
+		}
+	})
+}
+
+// A select with a receive and a send on the same channel happens once.
+func TestSelectSendAndRecvSameChannel(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	c := channel.New[int](ex, 0)
+	onLoop(t, ex, func() {
+		rc, sc := c.RecvCase(), c.SendCase(5)
+		f := channel.SelectFuture(rc, sc)
+		pending(t, f, "self-select")
+		if !c.TrySend(1) { // meets the receive case
+			t.Fatal("TrySend did not meet the select's receive")
+		}
+		if i, _ := peek(t, f); i != 0 || rc.Value() != 1 {
+			t.Errorf("select = %d with %d, want 0 with 1", i, rc.Value())
+		}
+		if v, ok := c.TryRecv(); ok {
+			t.Errorf("the select's send also happened: got %d", v)
+		}
+	})
+}
+
+func TestPollRecv(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	for _, capacity := range []int{0, 2} {
+		c := channel.New[int](ex, capacity)
+		w1, w2 := &countWaker{}, &countWaker{}
+		var s *future.Future[struct{}]
+		onLoop(t, ex, func() {
+			if _, ok, err := c.PollRecv(w1); ok || err != nil {
+				t.Fatalf("cap %d: PollRecv on empty = (%v, %v)", capacity, ok, err)
+			}
+			if _, ok, _ := c.PollRecv(w2); ok { // replaces w1
+				t.Fatal("PollRecv on empty got an item")
+			}
+			s = c.Send(1)
+			if w1.n != 0 || w2.n != 1 {
+				t.Errorf("cap %d: wakes = %d, %d; want 0, 1 (only the last poll's waker)", capacity, w1.n, w2.n)
+			}
+			c.Send(2)
+			if w2.n != 1 {
+				t.Errorf("cap %d: woken %d times, want once per poll", capacity, w2.n)
+			}
+			if v, ok, err := c.PollRecv(w2); v != 1 || !ok || err != nil {
+				t.Errorf("cap %d: PollRecv = (%v, %v, %v), want (1, true, nil)", capacity, v, ok, err)
+			}
+			if _, err := peek(t, s); err != nil {
+				t.Errorf("cap %d: the polled sender: %v", capacity, err)
+			}
+			if v, ok, _ := c.PollRecv(w2); v != 2 || !ok {
+				t.Errorf("cap %d: second PollRecv = (%v, %v)", capacity, v, ok)
+			}
+			c.PollRecv(w2)
+			c.Close()
+			if w2.n != 2 {
+				t.Errorf("cap %d: Close woke the poller %d times in all, want 2", capacity, w2.n)
+			}
+			if _, _, err := c.PollRecv(w2); !errors.Is(err, channel.ErrClosed) {
+				t.Errorf("cap %d: PollRecv after Close: %v", capacity, err)
+			}
+		})
+	}
+}
+
+// All ranges over the items until the channel is closed and drained; a
+// break takes nothing more.
+func TestAll(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	c := channel.New[int](ex, 2)
+	var got []int
+	f := future.Spawn(ex, func(ctx context.Context) (int, error) {
+		for v := range c.All(ctx) {
+			got = append(got, v)
+			if v == 3 {
+				break
+			}
+		}
+		return 0, nil
+	})
+	future.Spawn(ex, func(ctx context.Context) (int, error) {
+		for i := 1; i <= 5; i++ {
+			if err := c.SendWait(ctx, i); err != nil {
+				return 0, err
+			}
+		}
+		c.Close()
+		return 0, nil
+	})
+	ex.RunUntilIdle()
+	if _, err := peek(t, f); err != nil || fmt.Sprint(got) != "[1 2 3]" {
+		t.Fatalf("All = %v, %v; want [1 2 3]", got, err)
+	}
+	var rest []int
+	g := future.Spawn(ex, func(ctx context.Context) (int, error) {
+		for v := range c.All(ctx) {
+			rest = append(rest, v)
+		}
+		return 0, nil
+	})
+	ex.RunUntilIdle()
+	if _, err := peek(t, g); err != nil || fmt.Sprint(rest) != "[4 5]" {
+		t.Fatalf("All after the break = %v, %v; want [4 5]", rest, err)
+	}
+}
+
+// A 100,000-item pipeline between tasks: producer -> doubler -> consumer,
+// through a rendezvous channel and a buffered one, on a running loop.
+func TestPipeline(t *testing.T) {
+	const n = 100_000
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	c1 := channel.New[int](ex, 0)
+	c2 := channel.New[int](ex, 16)
+	future.Spawn(ex, func(ctx context.Context) (int, error) {
+		defer c1.Close()
+		for i := range n {
+			if err := c1.SendWait(ctx, i); err != nil {
+				return 0, err
+			}
+		}
+		return 0, nil
+	})
+	future.Spawn(ex, func(ctx context.Context) (int, error) {
+		defer c2.Close()
+		for v := range c1.All(ctx) {
+			if err := c2.SendWait(ctx, 2*v); err != nil {
+				return 0, err
+			}
+		}
+		return 0, nil
+	})
+	consumer := future.Spawn(ex, func(ctx context.Context) (int, error) {
+		next := 0
+		for v := range c2.All(ctx) {
+			if v != 2*next {
+				return 0, fmt.Errorf("item %d is %d, want %d", next, v, 2*next)
+			}
+			next++
+		}
+		return next, nil
+	})
+	if got, err := await(t, consumer); got != n || err != nil {
+		t.Fatalf("consumer = (%d, %v), want (%d, nil)", got, err, n)
+	}
+}
+
+// Waiting in place allocates nothing once the channel's node pool is warm.
+func TestTaskWaitAllocatesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("counts allocations over a long run")
+	}
+	ex := executor.New()
+	defer ex.Close()
+	c := channel.New[int](ex, 0)
+	const n = 20000
+	var before, after runtime.MemStats
+	future.Spawn(ex, func(ctx context.Context) (int, error) {
+		for i := range n {
+			if i == 1000 {
+				runtime.ReadMemStats(&before)
+			}
+			if err := c.SendWait(ctx, i); err != nil {
+				return 0, err
+			}
+		}
+		runtime.ReadMemStats(&after)
+		return 0, nil
+	})
+	r := future.Spawn(ex, func(ctx context.Context) (int, error) {
+		for range n {
+			if _, err := c.RecvWait(ctx); err != nil {
+				return 0, err
+			}
+		}
+		return 0, nil
+	})
+	ex.RunUntilIdle()
+	if _, err := peek(t, r); err != nil {
+		t.Fatal(err)
+	}
+	if per := float64(after.Mallocs-before.Mallocs) / (n - 1000); per > 0.01 {
+		t.Errorf("%.3f allocs per hand-off, want 0", per)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	other := executor.New()
+	defer other.Close()
+	mustPanic(t, "nil executor", func() { channel.New[int](nil, 0) })
+	mustPanic(t, "negative capacity -1", func() { channel.New[int](ex, -1) })
+	var nilc *channel.Chan[int]
+	mustPanic(t, "nil channel", func() { nilc.Send(1) })
+	mustPanic(t, "nil channel", func() { nilc.TryRecv() })
+	mustPanic(t, "nil channel", func() { nilc.Cap() })
+	mustPanic(t, "nil channel", func() { nilc.All(context.Background()) })
+	c := channel.New[int](ex, 1)
+	if c.Cap() != 1 || c.Executor() != ex {
+		t.Error("Cap or Executor wrong off the loop")
+	}
+	mustPanic(t, "does not hold the loop", func() { c.TrySend(1) })
+	mustPanic(t, "does not hold the loop", func() { c.Len() })
+	mustPanic(t, "does not hold the loop", func() { c.Recv() })
+	mustPanic(t, "does not hold the loop", func() { c.RecvWait(context.Background()) })
+	mustPanic(t, "nil channel", func() { nilc.SendWait(context.Background(), 1) })
+
+	var msgs []string
+	catch := func(fn func()) {
+		defer func() { msgs = append(msgs, fmt.Sprint(recover())) }()
+		fn()
+	}
+	d := channel.New[int](other, 0)
+	var dcase channel.Case
+	onLoop(t, other, func() { dcase = d.RecvCase() })
+	onLoop(t, ex, func() {
+		catch(func() { c.SendWait(context.Background(), 1) }) // even when it could complete at once
+		c.TrySend(1)
+		catch(func() { c.RecvWait(context.Background()) })
+		catch(func() { channel.Select(context.Background(), c.RecvCase(), c.RecvCase()) })
+		catch(func() { channel.TrySelect() })
+		catch(func() { channel.TrySelect(nil) })
+		catch(func() { c.PollRecv(nil) })
+		catch(func() { channel.SelectFuture(c.RecvCase(), dcase) })
+	})
+	want := []string{
+		"channel: SendWait called outside the body of a task",
+		"channel: RecvWait called outside the body of a task",
+		"channel: Select called outside the body of a task",
+		"channel: TrySelect of no cases",
+		"channel: TrySelect with a nil case",
+		"channel: PollRecv with nil Waker",
+		"channel: SelectFuture of cases on channels bound to different executors",
+	}
+	if len(msgs) != len(want) {
+		t.Fatalf("panics %q", msgs)
+	}
+	for i := range want {
+		if !strings.HasPrefix(msgs[i], want[i]) {
+			t.Errorf("panic %d = %q, want prefix %q", i, msgs[i], want[i])
+		}
+	}
+	if !strings.HasPrefix(channel.ErrClosed.Error(), "channel: ") {
+		t.Errorf("ErrClosed = %q", channel.ErrClosed)
+	}
+}

@@ -1,0 +1,272 @@
+package channel
+
+// Waiting in place, inside a task.
+//
+// A task started by future.Spawn runs on an executor.Fiber. SendWait,
+// RecvWait, All and Select make that fiber the waiter: they queue a small
+// node that names the fiber, suspend it (Fiber.Suspend), and the peer that
+// claims the node stores the result in it and wakes the fiber
+// (Fiber.Wake). No future is allocated, and the nodes of SendWait and
+// RecvWait come from a free list kept by the channel, so a hand-off costs a
+// coroutine switch and no allocation.
+//
+// Every wake-up is a hint: after Suspend returns the task looks at its
+// node's state; a matched node wins over a context that ended meanwhile (the
+// item has moved, so the operation reports success). Otherwise the task
+// withdraws its node if its context has ended or the executor has closed.
+// A peer never claims a node whose task's context has already ended, so a
+// cancelled task moves no item even before it runs again.
+
+import (
+	"context"
+	"iter"
+	"unsafe"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/future"
+)
+
+const (
+	waiting uint8 = iota
+	matched
+	withdrawn
+)
+
+// parker is the part of a waiter node that belongs to the waiting task.
+type parker struct {
+	ex    *executor.Executor
+	fib   *executor.Fiber
+	ctx   context.Context
+	tc    context.Context // the task's own context when ctx is not it (nil otherwise)
+	after bool            // ctx can end apart from the task: wake the fiber when it does
+	state uint8
+}
+
+// init prepares p for the task running fib to wait with ctx. It returns why
+// the task must not wait at all, if it must not.
+func (p *parker) init(ex *executor.Executor, fib *executor.Fiber, ctx context.Context) error {
+	p.ex, p.fib, p.ctx, p.tc, p.after, p.state = ex, fib, ctx, nil, false, waiting
+	if tc := future.TaskContext(fib); !ownContext(tc, ctx) {
+		// A context other than the task's: watch the task's too (as
+		// future's Await does), and wake the fiber when ctx ends.
+		p.tc = tc
+		p.after = ctx.Done() != nil
+	}
+	return p.why()
+}
+
+// ownContext reports whether ctx ends exactly when the task whose context
+// is tc ends: it is tc or a value-only wrapper of it. Then the task's own
+// cancellation (and the executor closing) already wake the fiber, and
+// nothing needs to watch ctx.
+func ownContext(tc, ctx context.Context) bool {
+	if tc == nil {
+		return false
+	}
+	if ctx == tc { // tc's dynamic type is comparable: this cannot panic
+		return true
+	}
+	d := ctx.Done()
+	return d != nil && d == tc.Done()
+}
+
+// why says why the task must stop waiting, if it must: the executor
+// closed, its context (or the task's) ended.
+func (p *parker) why() error {
+	if p.ex.Closed() {
+		return executor.ErrClosed
+	}
+	if err := p.ctx.Err(); err != nil {
+		return err
+	}
+	if p.tc != nil {
+		return p.tc.Err()
+	}
+	return nil
+}
+
+// claimable reports whether a peer may claim the node: it is still waiting
+// and the task's context has not ended.
+func (p *parker) claimable() bool {
+	if p.state != waiting || p.ctx.Err() != nil {
+		return false
+	}
+	return p.tc == nil || p.tc.Err() == nil
+}
+
+// fire marks the node matched and wakes its task. The caller has checked
+// claimable.
+func (p *parker) fire() {
+	p.state = matched
+	p.fib.Wake()
+}
+
+// wait suspends the task until the node is matched (then it returns nil),
+// or until the task must stop waiting (then the node is withdrawn and the
+// reason returned).
+func (p *parker) wait() error {
+	if p.state == matched {
+		return nil
+	}
+	var stop func() bool
+	if p.after {
+		stop = context.AfterFunc(p.ctx, p.fib.Wake)
+	}
+	var err error
+	for {
+		p.fib.Suspend()
+		if p.state == matched {
+			break
+		}
+		if err = p.why(); err != nil {
+			p.state = withdrawn
+			break
+		}
+	}
+	if stop != nil {
+		stop()
+	}
+	return err
+}
+
+// taskWait is the node of a task waiting in SendWait or RecvWait.
+type taskWait[T any] struct {
+	parker
+	val  T     // RecvWait: the item
+	err  error // ErrClosed when the channel closed on the waiter
+	next *taskWait[T]
+}
+
+// taskFiber returns the fiber of the task whose body calls op, and panics
+// if the caller is not a task body of c's executor.
+func (c *Chan[T]) taskFiber(op string) *executor.Fiber {
+	if c != nil {
+		if fib := c.ex.CurrentFiber(); fib != nil {
+			return fib
+		}
+		if c.ex.OnLoop() {
+			panic("channel: " + op + " called outside the body of a task (use " + op[:len(op)-4] + " and its future in callbacks)")
+		}
+	}
+	c.misuse(op)
+	return nil
+}
+
+// newTaskWait returns a node for the task running fib, or the reason it
+// must not wait.
+func (c *Chan[T]) newTaskWait(fib *executor.Fiber, ctx context.Context) (*taskWait[T], error) {
+	tw := c.free
+	if tw != nil {
+		c.free = tw.next
+		tw.next = nil
+	} else {
+		tw = &taskWait[T]{}
+	}
+	if err := tw.init(c.ex, fib, ctx); err != nil {
+		c.putTaskWait(tw)
+		return nil, err
+	}
+	return tw, nil
+}
+
+// putTaskWait returns a node that is in no queue to the free list.
+func (c *Chan[T]) putTaskWait(tw *taskWait[T]) {
+	var zero T
+	tw.val, tw.err = zero, nil
+	tw.fib, tw.ctx, tw.tc = nil, nil, nil
+	tw.next = c.free
+	c.free = tw
+}
+
+// SendWait sends v, waiting in place until a receiver takes it (or the
+// buffer has room). It must be called from the body of a task started by
+// future.Spawn: the task itself is the waiter, so waiting allocates no
+// future, and a hand-off costs one coroutine switch. It returns nil once v
+// has been taken; ErrClosed if the channel is closed or closes while the
+// task waits; ctx's error (or the task's, if the task is cancelled) if it
+// ends first; executor.ErrClosed if the executor closes first. In the error
+// cases v has not been sent. A send that can complete at once does so even
+// if ctx has already ended. Task only: it panics anywhere else, even when it
+// could complete at once (callbacks use Send or TrySend).
+func (c *Chan[T]) SendWait(ctx context.Context, v T) error {
+	fib := c.taskFiber("SendWait")
+	if ctx == nil {
+		panic("channel: SendWait with nil context")
+	}
+	if c.closed {
+		return ErrClosed
+	}
+	if c.trySend(v) {
+		return nil
+	}
+	tw, err := c.newTaskWait(fib, ctx)
+	if err != nil {
+		return err
+	}
+	c.sendq.push(waiter[T]{val: v, ref: unsafe.Pointer(tw), kind: kindTask})
+	c.wakePoller()
+	if err := tw.wait(); err != nil {
+		return err // withdrawn: the node may still be queued, it is not reused
+	}
+	err = tw.err
+	c.putTaskWait(tw)
+	return err
+}
+
+// RecvWait receives the next item, waiting in place until one arrives. It
+// must be called from the body of a task started by future.Spawn (see
+// SendWait). It returns ErrClosed once the channel is closed and drained;
+// ctx's error (or the task's) or executor.ErrClosed if the wait ends
+// first, in which case no item was taken. An item that is there already is
+// taken even if ctx has already ended. Task only (callbacks use Recv or
+// TryRecv).
+func (c *Chan[T]) RecvWait(ctx context.Context) (T, error) {
+	fib := c.taskFiber("RecvWait")
+	if ctx == nil {
+		panic("channel: RecvWait with nil context")
+	}
+	if v, ok := c.tryRecv(); ok {
+		return v, nil
+	}
+	var zero T
+	if c.closed {
+		return zero, ErrClosed
+	}
+	tw, err := c.newTaskWait(fib, ctx)
+	if err != nil {
+		return zero, err
+	}
+	c.recvq.push(waiter[T]{ref: unsafe.Pointer(tw), kind: kindTask})
+	if err := tw.wait(); err != nil {
+		return zero, err
+	}
+	v, err := tw.val, tw.err
+	c.putTaskWait(tw)
+	return v, err
+}
+
+// All returns an iterator over the items received from c, for ranging in a
+// task body:
+//
+//	for v := range c.All(ctx) { ... }
+//
+// Each step is a RecvWait. The loop ends when the channel is closed and
+// drained, or when ctx (or the task) ends or the executor closes (check
+// ctx.Err() afterwards to tell these apart). An item is taken only when it
+// is yielded; breaking out of the loop takes nothing more. Task only.
+func (c *Chan[T]) All(ctx context.Context) iter.Seq[T] {
+	if c == nil {
+		panic("channel: All on a nil channel")
+	}
+	if ctx == nil {
+		panic("channel: All with nil context")
+	}
+	return func(yield func(T) bool) {
+		for {
+			v, err := c.RecvWait(ctx)
+			if err != nil || !yield(v) {
+				return
+			}
+		}
+	}
+}
