@@ -20,6 +20,16 @@ func newObj[N any](ex *executor.Executor, onLoop bool) *N {
 	return new(N)
 }
 
+// newObjHere is newObj for callers that have not asked ex.Current yet: it
+// asks only when the executor allocates from slabs.
+func newObjHere[N any](ex *executor.Executor) *N {
+	if ex.Allocation() != executor.AllocSlab {
+		return new(N)
+	}
+	_, onLoop := ex.Current()
+	return newObj[N](ex, onLoop)
+}
+
 // slabOf returns ex's slab of N, made on first use. Loop only.
 func slabOf[N any](ex *executor.Executor) *alloc.Slab[N] {
 	key := any((*N)(nil))

@@ -114,8 +114,7 @@ func check[T any](name string, fs []*Future[T]) *executor.Executor {
 }
 
 func newPending[T any](ex *executor.Executor) *Future[T] {
-	_, onLoop := ex.Current()
-	f := newObj[Future[T]](ex, onLoop)
+	f := newObjHere[Future[T]](ex)
 	f.ex = ex
 	f.id = newID(ex, hooks.KindFuture, 0, f)
 	return f

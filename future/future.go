@@ -322,8 +322,7 @@ func NewPromise[T any](ex *executor.Executor) *Promise[T] {
 	if ex == nil {
 		panic("future: NewPromise with nil executor")
 	}
-	_, onLoop := ex.Current()
-	p := newObj[Promise[T]](ex, onLoop)
+	p := newObjHere[Promise[T]](ex)
 	p.f.ex = ex
 	p.f.id = newID(ex, hooks.KindFuture, 0, p)
 	return p

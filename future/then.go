@@ -182,8 +182,7 @@ func done[T any](ex *executor.Executor, v T, err error) *Future[T] {
 	if ex == nil {
 		panic("future: nil executor")
 	}
-	_, onLoop := ex.Current()
-	f := newObj[Future[T]](ex, onLoop)
+	f := newObjHere[Future[T]](ex)
 	f.val, f.err = v, err
 	f.ex = ex
 	f.id = newID(ex, hooks.KindFuture, 0, f)
