@@ -4,28 +4,89 @@ package executor
 //
 // Registered hooks are published as an immutable snapshot (hookSet) through
 // an atomic pointer: AddHooks and its remove func build a new snapshot under
-// mu and store it; the loop loads the pointer once per batch and, when it is
-// nil (no hooks), pays one predictable branch per task. A snapshot lists only
+// mu and store it (nil when no callback is registered). A snapshot lists only
 // the non-nil callbacks of each kind, so a registration with Init alone
 // costs nothing at Before and After.
 //
-// Resource ids come from one atomic counter and are assigned only while a
-// snapshot exists. Destroy tracking (runtime.AddCleanup on the resource) is
-// set up by the resource's creator only while the snapshot has a Destroy
-// callback; the cleanup hands the id to the loop, which calls Destroy.
+// Fast paths. Resource ids come from one atomic counter and are assigned
+// only while a snapshot exists, so with no hooks every resource has id 0:
+// creating one costs one atomic load and a branch (NewResource), completing
+// one a branch on its id (the caller checks id != 0), and the loop runs a
+// queued item with id 0 without looking at the hooks at all. Destroy
+// tracking (TrackDestroy: runtime.AddCleanup) is set up by a resource's
+// creator only while the snapshot has a Destroy callback.
+//
+// Where hooks run. Every hook runs on the loop. An event raised by a
+// goroutine that does not hold the loop (a promise created or resolved
+// there, a resource collected by the garbage collector) goes to a mailbox:
+// a mutex-guarded FIFO of events (hookEvent) that the loop drains before it dispatches
+// any other hook (so Init comes before the Before, Resolve and Destroy of
+// the same resource) and in a drain task queued through the inbox when the
+// mailbox becomes non-empty (so events are delivered, in order, before
+// anything the same goroutine submits afterwards). One drain task serves a
+// whole burst of events: reports from the collector do not cost a task
+// each.
+//
+// Pairs. The loop dispatches Before and After of one continuation from the
+// same snapshot (inflight), loaded just before Before: a hook removed while
+// the continuation runs still gets the After of a Before it got, a hook added
+// then does not get an After without a Before, and a change made on the loop
+// takes effect from the next continuation on.
+//
+// Panics. A panicking hook neither skips the continuation it wraps nor the
+// other hooks; its panic goes to the panic handler. Init and Resolve run
+// inside user code (a Then, a Resolve), so each dispatch of them is guarded
+// by a deferred recover. Before and After run straight from the loop
+// (runHooked), unguarded: a panic reaches the loop's own recovery, which
+// hands it to recoverItem, and that finishes the item's protocol (the
+// other hooks, the continuation, once) on a guarded slow path. A deferred
+// recover is the largest part of a hook call's cost.
+//
+// The mailbox is a list of fixed-size event blocks, recycled; the loop
+// dispatches mailed events with the empty frame and CurrentID 0.
 
 import (
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
 	"github.com/spindle-rt/spindle/hooks"
 )
 
+// Executor is the loop async-local storage runs on.
+var _ hooks.Loop = (*Executor)(nil)
+
 type hookState struct {
 	mu     sync.Mutex
 	regs   []*hooks.Hooks
 	snap   atomic.Pointer[hookSet]
 	nextID atomic.Uint64
+	// resolving and wrapping mirror "the snapshot has a Resolve hook" and
+	// "... a Before or After hook", so that completing a resource and
+	// running its continuation check one flag inline.
+	resolving atomic.Bool
+	wrapping  atomic.Bool
+
+	// The mailbox of events raised off the loop, on cache lines of its own:
+	// the collector's goroutine writes it while the loop reads the fields
+	// above on every resource.
+	_        [64]byte
+	mbMu     sync.Mutex
+	mbHead   *eventBlock // FIFO of blocks; under mbMu
+	mbTail   *eventBlock
+	mbFree   *eventBlock // recycled blocks, at most maxFreeBlocks
+	mbFreeN  int
+	mbQueued bool        // a drain task is queued and has not started; under mbMu
+	mbHas    atomic.Bool // the mailbox is not empty; set and cleared under mbMu
+
+	_ [64]byte
+
+	// Loop-owned.
+	inflight *hookSet // snapshot whose Before ran for the running continuation
+	stage    uint8    // which hooks runHooked is calling (stageNone, ...)
+	hookAt   int      // index of the hook runHooked is calling
+	draining bool     // the loop is dispatching mailbox events
 }
 
 type hookSet struct {
@@ -34,6 +95,35 @@ type hookSet struct {
 	after   []func(hooks.ID)
 	resolve []func(hooks.ID)
 	destroy []func(hooks.ID)
+	wrap    bool // before or after is not empty
+}
+
+const (
+	evInit uint8 = iota
+	evResolve
+	evDestroy
+)
+
+// hookEvent is a hook call raised off the loop, waiting in the mailbox.
+type hookEvent struct {
+	op      uint8
+	kind    hooks.Kind
+	id      hooks.ID
+	trigger hooks.ID
+}
+
+// The mailbox is a list of fixed-size blocks, recycled, so that a burst of
+// events (the collector frees thousands of tracked resources at once) costs
+// a store per event, not the regrowth and copying of one big slice.
+const (
+	blockEvents   = 128
+	maxFreeBlocks = 32
+)
+
+type eventBlock struct {
+	ev   [blockEvents]hookEvent
+	n    int
+	next *eventBlock
 }
 
 func (h *hookState) add(x hooks.Hooks) *hooks.Hooks {
@@ -57,37 +147,55 @@ func (h *hookState) remove(reg *hooks.Hooks) {
 	h.mu.Unlock()
 }
 
-// rebuild publishes a snapshot of regs (nil when empty). Called under mu.
+// rebuild publishes a snapshot of regs, or nil when no callback is
+// registered. Called under mu.
 func (h *hookState) rebuild() {
-	if len(h.regs) == 0 {
-		h.snap.Store(nil)
-		return
-	}
 	s := &hookSet{}
+	n := 0
 	for _, r := range h.regs {
 		if r.Init != nil {
 			s.init = append(s.init, r.Init)
+			n++
 		}
 		if r.Before != nil {
 			s.before = append(s.before, r.Before)
+			n++
 		}
 		if r.After != nil {
 			s.after = append(s.after, r.After)
+			n++
 		}
 		if r.Resolve != nil {
 			s.resolve = append(s.resolve, r.Resolve)
+			n++
 		}
 		if r.Destroy != nil {
 			s.destroy = append(s.destroy, r.Destroy)
+			n++
 		}
 	}
+	if n == 0 {
+		s = nil
+	} else {
+		s.wrap = len(s.before) > 0 || len(s.after) > 0
+	}
 	h.snap.Store(s)
+	h.resolving.Store(s != nil && len(s.resolve) > 0)
+	h.wrapping.Store(s != nil && s.wrap)
 }
 
 // AddHooks registers h with the executor and returns a func that removes it
-// again (idempotent). Both may be called from any goroutine; the loop sees
-// the change from its next batch on. Resources created while no hooks are
-// registered have id 0 and are never reported.
+// again (idempotent). Both may be called from any goroutine, the loop
+// included. Resources created while no hooks are registered have id 0 and
+// are never reported; a hook registered later is not told about resources
+// that already exist, except through their later events.
+//
+// From the loop, the change applies from the next hook call on: after
+// remove returns, the hook is not called again, except for the After of a
+// continuation whose Before it already got. From another goroutine it
+// applies as soon as the loop sees the new registrations (at once for
+// resources created afterwards, from the next continuation on for
+// Before/After).
 func (e *Executor) AddHooks(h hooks.Hooks) (remove func()) {
 	reg := e.hooks.add(h)
 	var once sync.Once
@@ -106,95 +214,408 @@ func (e *Executor) DestroyHooked() bool {
 }
 
 // NewResource assigns an id to a new resource of the given kind and reports
-// it to the Init hooks, or returns 0 at once when no hooks are registered.
-// trigger is the resource that caused it; pass 0 to use CurrentID. From a
-// goroutine that does not hold the loop the trigger is 0 and Init runs later
-// on the loop.
+// it to the Init hooks, or returns 0 at once when no hooks are registered
+// (one atomic load and a branch). trigger is the resource that caused it;
+// pass 0 to use CurrentID. From a goroutine that does not hold the loop the
+// trigger stays as given and Init runs later on the loop, before any other
+// hook of the resource.
 func (e *Executor) NewResource(kind hooks.Kind, trigger hooks.ID) hooks.ID {
 	if e.hooks.snap.Load() == nil {
 		return 0
 	}
-	return e.hooks.newResource(e, kind, trigger)
+	return e.newResource(kind, trigger, false, false)
 }
 
+// NewResourceOnLoop is NewResource for a caller that already knows whether
+// it holds the loop: onLoop is what Current or OnLoop told the same
+// goroutine. It saves NewResource that check.
+func (e *Executor) NewResourceOnLoop(kind hooks.Kind, trigger hooks.ID, onLoop bool) hooks.ID {
+	if e.hooks.snap.Load() == nil {
+		return 0
+	}
+	return e.newResource(kind, trigger, true, onLoop)
+}
+
+// newID is NewResource with the trigger taken from CurrentID.
 func (h *hookState) newID(e *Executor, kind hooks.Kind) hooks.ID {
 	if h.snap.Load() == nil {
 		return 0
 	}
-	return h.newResource(e, kind, 0)
+	return e.newResource(kind, 0, false, false)
 }
 
-func (h *hookState) newResource(e *Executor, kind hooks.Kind, trigger hooks.ID) hooks.ID {
-	id := hooks.ID(h.nextID.Add(1))
-	if e.OnLoop() {
-		if trigger == 0 {
-			trigger = e.curID
-		}
-		if s := h.snap.Load(); s != nil {
-			for _, fn := range s.init {
-				e.callHook(func() { fn(id, kind, trigger) })
-			}
-		}
+// newResource assigns the id and calls the Init hooks. known says whether
+// onLoop tells where the caller runs. The hooks are guarded by one deferred
+// recover for all of them (cheaper than one each): after a panic the rest
+// are called one by one, each guarded.
+func (e *Executor) newResource(kind hooks.Kind, trigger hooks.ID, known, onLoop bool) (id hooks.ID) {
+	h := &e.hooks
+	id = hooks.ID(h.nextID.Add(1))
+	s := h.snap.Load()
+	if s == nil || len(s.init) == 0 {
 		return id
 	}
-	_ = e.submit(item{r: funcRunnable(func() {
-		if s := h.snap.Load(); s != nil {
-			for _, fn := range s.init {
-				e.callHook(func() { fn(id, kind, trigger) })
+	if !known {
+		onLoop = e.OnLoop()
+	}
+	if !onLoop {
+		h.mail(e, hookEvent{op: evInit, kind: kind, id: id, trigger: trigger})
+		return id
+	}
+	if trigger == 0 {
+		trigger = e.curID
+	}
+	if h.mbHas.Load() {
+		e.drainHooks()
+	}
+	i := 0
+	defer func() {
+		if v := recover(); v != nil {
+			e.handlePanic(v, debug.Stack())
+			for _, fn := range s.init[i+1:] {
+				e.callInit(fn, id, kind, trigger)
 			}
 		}
-	})}, phaseDraining)
+	}()
+	for ; i < len(s.init); i++ {
+		s.init[i](id, kind, trigger)
+	}
 	return id
 }
 
 // ResolveHook reports that resource id completed. It runs the Resolve hooks
-// on the loop (at once when the caller holds it, else queued).
+// on the loop: at once when the caller holds it, else from the mailbox. It
+// does nothing for id 0.
 func (e *Executor) ResolveHook(id hooks.ID) {
-	if id == 0 {
-		return
+	if id != 0 && e.hooks.resolving.Load() {
+		e.resolveHook(id, false, false)
 	}
-	s := e.hooks.snap.Load()
+}
+
+// ResolveHookOnLoop is ResolveHook for a caller that already knows whether
+// it holds the loop (see NewResourceOnLoop).
+func (e *Executor) ResolveHookOnLoop(id hooks.ID, onLoop bool) {
+	if id != 0 && e.hooks.resolving.Load() {
+		e.resolveHook(id, true, onLoop)
+	}
+}
+
+func (e *Executor) resolveHook(id hooks.ID, known, onLoop bool) {
+	h := &e.hooks
+	s := h.snap.Load()
 	if s == nil || len(s.resolve) == 0 {
 		return
 	}
-	if e.OnLoop() {
-		s.each(e, s.resolve, id)
+	if !known {
+		onLoop = e.OnLoop()
+	}
+	if !onLoop {
+		h.mail(e, hookEvent{op: evResolve, id: id})
 		return
 	}
-	_ = e.submit(item{r: funcRunnable(func() {
-		if s := e.hooks.snap.Load(); s != nil {
-			s.each(e, s.resolve, id)
+	if h.mbHas.Load() {
+		e.drainHooks()
+	}
+	i := 0
+	defer func() {
+		if v := recover(); v != nil {
+			e.handlePanic(v, debug.Stack())
+			for _, fn := range s.resolve[i+1:] {
+				e.callID(fn, id)
+			}
 		}
-	})}, phaseDraining)
+	}()
+	for ; i < len(s.resolve); i++ {
+		s.resolve[i](id)
+	}
 }
 
 // ReportDestroy hands the id of a garbage-collected resource to the loop,
 // which calls the Destroy hooks. It may be called from any goroutine (it is
-// meant for runtime.AddCleanup functions).
+// meant for runtime.AddCleanup functions; see TrackDestroy). Reports that
+// arrive together are delivered by one loop task.
 func (e *Executor) ReportDestroy(id hooks.ID) {
-	_ = e.submit(item{r: funcRunnable(func() {
-		if s := e.hooks.snap.Load(); s != nil {
-			s.each(e, s.destroy, id)
-		}
-	})}, phaseDraining)
+	if id == 0 {
+		return
+	}
+	if s := e.hooks.snap.Load(); s == nil || len(s.destroy) == 0 {
+		return
+	}
+	e.hooks.mail(e, hookEvent{op: evDestroy, id: id})
 }
 
-func (s *hookSet) runBefore(e *Executor, id hooks.ID) { s.each(e, s.before, id) }
-func (s *hookSet) runAfter(e *Executor, id hooks.ID)  { s.each(e, s.after, id) }
+// TrackDestroy arranges for e's Destroy hooks to be called with id, on the
+// loop, once obj has been garbage collected. Call it when creating a
+// resource with a non-zero id while e.DestroyHooked() reports true; obj is
+// the allocation that holds the resource (any pointer into it works) and
+// must stay reachable exactly as long as the resource can be used. It costs
+// what runtime.AddCleanup costs: two small allocations and work for the
+// collector.
+func TrackDestroy[T any](e *Executor, obj *T, id hooks.ID) {
+	if id == 0 {
+		return
+	}
+	runtime.AddCleanup(obj, reportDestroy, destroyArg{e: e, id: id})
+}
 
-func (s *hookSet) each(e *Executor, fns []func(hooks.ID), id hooks.ID) {
-	for _, fn := range fns {
-		e.callHook(func() { fn(id) })
+type destroyArg struct {
+	e  *Executor
+	id hooks.ID
+}
+
+// reportDestroy is a static function, so that tracking a resource does not
+// allocate a closure.
+func reportDestroy(a destroyArg) { a.e.ReportDestroy(a.id) }
+
+// mail queues ev for the loop and, if no drain task is queued, queues one.
+func (h *hookState) mail(e *Executor, ev hookEvent) {
+	h.mbMu.Lock()
+	b := h.mbTail
+	if b == nil || b.n == blockEvents {
+		b = h.mbFree
+		if b != nil {
+			h.mbFree, b.next = b.next, nil
+			h.mbFreeN--
+		} else {
+			b = new(eventBlock)
+		}
+		if h.mbTail == nil {
+			h.mbHead = b
+		} else {
+			h.mbTail.next = b
+		}
+		h.mbTail = b
+	}
+	b.ev[b.n] = ev
+	b.n++
+	h.mbHas.Store(true)
+	queue := !h.mbQueued
+	h.mbQueued = true
+	h.mbMu.Unlock()
+	if !queue {
+		return
+	}
+	if e.submit(item{r: (*hookDrain)(e)}, phaseDraining) != nil {
+		// The executor has closed: nothing will run the events.
+		h.mbMu.Lock()
+		h.recycle(h.mbHead)
+		h.mbHead, h.mbTail = nil, nil
+		h.mbHas.Store(false)
+		h.mbQueued = false
+		h.mbMu.Unlock()
 	}
 }
 
-// callHook runs one hook; a panic in it goes to the panic handler and does
-// not disturb the continuation it wraps.
-func (e *Executor) callHook(fn func()) {
+// recycle keeps up to maxFreeBlocks of the blocks from b on. Called under
+// mbMu.
+func (h *hookState) recycle(b *eventBlock) {
+	for b != nil && h.mbFreeN < maxFreeBlocks {
+		next := b.next
+		b.n, b.next = 0, h.mbFree
+		h.mbFree = b
+		h.mbFreeN++
+		b = next
+	}
+}
+
+// hookDrain is the task that delivers the mailbox on the loop.
+type hookDrain Executor
+
+func (d *hookDrain) Run() {
+	e := (*Executor)(d)
+	e.hooks.mbMu.Lock()
+	e.hooks.mbQueued = false
+	e.hooks.mbMu.Unlock()
+	e.drainHooks()
+}
+
+// drainHooks dispatches the mailbox's events in order. Loop only. A hook
+// that raises hooks of its own on the loop does not dispatch the mailbox
+// again from inside (that would reorder it): the outer call picks up what
+// arrives meanwhile.
+func (e *Executor) drainHooks() {
+	h := &e.hooks
+	if h.draining {
+		return
+	}
+	h.draining = true
+	// Events raised off the loop belong to no continuation: their hooks see
+	// the empty frame and CurrentID 0, wherever the loop delivers them.
+	fr, cur := e.frame, e.curID
+	e.frame, e.curID = nil, 0
+	for h.mbHas.Load() {
+		h.mbMu.Lock()
+		head := h.mbHead
+		h.mbHead, h.mbTail = nil, nil
+		h.mbHas.Store(false)
+		h.mbMu.Unlock()
+		for b := head; b != nil; b = b.next {
+			for i := range b.n {
+				e.dispatch(b.ev[i])
+			}
+		}
+		h.mbMu.Lock()
+		h.recycle(head)
+		h.mbMu.Unlock()
+	}
+	e.frame, e.curID = fr, cur
+	h.draining = false
+}
+
+// dispatch calls the hooks of one mailbox event with the current snapshot.
+func (e *Executor) dispatch(ev hookEvent) {
+	s := e.hooks.snap.Load()
+	if s == nil {
+		return
+	}
+	switch ev.op {
+	case evInit:
+		for _, fn := range s.init {
+			e.callInit(fn, ev.id, ev.kind, ev.trigger)
+		}
+	case evResolve:
+		for _, fn := range s.resolve {
+			e.callID(fn, ev.id)
+		}
+	case evDestroy:
+		for _, fn := range s.destroy {
+			e.callID(fn, ev.id)
+		}
+	}
+}
+
+// Stages of runHooked, for recoverItem.
+const (
+	stageNone   uint8 = iota
+	stageBefore       // calling s.before[hookAt]
+	stageAfter        // calling s.after[hookAt]
+)
+
+// runHooked runs a queued item of resource id (not 0): between its Before
+// and After hooks when any are registered, else plainly. Loop only; called
+// by the loop under its recovery, which hands a panic to recoverItem.
+//
+// Before and After hooks are called without a deferred recover of their
+// own (the costliest part of a hook call): the loop's recovery learns from
+// stage and hookAt that a hook panicked and finishes the item's protocol on
+// a guarded slow path.
+func (e *Executor) runHooked(r Runnable, id hooks.ID) {
+	h := &e.hooks
+	s := h.snap.Load()
+	if s == nil || !s.wrap {
+		r.Run()
+		return
+	}
+	if h.mbHas.Load() {
+		e.drainHooks()
+	}
+	h.inflight = s
+	if len(s.before) != 0 {
+		h.stage = stageBefore
+		for i, fn := range s.before {
+			h.hookAt = i
+			fn(id)
+		}
+		h.stage = stageNone
+	}
+	r.Run()
+	if len(s.after) != 0 {
+		h.stage = stageAfter
+		for i, fn := range s.after {
+			h.hookAt = i
+			fn(id)
+		}
+		h.stage = stageNone
+	}
+	h.inflight = nil
+}
+
+// recoverItem handles a panic, with its stack, that escaped the queued item
+// it: one of its Before or After hooks panicked (reported to the panic
+// handler; the rest of the item's protocol then runs, guarded: the other
+// hooks, the continuation, once), or its continuation did (the item's
+// PanicCatcher or the panic handler gets it; its After hooks run). Loop
+// only; the loop calls it from its recovery, with the item's frame and id
+// still current.
+func (e *Executor) recoverItem(it item, v any, stack []byte) {
+	h := &e.hooks
+	switch h.stage {
+	case stageBefore:
+		h.stage = stageNone
+		e.handlePanic(v, stack)
+		for _, fn := range h.inflight.before[h.hookAt+1:] {
+			e.callID(fn, it.id)
+		}
+		e.runGuarded(it.r)
+		e.hooksAfter(it.id)
+		return
+	case stageAfter:
+		h.stage = stageNone
+		e.handlePanic(v, stack)
+		s := h.inflight
+		h.inflight = nil
+		for _, fn := range s.after[h.hookAt+1:] {
+			e.callID(fn, it.id)
+		}
+		return
+	}
+	e.catchPanic(it.r, v, stack)
+	if it.id != 0 {
+		e.hooksAfter(it.id)
+	}
+}
+
+// runGuarded runs r, handing a panic to catchPanic.
+func (e *Executor) runGuarded(r Runnable) {
 	defer func() {
 		if v := recover(); v != nil {
-			e.handlePanic(v, nil)
+			e.catchPanic(r, v, debug.Stack())
 		}
 	}()
-	fn()
+	r.Run()
+}
+
+// catchPanic gives the panic of r to r's PanicCatcher, or to the panic
+// handler.
+func (e *Executor) catchPanic(r Runnable, v any, stack []byte) {
+	if c, ok := r.(PanicCatcher); ok {
+		c.CatchPanic(v, stack)
+		return
+	}
+	e.handlePanic(v, stack)
+}
+
+// hooksAfter calls, each guarded, the After hooks of the snapshot whose
+// Before hooks ran for the running continuation, if any.
+func (e *Executor) hooksAfter(id hooks.ID) {
+	s := e.hooks.inflight
+	if s == nil {
+		return
+	}
+	e.hooks.inflight = nil
+	for _, fn := range s.after {
+		e.callID(fn, id)
+	}
+}
+
+// callID calls one hook; a panic in it goes to the panic handler. (The
+// deferred closure, which calls recover itself, is cheaper than deferring a
+// method that does.)
+func (e *Executor) callID(fn func(hooks.ID), id hooks.ID) {
+	defer func() {
+		if v := recover(); v != nil {
+			e.handlePanic(v, debug.Stack())
+		}
+	}()
+	fn(id)
+}
+
+// callInit calls one Init hook; a panic in it goes to the panic handler.
+func (e *Executor) callInit(fn func(hooks.ID, hooks.Kind, hooks.ID), id hooks.ID, kind hooks.Kind, trigger hooks.ID) {
+	defer func() {
+		if v := recover(); v != nil {
+			e.handlePanic(v, debug.Stack())
+		}
+	}()
+	fn(id, kind, trigger)
 }

@@ -181,22 +181,18 @@ func (e *Executor) leave() {
 // runBatch runs up to batchSize queued tasks. A panic in a task is recovered
 // here, outside the per-task path, so running a task costs no defer: the
 // panicking task is reported (to its PanicCatcher or the panic handler) and
-// the batch ends early.
+// the batch ends early. A task of a hooked resource (id != 0) runs through
+// runHooked when Before or After hooks are registered; runHooked reads
+// them per task, so that Before and After of one task come from one
+// snapshot and a registration change takes effect from the next task. Its
+// hooks' panics come here too and recoverItem sorts them out. A task with
+// id 0 (every task, while no hooks are registered) costs one branch.
 func (e *Executor) runBatch() {
 	var cur item
-	hs := e.hooks.snap.Load()
 	defer func() {
 		if v := recover(); v != nil {
-			stack := debug.Stack()
-			if hs != nil && cur.id != 0 {
-				hs.runAfter(e, cur.id)
-			}
+			e.recoverItem(cur, v, debug.Stack())
 			e.frame, e.curID = nil, 0
-			if c, ok := cur.r.(PanicCatcher); ok {
-				c.CatchPanic(v, stack)
-			} else {
-				e.handlePanic(v, stack)
-			}
 		}
 	}()
 	for range batchSize {
@@ -210,10 +206,8 @@ func (e *Executor) runBatch() {
 			e.frame = it.fr
 		}
 		e.curID = it.id
-		if hs != nil && it.id != 0 {
-			hs.runBefore(e, it.id)
-			it.r.Run()
-			hs.runAfter(e, it.id)
+		if it.id != 0 && e.hooks.wrapping.Load() {
+			e.runHooked(it.r, it.id)
 		} else {
 			it.r.Run()
 		}

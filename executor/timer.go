@@ -67,7 +67,9 @@ func (e *Executor) AfterFunc(d time.Duration, fn func()) *Timer {
 	}
 	if e.OnLoop() {
 		t.fr = e.frame
-		t.id = e.hooks.newID(e, hooks.KindTimer)
+		if t.id = e.hooks.newID(e, hooks.KindTimer); t.id != 0 && e.DestroyHooked() {
+			TrackDestroy(e, t, t.id)
+		}
 		e.timersActive.Add(1)
 		e.timers.push(t)
 		return t
@@ -85,7 +87,11 @@ type timerAdd Timer
 func (t *timerAdd) Run() {
 	tm := (*Timer)(t)
 	if tm.state.Load() == timerPending {
-		tm.e.timers.push(tm)
+		e := tm.e
+		if tm.id = e.hooks.newID(e, hooks.KindTimer); tm.id != 0 && e.DestroyHooked() {
+			TrackDestroy(e, tm, tm.id)
+		}
+		e.timers.push(tm)
 	}
 }
 

@@ -163,7 +163,9 @@ func (cc *combineCancel[T]) wake(bool) {
 	}
 }
 
-func (e *entry[T]) wake(onLoop bool) { schedule(e.c.ins[e.i].ex, onLoop, e, nil, 0) }
+// wake queues the entry's fold as a continuation of the combinator's own
+// future: Before/After of that future wrap it.
+func (e *entry[T]) wake(onLoop bool) { schedule(e.c.ins[e.i].ex, onLoop, e, nil, e.c.out().id) }
 
 // Run folds the input in on the loop.
 func (e *entry[T]) Run() {

@@ -154,7 +154,11 @@ func (c *core) publish(h *link, by how) {
 		c.head.Store(&doneLink)
 	}
 	if c.id != 0 {
-		c.ex.ResolveHook(c.id)
+		if by == fromLoop {
+			c.ex.ResolveHookOnLoop(c.id, true)
+		} else {
+			c.ex.ResolveHook(c.id)
+		}
 	}
 	if h == nil {
 		return

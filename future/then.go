@@ -1,7 +1,6 @@
 package future
 
 import (
-	"runtime"
 	"time"
 
 	"github.com/spindle-rt/spindle/executor"
@@ -11,9 +10,15 @@ import (
 // newID gives a new resource its hook id (0 when no hooks are registered)
 // and, only while a Destroy hook is registered, tracks obj for it.
 func newID[P any](ex *executor.Executor, kind hooks.Kind, trigger hooks.ID, obj *P) hooks.ID {
-	id := ex.NewResource(kind, trigger)
+	return track(ex, ex.NewResource(kind, trigger), obj)
+}
+
+// track sets obj up for the Destroy hooks of resource id while a Destroy
+// hook is registered (executor.TrackDestroy: no closure per resource,
+// unlike runtime.AddCleanup with ex.ReportDestroy), and returns id.
+func track[P any](ex *executor.Executor, id hooks.ID, obj *P) hooks.ID {
 	if id != 0 && ex.DestroyHooked() {
-		runtime.AddCleanup(obj, ex.ReportDestroy, id)
+		executor.TrackDestroy(ex, obj, id)
 	}
 	return id
 }
@@ -34,7 +39,7 @@ func (n *node[T, U]) register(src *Future[T], w waiter, fr *hooks.Frame, onLoop 
 	n.src, n.fr = src, fr
 	n.out.ex = ex
 	if ex.HooksEnabled() {
-		n.out.id = newID(ex, hooks.KindFuture, src.id, &n.out)
+		n.out.id = track(ex, ex.NewResourceOnLoop(hooks.KindFuture, src.id, onLoop), &n.out)
 	}
 	n.l.w = w
 	if !src.addWaiter(&n.l) {
