@@ -8,7 +8,7 @@ import (
 // payload is a small object whose mark field records who owns it.
 type payload struct {
 	mark uint64
-	pad  [3]uint64
+	_    [3]uint64
 }
 
 func TestSlabReleaseLIFO(t *testing.T) {

@@ -27,13 +27,13 @@ func init() {
 // bigState and smallState are operation state: bytes plus the pointer back
 // to the operation that a real one keeps.
 type bigState struct {
-	op  *composedOp
-	buf [504]byte
+	op *composedOp
+	_  [504]byte
 }
 
 type smallState struct {
-	op  *composedOp
-	buf [248]byte
+	op *composedOp
+	_  [248]byte
 }
 
 // states is an allocation strategy for operation state.

@@ -593,9 +593,9 @@ func TestAwaitDeadlockOnLoop(t *testing.T) {
 			pending := future.NewPromise[int](ex).Future()
 			ready := future.Resolved(ex, 3)
 			type out struct {
-				pendErr, thenErr error
-				readyV           int
-				readyErr         error
+				pendErr  error
+				readyV   int
+				readyErr error
 			}
 			// The timeout only turns a hang into a failure.
 			ctx, cancel := context.WithTimeout(context.Background(), safety)
