@@ -16,13 +16,19 @@ import (
 
 var errChain = errors.New("chain: failed")
 
+// heap makes then_value and then_error allocate every link on its own, as
+// Seastar's chain does; then_value_slab is the same chain on slabs (the
+// executor's default, executor.DefaultAllocation). The await cases use the
+// run's strategy (-alloc).
+var heap = executor.WithAllocation(executor.AllocHeap)
+
 func init() {
 	for _, depth := range []int{8, 32} {
 		g := fmt.Sprintf("depth=%d/", depth)
 		base := g + "goroutines"
 		register(
-			Case{Group: "Chain", Name: g + "then_value", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainThen(b, depth, false) }},
-			Case{Group: "Chain", Name: g + "then_error", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainThen(b, depth, true) }},
+			Case{Group: "Chain", Name: g + "then_value", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainThen(b, depth, false, heap) }},
+			Case{Group: "Chain", Name: g + "then_error", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainThen(b, depth, true, heap) }},
 			Case{Group: "Chain", Name: g + "then_value_slab", Unit: "link", Baseline: base, Fn: func(b *testing.B) {
 				chainThen(b, depth, false, executor.WithAllocation(executor.AllocSlab))
 			}},

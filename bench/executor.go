@@ -10,7 +10,7 @@ import (
 // allocation is the strategy every case's executor allocates futures with:
 // -alloc under `go run ./bench`, the SPINDLE_BENCH_ALLOC environment variable
 // ("heap" or "slab") under `go test -bench`.
-var allocation = executor.AllocHeap
+var allocation = executor.DefaultAllocation
 
 func init() {
 	if v := os.Getenv("SPINDLE_BENCH_ALLOC"); v != "" {

@@ -170,6 +170,7 @@ func New(opts ...Option) *Executor {
 		wake:   make(chan struct{}, 1),
 		closed: make(chan struct{}),
 		name:   "spindle",
+		alloc:  DefaultAllocation,
 	}
 	for _, o := range opts {
 		if o == nil {
