@@ -2,12 +2,23 @@ package executor
 
 // The executor's state and who may touch it.
 //
-// Loop-owned fields (q, timers, frame, curID, fiber, suspended, idle, ran,
-// loopG) are read and written only by the goroutine that holds the loop:
-// the goroutine inside Run (or RunUntilIdle, or a Shutdown that drains a
-// loop nobody runs), or the spawned task it has switched to. holder records
-// that goroutine's gid; every entry point that may be called from anywhere
-// compares it with the caller's gid before it reads loop-owned state.
+// Loop-owned fields (q, timers, frame, curID, fiber, suspended, idle, ran)
+// are read and written only by the goroutine that holds the loop: the
+// goroutine inside Run (or RunUntilIdle, Drive, or a Shutdown that drains a
+// loop nobody runs), or the spawned task it has switched to. Every entry
+// point that may be called from anywhere first asks whether its caller holds
+// the loop (OnLoop) and reads loop-owned state only then.
+//
+// Who holds the loop: loopG is the gid of the goroutine running the loop (0
+// when none does) and coroG the gid of the task goroutine that the loop last
+// switched to. Of these two goroutines only the holder executes at any
+// moment: the loop goroutine is blocked in the coroutine switch while a task
+// runs, and a task goroutine is blocked in it while the loop (or another
+// task) runs. So "the caller's gid is loopG or coroG" is exactly "the caller
+// holds the loop", and coroG changes only when the loop switches to a
+// different task goroutine than last time. A task goroutine that exits
+// clears coroG first, so a goroutine that later reuses its descriptor is not
+// mistaken for it.
 //
 // The inbox (inbox, spare, sleeping) is guarded by mu. hasInbox is set under
 // mu whenever inbox is non-empty, so the loop can look at it between batches
@@ -102,9 +113,9 @@ type Executor struct {
 	suspended fiberList
 	idle      []*coro
 	ran       uint64
-	loopG     uintptr
 
-	holder atomic.Uintptr // gid of the goroutine holding the loop, 0 if none
+	loopG atomic.Uintptr // gid of the goroutine running the loop, 0 if none
+	coroG atomic.Uintptr // gid of the task goroutine last switched to
 
 	spare []item // loop-owned: the next inbox slice
 
@@ -189,7 +200,8 @@ func (e *Executor) Name() string { return e.name }
 // AfterFunc's fast path, channel operations) may be called only when OnLoop
 // is true.
 func (e *Executor) OnLoop() bool {
-	return gid.Current() == e.holder.Load()
+	me := gid.Current()
+	return me == e.loopG.Load() || me == e.coroG.Load()
 }
 
 // Done returns a channel that is closed once the executor has closed and
@@ -310,7 +322,7 @@ func (e *Executor) SubmitRunnable(r Runnable, fr *hooks.Frame, id hooks.ID) erro
 // true when the caller holds the loop, and nil and false otherwise: the one
 // check that code registering a continuation needs.
 func (e *Executor) Current() (fr *hooks.Frame, onLoop bool) {
-	if gid.Current() != e.holder.Load() {
+	if !e.OnLoop() {
 		return nil, false
 	}
 	return e.frame, true

@@ -13,7 +13,7 @@ package executor
 //   - state moves new -> running -> (suspended -> running)* -> done;
 //   - a fiber is in e.suspended exactly while its state is suspended;
 //   - e.fiber is the running fiber while its body runs, nil otherwise, and
-//     e.holder is then the fiber's goroutine;
+//     e.coroG is then the fiber's goroutine (see executor.go);
 //   - a coroutine (goroutine) belongs to at most one fiber between its start
 //     and its end, and goes back to the idle pool when the fiber is done;
 //   - scheduled coalesces wake-ups: Wake queues a fiber only when it is not
@@ -126,7 +126,6 @@ func (f *Fiber) Run() {
 	e.fiber = f
 	f.co.next()
 	e.fiber = nil
-	e.holder.Store(e.loopG)
 	if f.state == fiberDone {
 		e.putCoro(f.co)
 		f.co = nil
@@ -137,7 +136,7 @@ func (f *Fiber) Run() {
 // body, and nil otherwise (on the loop goroutine itself, or on a goroutine
 // that does not hold the loop).
 func (e *Executor) CurrentFiber() *Fiber {
-	if gid.Current() != e.holder.Load() {
+	if me := gid.Current(); me == 0 || me != e.coroG.Load() {
 		return nil
 	}
 	return e.fiber
@@ -156,7 +155,7 @@ func (f *Fiber) Suspend() {
 	e.suspended.push(f)
 	f.co.yield(struct{}{})
 	// Resumed by Run on the loop.
-	e.holder.Store(f.co.g)
+	f.co.hold(e)
 	e.frame = f.frame
 	e.curID = f.id
 }
@@ -198,7 +197,22 @@ func (e *Executor) putCoro(c *coro) {
 		e.idle = append(e.idle, c)
 		return
 	}
+	e.stopCoro(c)
+}
+
+// stopCoro ends an idle task goroutine. coroG forgets it first: its
+// descriptor may be reused by an unrelated goroutine.
+func (e *Executor) stopCoro(c *coro) {
+	e.coroG.CompareAndSwap(c.g, 0)
 	c.stop()
+}
+
+// hold records that c's goroutine holds the loop now; it stores only when
+// the loop switched to a different task goroutine than last time.
+func (c *coro) hold(e *Executor) {
+	if e.coroG.Load() != c.g {
+		e.coroG.Store(c.g)
+	}
 }
 
 func (e *Executor) newCoro() *coro {
@@ -208,7 +222,7 @@ func (e *Executor) newCoro() *coro {
 		c.yield = yield
 		for {
 			f := c.fiber
-			e.holder.Store(c.g)
+			c.hold(e)
 			e.frame, e.curID = f.frame, f.id
 			e.runFiberBody(f)
 			f.state = fiberDone

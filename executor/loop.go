@@ -126,8 +126,7 @@ func (e *Executor) Close() error {
 // With untilIdle it returns as soon as nothing is ready. first, if not nil,
 // runs on the loop before anything queued.
 func (e *Executor) loop(ctx context.Context, untilIdle bool, first func()) (err error) {
-	e.loopG = gid.Current()
-	e.holder.Store(e.loopG)
+	e.loopG.Store(gid.Current())
 	ctxDone := ctx.Done()
 	if ctxDone != nil {
 		stop := context.AfterFunc(ctx, func() {
@@ -171,7 +170,7 @@ func (e *Executor) loop(ctx context.Context, untilIdle bool, first func()) (err 
 // waits for someone to finish the loop), the goroutine leaving finishes it.
 func (e *Executor) leave() {
 	e.publish()
-	e.holder.Store(0)
+	e.loopG.Store(0)
 	e.running.Store(false)
 	if e.phase.Load() == phaseDraining && e.running.CompareAndSwap(false, true) {
 		_ = e.loop(context.Background(), false, nil)
@@ -322,7 +321,7 @@ func (e *Executor) finish(drop bool) {
 		e.runBatch()
 	}
 	for _, c := range e.idle {
-		c.stop()
+		e.stopCoro(c)
 	}
 	clear(e.idle)
 	e.idle = nil
