@@ -49,6 +49,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/spindle-rt/spindle/alloc"
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/internal/ring"
@@ -77,7 +78,7 @@ type Chan[T any] struct {
 	sendq  waitq[T]
 	recvq  waitq[T]
 	poll   executor.Waker
-	free   *taskWait[T]
+	free   alloc.FreeList[taskWait[T]] // task waiter nodes, recycled (loop-owned)
 
 	sent       *future.Future[struct{}] // shared, resolved: a Send that completed at once
 	sendClosed *future.Future[struct{}] // shared, failed with ErrClosed

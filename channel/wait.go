@@ -132,9 +132,8 @@ func (p *parker) wait() error {
 // taskWait is the node of a task waiting in SendWait or RecvWait.
 type taskWait[T any] struct {
 	parker
-	val  T     // RecvWait: the item
-	err  error // ErrClosed when the channel closed on the waiter
-	next *taskWait[T]
+	val T     // RecvWait: the item
+	err error // ErrClosed when the channel closed on the waiter
 }
 
 // taskFiber returns the fiber of the task whose body calls op, and panics
@@ -155,28 +154,17 @@ func (c *Chan[T]) taskFiber(op string) *executor.Fiber {
 // newTaskWait returns a node for the task running fib, or the reason it
 // must not wait.
 func (c *Chan[T]) newTaskWait(fib *executor.Fiber, ctx context.Context) (*taskWait[T], error) {
-	tw := c.free
-	if tw != nil {
-		c.free = tw.next
-		tw.next = nil
-	} else {
-		tw = &taskWait[T]{}
-	}
+	tw := c.free.Get()
 	if err := tw.init(c.ex, fib, ctx); err != nil {
-		c.putTaskWait(tw)
+		c.free.Put(tw)
 		return nil, err
 	}
 	return tw, nil
 }
 
-// putTaskWait returns a node that is in no queue to the free list.
-func (c *Chan[T]) putTaskWait(tw *taskWait[T]) {
-	var zero T
-	tw.val, tw.err = zero, nil
-	tw.fib, tw.ctx, tw.tc = nil, nil, nil
-	tw.next = c.free
-	c.free = tw
-}
+// putTaskWait returns a node that is in no queue to the free list, which
+// zeroes it.
+func (c *Chan[T]) putTaskWait(tw *taskWait[T]) { c.free.Put(tw) }
 
 // SendWait sends v, waiting in place until a receiver takes it (or the
 // buffer has room). It must be called from the body of a task started by
