@@ -1,16 +1,12 @@
-// Package ring is a growable FIFO ring buffer for single-owner queues: the
-// executor's task queue, channel buffers and waiter queues, the merge's ready
-// queue.
-//
+package ring
+
 // Invariants:
 //   - len(buf) is zero or a power of two, so an index wraps with a mask;
 //   - head and tail count pushes and pops for ever (they wrap as unsigned
 //     integers); the tail-head live elements sit at buf[(head+i)&mask];
 //   - every other slot holds the zero value, so a popped element is not kept
 //     alive by the buffer.
-//
-// A Ring is not safe for concurrent use; its owner (the loop) serialises it.
-package ring
+
 
 // Ring is a FIFO queue of T backed by a circular buffer that doubles when
 // full. The zero value is an empty ring ready to use.
