@@ -7,7 +7,6 @@ package ring
 //   - every other slot holds the zero value, so a popped element is not kept
 //     alive by the buffer.
 
-
 // Ring is a FIFO queue of T backed by a circular buffer that doubles when
 // full. The zero value is an empty ring ready to use.
 type Ring[T any] struct {
