@@ -117,7 +117,8 @@ type Executor struct {
 	loopG atomic.Uintptr // gid of the goroutine running the loop, 0 if none
 	coroG atomic.Uintptr // gid of the task goroutine last switched to
 
-	spare []item // loop-owned: the next inbox slice
+	spare      []item      // loop-owned: the next inbox slice
+	sleepTimer *time.Timer // loop-owned: wakes a sleeping loop for the next timer
 
 	mu       sync.Mutex
 	inbox    []item

@@ -267,13 +267,19 @@ func (e *Executor) sleep(ctxDone <-chan struct{}) {
 	e.sleeping = true
 	e.mu.Unlock()
 	if d, ok := e.timers.next(now()); ok {
-		t := time.NewTimer(d)
+		// One reusable runtime timer: with Go 1.23's timers (go.mod says
+		// 1.24) Reset and Stop leave no stale value in its channel.
+		if e.sleepTimer == nil {
+			e.sleepTimer = time.NewTimer(d)
+		} else {
+			e.sleepTimer.Reset(d)
+		}
 		select {
 		case <-e.wake:
-		case <-t.C:
+		case <-e.sleepTimer.C:
 		case <-ctxDone:
 		}
-		t.Stop()
+		e.sleepTimer.Stop()
 	} else {
 		select {
 		case <-e.wake:
