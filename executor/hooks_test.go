@@ -12,70 +12,8 @@ import (
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/hooks"
+	"github.com/spindle-rt/spindle/internal/hooktest"
 )
-
-// recorder logs hook calls as strings and counts the ones made by a
-// goroutine that does not hold the loop.
-type recorder struct {
-	ex      *executor.Executor
-	mu      sync.Mutex
-	ev      []string
-	offLoop int
-}
-
-func newRecorder(ex *executor.Executor) *recorder { return &recorder{ex: ex} }
-
-func (r *recorder) add(format string, args ...any) {
-	r.mu.Lock()
-	r.ev = append(r.ev, fmt.Sprintf(format, args...))
-	r.mu.Unlock()
-}
-
-func (r *recorder) hook(format string, args ...any) {
-	if !r.ex.OnLoop() {
-		r.mu.Lock()
-		r.offLoop++
-		r.mu.Unlock()
-	}
-	r.add(format, args...)
-}
-
-func (r *recorder) hooks() hooks.Hooks {
-	return hooks.Hooks{
-		Init: func(id hooks.ID, kind hooks.Kind, trigger hooks.ID) {
-			r.hook("init %d %v %d", id, kind, trigger)
-		},
-		Before:  func(id hooks.ID) { r.hook("before %d", id) },
-		After:   func(id hooks.ID) { r.hook("after %d", id) },
-		Resolve: func(id hooks.ID) { r.hook("resolve %d", id) },
-		Destroy: func(id hooks.ID) { r.hook("destroy %d", id) },
-	}
-}
-
-func (r *recorder) events() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.ev)
-}
-
-func (r *recorder) reset() {
-	r.mu.Lock()
-	r.ev = nil
-	r.mu.Unlock()
-}
-
-func (r *recorder) check(t *testing.T, want ...string) {
-	t.Helper()
-	got := r.events()
-	if !slices.Equal(got, want) {
-		t.Fatalf("hook calls:\n got  %s\n want %s", strings.Join(got, ", "), strings.Join(want, ", "))
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.offLoop != 0 {
-		t.Fatalf("%d hook calls ran on a goroutine that does not hold the loop", r.offLoop)
-	}
-}
 
 // A timer is a resource: Init when it is started (triggered by the
 // continuation that started it), Before and After around its callback, in
@@ -83,18 +21,18 @@ func (r *recorder) check(t *testing.T, want ...string) {
 func TestHooksTimerOrder(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	rec := newRecorder(ex)
-	ex.AddHooks(rec.hooks())
+	rec := hooktest.New(ex)
+	ex.AddHooks(rec.HooksWithDestroy())
 	onLoop(t, ex, func() {
 		if id := ex.CurrentID(); id != 0 {
 			t.Errorf("CurrentID in a Submit callback = %d, want 0", id)
 		}
 		ex.AfterFunc(0, func() {
-			rec.add("outer cur=%d", ex.CurrentID())
-			ex.AfterFunc(0, func() { rec.add("inner cur=%d", ex.CurrentID()) })
+			rec.Add("outer cur=%d", ex.CurrentID())
+			ex.AfterFunc(0, func() { rec.Add("inner cur=%d", ex.CurrentID()) })
 		})
 	})
-	rec.check(t,
+	rec.Check(t,
 		"init 1 timer 0",
 		"before 1", "outer cur=1", "init 2 timer 1", "after 1",
 		"before 2", "inner cur=2", "after 2",
@@ -105,17 +43,17 @@ func TestHooksTimerOrder(t *testing.T) {
 }
 
 func TestWithHooksOption(t *testing.T) {
-	var rec *recorder
+	var rec *hooktest.Recorder
 	ex := executor.New(executor.WithHooks(hooks.Hooks{
-		Init: func(id hooks.ID, kind hooks.Kind, trigger hooks.ID) { rec.hook("init %d %v %d", id, kind, trigger) },
+		Init: func(id hooks.ID, kind hooks.Kind, trigger hooks.ID) { rec.Hook("init %d %v %d", id, kind, trigger) },
 	}))
 	defer ex.Close()
-	rec = newRecorder(ex)
+	rec = hooktest.New(ex)
 	if !ex.HooksEnabled() || ex.DestroyHooked() {
 		t.Fatalf("HooksEnabled %v DestroyHooked %v, want true false", ex.HooksEnabled(), ex.DestroyHooked())
 	}
 	onLoop(t, ex, func() { ex.AfterFunc(time.Hour, func() {}).Stop() })
-	rec.check(t, "init 1 timer 0")
+	rec.Check(t, "init 1 timer 0")
 }
 
 // Registering only nil callbacks is registering nothing.
@@ -138,20 +76,20 @@ func TestAddHooksAllNil(t *testing.T) {
 func TestHooksRemoveStopsCalls(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	rec := newRecorder(ex)
-	remove := ex.AddHooks(rec.hooks())
-	var late *recorder
+	rec := hooktest.New(ex)
+	remove := ex.AddHooks(rec.HooksWithDestroy())
+	var late *hooktest.Recorder
 	onLoop(t, ex, func() {
 		ex.AfterFunc(0, func() {
 			remove()
 			remove() // idempotent
-			late = newRecorder(ex)
-			ex.AddHooks(hooks.Hooks{After: func(id hooks.ID) { late.hook("after %d", id) }})
-			ex.AfterFunc(0, func() { rec.add("second timer") })
+			late = hooktest.New(ex)
+			ex.AddHooks(hooks.Hooks{After: func(id hooks.ID) { late.Hook("after %d", id) }})
+			ex.AfterFunc(0, func() { rec.Add("second timer") })
 		})
-		ex.AfterFunc(0, func() { rec.add("timer of a removed hook") })
+		ex.AfterFunc(0, func() { rec.Add("timer of a removed hook") })
 	})
-	rec.check(t,
+	rec.Check(t,
 		"init 1 timer 0", "init 2 timer 0",
 		"before 1", "after 1",
 		"timer of a removed hook",
@@ -159,16 +97,16 @@ func TestHooksRemoveStopsCalls(t *testing.T) {
 	)
 	// The hook added during timer 1 gets no After for it (its Before ran
 	// before the hook existed), but does for the continuations after it.
-	late.check(t, "after 2", "after 3")
+	late.Check(t, "after 2", "after 3")
 
 	// From another goroutine.
-	rec2 := newRecorder(ex)
-	remove2 := ex.AddHooks(rec2.hooks())
+	rec2 := hooktest.New(ex)
+	remove2 := ex.AddHooks(rec2.HooksWithDestroy())
 	done := make(chan struct{})
 	go func() { remove2(); close(done) }()
 	<-done
 	onLoop(t, ex, func() { ex.AfterFunc(0, func() {}) })
-	rec2.check(t)
+	rec2.Check(t)
 }
 
 // A panicking hook goes to the panic handler; the continuation still runs,
@@ -182,19 +120,19 @@ func TestHookPanicGoesToHandler(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer ex.Close()
-	rec := newRecorder(ex)
+	rec := hooktest.New(ex)
 	ex.AddHooks(hooks.Hooks{
 		Init:   func(hooks.ID, hooks.Kind, hooks.ID) { panic("init") },
 		Before: func(hooks.ID) { panic("before") },
 		After:  func(hooks.ID) { panic("after") },
 	})
-	ex.AddHooks(rec.hooks())
+	ex.AddHooks(rec.HooksWithDestroy())
 	runs := 0
 	onLoop(t, ex, func() { ex.AfterFunc(0, func() { runs++ }) })
 	if runs != 1 {
 		t.Fatalf("continuation ran %d times, want 1", runs)
 	}
-	rec.check(t, "init 1 timer 0", "before 1", "after 1")
+	rec.Check(t, "init 1 timer 0", "before 1", "after 1")
 	mu.Lock()
 	defer mu.Unlock()
 	if !slices.Equal(panics, []any{"init", "before", "after"}) {
@@ -207,16 +145,16 @@ func TestHooksAfterOnPanickingContinuation(t *testing.T) {
 	var got any
 	ex := executor.New(executor.WithPanicHandler(func(v any) { got = v }))
 	defer ex.Close()
-	rec := newRecorder(ex)
-	ex.AddHooks(rec.hooks())
+	rec := hooktest.New(ex)
+	ex.AddHooks(rec.HooksWithDestroy())
 	onLoop(t, ex, func() {
 		ex.AfterFunc(0, func() { panic("cb") })
-		ex.AfterFunc(0, func() { rec.add("next cur=%d", ex.CurrentID()) })
+		ex.AfterFunc(0, func() { rec.Add("next cur=%d", ex.CurrentID()) })
 	})
 	if got != "cb" {
 		t.Fatalf("panic handler got %v", got)
 	}
-	rec.check(t, "init 1 timer 0", "init 2 timer 0", "before 1", "after 1", "before 2", "next cur=2", "after 2")
+	rec.Check(t, "init 1 timer 0", "init 2 timer 0", "before 1", "after 1", "before 2", "next cur=2", "after 2")
 }
 
 // Events raised by a goroutine that does not hold the loop are reported on
@@ -224,24 +162,24 @@ func TestHooksAfterOnPanickingContinuation(t *testing.T) {
 func TestHookEventsFromOtherGoroutinesRunOnLoop(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	rec := newRecorder(ex)
-	ex.AddHooks(rec.hooks())
+	rec := hooktest.New(ex)
+	ex.AddHooks(rec.HooksWithDestroy())
 	id := ex.NewResource(hooks.KindFuture, 0)
 	id2 := ex.NewResource(hooks.KindTask, id)
 	ex.ResolveHook(id)
-	ex.Submit(func() { rec.add("submitted") })
-	if got := rec.events(); len(got) != 0 {
+	ex.Submit(func() { rec.Add("submitted") })
+	if got := rec.Events(); len(got) != 0 {
 		t.Fatalf("hooks ran before the loop did: %v", got)
 	}
 	ex.RunUntilIdle()
-	rec.check(t,
+	rec.Check(t,
 		fmt.Sprintf("init %d future 0", id),
 		fmt.Sprintf("init %d task %d", id2, id),
 		fmt.Sprintf("resolve %d", id),
 		"submitted",
 	)
 	// One drain task serves a burst, in order.
-	rec.reset()
+	rec.Reset()
 	before := ex.Stats().TasksRun
 	var want []string
 	for range 500 {
@@ -253,7 +191,7 @@ func TestHookEventsFromOtherGoroutinesRunOnLoop(t *testing.T) {
 	if n := ex.Stats().TasksRun - before; n != 1 {
 		t.Fatalf("1000 events took %d tasks, want 1", n)
 	}
-	rec.check(t, want...)
+	rec.Check(t, want...)
 }
 
 // An event raised on the loop for a resource whose Init is still in the
@@ -261,8 +199,8 @@ func TestHookEventsFromOtherGoroutinesRunOnLoop(t *testing.T) {
 func TestHookInitBeforeResolveAcrossGoroutines(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	rec := newRecorder(ex)
-	ex.AddHooks(rec.hooks())
+	rec := hooktest.New(ex)
+	ex.AddHooks(rec.HooksWithDestroy())
 	var id hooks.ID
 	got := make(chan struct{})
 	ex.Start()
@@ -282,7 +220,7 @@ func TestHookInitBeforeResolveAcrossGoroutines(t *testing.T) {
 		t.Fatal("loop stuck")
 	}
 	ex.Close()
-	rec.check(t, fmt.Sprintf("init %d future 0", id), fmt.Sprintf("resolve %d", id))
+	rec.Check(t, fmt.Sprintf("init %d future 0", id), fmt.Sprintf("resolve %d", id))
 }
 
 // Destroy fires once per tracked resource after it is collected; nothing is
@@ -290,13 +228,13 @@ func TestHookInitBeforeResolveAcrossGoroutines(t *testing.T) {
 func TestDestroyAfterGC(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	rec := newRecorder(ex)
+	rec := hooktest.New(ex)
 	remove := ex.AddHooks(hooks.Hooks{Init: func(hooks.ID, hooks.Kind, hooks.ID) {}})
 	if ex.DestroyHooked() {
 		t.Fatal("DestroyHooked without a Destroy hook")
 	}
 	ex.ReportDestroy(ex.NewResource(hooks.KindFuture, 0)) // no Destroy hook: dropped
-	removeD := ex.AddHooks(hooks.Hooks{Destroy: func(id hooks.ID) { rec.hook("destroy %d", id) }})
+	removeD := ex.AddHooks(hooks.Hooks{Destroy: func(id hooks.ID) { rec.Hook("destroy %d", id) }})
 	if !ex.DestroyHooked() {
 		t.Fatal("DestroyHooked false with a Destroy hook")
 	}
@@ -314,14 +252,14 @@ func TestDestroyAfterGC(t *testing.T) {
 	for _, id := range ids {
 		want[fmt.Sprintf("destroy %d", id)] = true
 	}
-	for attempt := 0; attempt < 200 && len(rec.events()) < n; attempt++ {
+	for attempt := 0; attempt < 200 && len(rec.Events()) < n; attempt++ {
 		runtime.GC()
 		ex.RunUntilIdle()
 		if attempt > 20 {
 			runtime.Gosched()
 		}
 	}
-	got := rec.events()
+	got := rec.Events()
 	if len(got) != n {
 		t.Fatalf("got %d destroys %v, want %d", len(got), got, n)
 	}
@@ -331,7 +269,7 @@ func TestDestroyAfterGC(t *testing.T) {
 		}
 		delete(want, g)
 	}
-	rec.check(t, got...)
+	rec.Check(t, got...)
 	removeD()
 	remove()
 }
@@ -641,13 +579,13 @@ func TestMailedHooksSeeNoContext(t *testing.T) {
 func TestDestroyTimers(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	rec := newRecorder(ex)
-	ex.AddHooks(rec.hooks())
+	rec := hooktest.New(ex)
+	ex.AddHooks(rec.HooksWithDestroy())
 	onLoop(t, ex, func() { ex.AfterFunc(0, func() {}) }) // 1, on the loop
 	ex.AfterFunc(0, func() {})                           // 2, off the loop: its id comes from the loop
 	ex.RunUntilIdle()
 	destroyed := func() (n int) {
-		for _, e := range rec.events() {
+		for _, e := range rec.Events() {
 			if strings.HasPrefix(e, "destroy") {
 				n++
 			}
@@ -659,7 +597,7 @@ func TestDestroyTimers(t *testing.T) {
 		runtime.Gosched()
 		ex.RunUntilIdle()
 	}
-	got := rec.events()
+	got := rec.Events()
 	if !slices.Contains(got, "init 2 timer 0") || !slices.Contains(got, "destroy 1") || !slices.Contains(got, "destroy 2") {
 		t.Fatalf("events %v: want both timers initialised and destroyed", got)
 	}
@@ -670,25 +608,25 @@ func TestDestroyTimers(t *testing.T) {
 func TestHooksAddedMidBatch(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	rec := newRecorder(ex)
+	rec := hooktest.New(ex)
 	onLoop(t, ex, func() {
-		ex.AddHooks(rec.hooks())
+		ex.AddHooks(rec.HooksWithDestroy())
 		p := future.NewPromise[int](ex)
 		future.Then(p.Future(), func(v int) (int, error) {
-			rec.add("then cur=%d", ex.CurrentID())
+			rec.Add("then cur=%d", ex.CurrentID())
 			return v, nil
 		})
 		p.Resolve(1) // queues the Then callback in the running batch
 	})
-	rec.check(t, "init 1 future 0", "init 2 future 1", "resolve 1", "before 2", "then cur=2", "resolve 2", "after 2")
+	rec.Check(t, "init 1 future 0", "init 2 future 1", "resolve 1", "before 2", "then cur=2", "resolve 2", "after 2")
 }
 
 // A combinator's fold runs as a continuation of the combinator's future.
 func TestHooksCombinatorEntriesWrapped(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	rec := newRecorder(ex)
-	ex.AddHooks(hooks.Hooks{Before: func(id hooks.ID) { rec.hook("before %d", id) }})
+	rec := hooktest.New(ex)
+	ex.AddHooks(hooks.Hooks{Before: func(id hooks.ID) { rec.Hook("before %d", id) }})
 	var cur []hooks.ID
 	onLoop(t, ex, func() {
 		p := future.NewPromise[int](ex) // 1
@@ -696,7 +634,7 @@ func TestHooksCombinatorEntriesWrapped(t *testing.T) {
 		all.OnComplete(func([]int, error) { cur = append(cur, ex.CurrentID()) })
 		p.Resolve(1)
 	})
-	rec.check(t, "before 2", "before 2")
+	rec.Check(t, "before 2", "before 2")
 	if !slices.Equal(cur, []hooks.ID{2}) {
 		t.Fatalf("OnComplete of All ran with CurrentID %v, want [2]", cur)
 	}

@@ -6,74 +6,22 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/hooks"
+	"github.com/spindle-rt/spindle/internal/hooktest"
 )
 
 var errHook = errors.New("hook test error")
 
-// hkRecorder logs hook calls and counts those made off the loop.
-type hkRecorder struct {
-	ex      *executor.Executor
-	mu      sync.Mutex
-	ev      []string
-	offLoop int
-}
-
-func (r *hkRecorder) add(format string, args ...any) {
-	r.mu.Lock()
-	r.ev = append(r.ev, fmt.Sprintf(format, args...))
-	r.mu.Unlock()
-}
-
-func (r *hkRecorder) hook(format string, args ...any) {
-	if !r.ex.OnLoop() {
-		r.mu.Lock()
-		r.offLoop++
-		r.mu.Unlock()
-	}
-	r.add(format, args...)
-}
-
-func (r *hkRecorder) hooks() hooks.Hooks {
-	return hooks.Hooks{
-		Init: func(id hooks.ID, kind hooks.Kind, trigger hooks.ID) {
-			r.hook("init %d %v %d", id, kind, trigger)
-		},
-		Before:  func(id hooks.ID) { r.hook("before %d", id) },
-		After:   func(id hooks.ID) { r.hook("after %d", id) },
-		Resolve: func(id hooks.ID) { r.hook("resolve %d", id) },
-	}
-}
-
-func (r *hkRecorder) events() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.ev)
-}
-
-func (r *hkRecorder) check(t *testing.T, want ...string) {
-	t.Helper()
-	if got := r.events(); !slices.Equal(got, want) {
-		t.Fatalf("hook calls:\n got  %s\n want %s", strings.Join(got, ", "), strings.Join(want, ", "))
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.offLoop != 0 {
-		t.Fatalf("%d hook calls ran off the loop", r.offLoop)
-	}
-}
-
-func hkNew(t *testing.T) (*executor.Executor, *hkRecorder) {
+func hkNew(t *testing.T) (*executor.Executor, *hooktest.Recorder) {
 	ex := executor.New()
 	t.Cleanup(func() { ex.Close() })
-	rec := &hkRecorder{ex: ex}
-	ex.AddHooks(rec.hooks())
+	rec := hooktest.New(ex)
+	ex.AddHooks(rec.Hooks())
 	return ex, rec
 }
 
@@ -89,14 +37,14 @@ func hkOnLoop(t *testing.T, ex *executor.Executor, fn func()) {
 
 // hkChain builds Node's promise benchmark op: a promise, a Then whose
 // callback fails, a Transform that recovers; then resolves the promise.
-func hkChain(ex *executor.Executor, rec *hkRecorder) *future.Future[int] {
+func hkChain(ex *executor.Executor, rec *hooktest.Recorder) *future.Future[int] {
 	p := future.NewPromise[int](ex)
 	f1 := future.Then(p.Future(), func(v int) (int, error) {
-		rec.add("then cur=%d", ex.CurrentID())
+		rec.Add("then cur=%d", ex.CurrentID())
 		return 0, errHook
 	})
 	f2 := future.Transform(f1, func(v int, err error) (int, error) {
-		rec.add("transform cur=%d err=%v", ex.CurrentID(), err != nil)
+		rec.Add("transform cur=%d err=%v", ex.CurrentID(), err != nil)
 		return 7, nil
 	})
 	p.Resolve(1)
@@ -117,7 +65,7 @@ func TestHooksThenOrder(t *testing.T) {
 	ex, rec := hkNew(t)
 	var f *future.Future[int]
 	hkOnLoop(t, ex, func() { f = hkChain(ex, rec) })
-	rec.check(t, hkChainEvents...)
+	rec.Check(t, hkChainEvents...)
 	if v, err := f.Await(context.Background()); v != 7 || err != nil {
 		t.Fatalf("chain = %d, %v", v, err)
 	}
@@ -128,11 +76,11 @@ func TestHooksThenOrder(t *testing.T) {
 func TestHooksThenOrderOffLoop(t *testing.T) {
 	ex, rec := hkNew(t)
 	f := hkChain(ex, rec)
-	if got := rec.events(); len(got) != 0 {
+	if got := rec.Events(); len(got) != 0 {
 		t.Fatalf("hooks ran before the loop: %v", got)
 	}
 	ex.RunUntilIdle()
-	rec.check(t, hkChainEvents...)
+	rec.Check(t, hkChainEvents...)
 	if !f.Ready() {
 		t.Fatal("chain not complete")
 	}
@@ -143,8 +91,8 @@ func TestHooksThenOrderOffLoop(t *testing.T) {
 // drain task, and Init must still come before its Before.
 func TestHooksInitBeforeBeforeOnRunningLoop(t *testing.T) {
 	ex := executor.New()
-	rec := &hkRecorder{ex: ex}
-	h := rec.hooks()
+	rec := hooktest.New(ex)
+	h := rec.Hooks()
 	h.Resolve = nil // no Resolve hook delivers the mailbox first
 	ex.AddHooks(h)
 	ex.Start()
@@ -172,7 +120,7 @@ func TestHooksInitBeforeBeforeOnRunningLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	ex.Close()
-	ev := rec.events()
+	ev := rec.Events()
 	initAt, beforeAt := -1, -1
 	for i, e := range ev {
 		switch e { // ids: Call 1, its promise 2, the blocking Call 3, the Then 4
@@ -185,7 +133,7 @@ func TestHooksInitBeforeBeforeOnRunningLoop(t *testing.T) {
 	if initAt < 0 || beforeAt < 0 || initAt > beforeAt {
 		t.Fatalf("Init of the Then at %d, its Before at %d: %v", initAt, beforeAt, ev)
 	}
-	rec.check(t, ev...) // all on the loop
+	rec.Check(t, ev...) // all on the loop
 }
 
 // Resources made by a continuation are triggered by it; Call and Resolved
@@ -198,14 +146,14 @@ func TestHooksTriggerIsCurrentResource(t *testing.T) {
 			future.NewPromise[int](ex)            // 3, triggered by 2
 			future.Resolved(ex, 0)                // 4, triggered by 2
 			future.Call(ex, func() (int, error) { // 5, triggered by 2
-				rec.add("call cur=%d", ex.CurrentID())
+				rec.Add("call cur=%d", ex.CurrentID())
 				return 0, nil
 			})
 			return 0, nil
 		})
 		p.Resolve(0)
 	})
-	rec.check(t,
+	rec.Check(t,
 		"init 1 future 0", "init 2 future 1", "resolve 1",
 		"before 2",
 		"init 3 future 2",
@@ -224,15 +172,15 @@ func TestHooksSpawnSlices(t *testing.T) {
 	var task *future.Future[int]
 	hkOnLoop(t, ex, func() {
 		task = future.Spawn(ex, func(ctx context.Context) (int, error) { // 1
-			rec.add("slice1 cur=%d", ex.CurrentID())
+			rec.Add("slice1 cur=%d", ex.CurrentID())
 			p = future.NewPromise[int](ex) // 2, triggered by the task
 			v, err := p.Future().Await(ctx)
-			rec.add("slice2 cur=%d", ex.CurrentID())
+			rec.Add("slice2 cur=%d", ex.CurrentID())
 			return v, err
 		})
 	})
 	hkOnLoop(t, ex, func() { p.Resolve(5) })
-	rec.check(t,
+	rec.Check(t,
 		"init 1 task 0",
 		"before 1", "slice1 cur=1", "init 2 future 1", "after 1",
 		"resolve 2",
@@ -248,13 +196,13 @@ func TestHooksSpawnSlices(t *testing.T) {
 func TestHooksRemoveStopsFutureCalls(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	rec := &hkRecorder{ex: ex}
-	remove := ex.AddHooks(rec.hooks())
+	rec := hooktest.New(ex)
+	remove := ex.AddHooks(rec.Hooks())
 	var p *future.Promise[int]
 	hkOnLoop(t, ex, func() {
 		p = future.NewPromise[int](ex)
 		future.Then(p.Future(), func(v int) (int, error) {
-			rec.add("cur=%d", ex.CurrentID())
+			rec.Add("cur=%d", ex.CurrentID())
 			return v, nil
 		})
 	})
@@ -262,13 +210,13 @@ func TestHooksRemoveStopsFutureCalls(t *testing.T) {
 		remove()
 		p.Resolve(1)
 		future.Then(future.Resolved(ex, 1), func(v int) (int, error) {
-			rec.add("new cur=%d", ex.CurrentID())
+			rec.Add("new cur=%d", ex.CurrentID())
 			return v, nil
 		})
 	})
 	// The Then made while the hooks were registered keeps its id (its
 	// continuation still knows which resource it resolves), but no hook runs.
-	rec.check(t, "init 1 future 0", "init 2 future 1", "cur=2", "new cur=0")
+	rec.Check(t, "init 1 future 0", "init 2 future 1", "cur=2", "new cur=0")
 }
 
 // A panicking hook is reported to the panic handler; the continuation runs
