@@ -8,6 +8,8 @@
 // goroutines: on amd64 and arm64 the address of the runtime's goroutine
 // descriptor, read in a few instructions; elsewhere the goroutine number
 // parsed from runtime.Stack, which is correct but costs about a microsecond.
+// The build tag purego selects the portable version everywhere; CI runs the
+// executor's and future's tests with it.
 //
 // The value is only compared for equality with a value taken earlier by a
 // goroutine that is still alive; it is never dereferenced.

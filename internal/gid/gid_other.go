@@ -1,14 +1,21 @@
-//go:build !amd64 && !arm64
+//go:build (!amd64 && !arm64) || purego
 
 package gid
 
-import "runtime"
+import (
+	"runtime"
+	"sync"
+)
+
+// bufs holds stack buffers: runtime.Stack's buffer escapes, so a fresh one
+// per call would allocate.
+var bufs = sync.Pool{New: func() any { return new([64]byte) }}
 
 // Current returns a word that identifies the calling goroutine among all
 // live goroutines (its number, parsed from the runtime.Stack header
 // "goroutine N [").
 func Current() uintptr {
-	var buf [64]byte
+	buf := bufs.Get().(*[64]byte)
 	n := runtime.Stack(buf[:], false)
 	var id uintptr
 	for _, c := range buf[len("goroutine "):n] {
@@ -17,6 +24,7 @@ func Current() uintptr {
 		}
 		id = id*10 + uintptr(c-'0')
 	}
+	bufs.Put(buf)
 	return id
 }
 
