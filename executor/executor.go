@@ -422,6 +422,3 @@ func (e *Executor) handlePanic(v any, stack []byte) {
 	}
 	slog.Error("spindle: panic on the loop", "executor", e.name, "panic", v, "stack", string(stack))
 }
-
-// now is the loop's clock.
-func now() time.Time { return time.Now() }

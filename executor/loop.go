@@ -222,7 +222,7 @@ func (e *Executor) poll() {
 		e.takeInbox()
 	}
 	if e.timers.Len() > 0 {
-		e.fireTimers(now())
+		e.fireTimers()
 	}
 	e.publish()
 }
@@ -266,7 +266,7 @@ func (e *Executor) sleep(ctxDone <-chan struct{}) {
 	}
 	e.sleeping = true
 	e.mu.Unlock()
-	if d, ok := e.timers.next(now()); ok {
+	if d, ok := e.timers.next(); ok {
 		// One reusable runtime timer: with Go 1.23's timers (go.mod says
 		// 1.24) Reset and Stop leave no stale value in its channel.
 		if e.sleepTimer == nil {

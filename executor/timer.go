@@ -108,7 +108,7 @@ func (t *Timer) Stop() bool {
 
 // fireTimers queues the callbacks of the due timers ahead of all other
 // queued work, in deadline order.
-func (e *Executor) fireTimers(_ time.Time) {
+func (e *Executor) fireTimers() {
 	h := &e.timers
 	if h.Len() > 64 && int64(h.Len()) > 2*e.timersActive.Load()+16 {
 		h.compact()
@@ -169,7 +169,7 @@ func (h *timerHeap) pop() *Timer {
 
 // next returns how long until the earliest pending timer is due, dropping
 // stopped timers from the top.
-func (h *timerHeap) next(_ time.Time) (time.Duration, bool) {
+func (h *timerHeap) next() (time.Duration, bool) {
 	for len(h.items) > 0 && h.items[0].state.Load() != timerPending {
 		h.pop()
 	}
