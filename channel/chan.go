@@ -47,7 +47,6 @@ package channel
 import (
 	"errors"
 	"strconv"
-	"unsafe"
 
 	"github.com/spindle-rt/spindle/alloc"
 	"github.com/spindle-rt/spindle/executor"
@@ -164,7 +163,7 @@ func (c *Chan[T]) Send(v T) *future.Future[struct{}] {
 		return future.Failed[struct{}](c.ex, executor.ErrClosed)
 	}
 	p := future.NewPromise[struct{}](c.ex)
-	c.sendq.push(waiter[T]{val: v, ref: unsafe.Pointer(p), kind: kindSendFuture})
+	c.sendq.push(waiter[T]{val: v, ref: p, kind: kindSendFuture})
 	c.wakePoller()
 	return p.Future()
 }
@@ -189,7 +188,7 @@ func (c *Chan[T]) Recv() *future.Future[T] {
 		return future.Failed[T](c.ex, executor.ErrClosed)
 	}
 	p := future.NewPromise[T](c.ex)
-	c.recvq.push(waiter[T]{ref: unsafe.Pointer(p), kind: kindRecvFuture})
+	c.recvq.push(waiter[T]{ref: p, kind: kindRecvFuture})
 	return p.Future()
 }
 
@@ -379,21 +378,21 @@ const (
 // untyped reference whose type the kind gives, because the ring copies it
 // with write barriers while the garbage collector runs.
 type waiter[T any] struct {
-	val  T              // a sender's item
-	ref  unsafe.Pointer // see waitKind
+	val  T   // a sender's item
+	ref  any // see waitKind
 	kind waitKind
 	idx  int32 // kindSelect: the case's index in the select
 }
 
 func (w *waiter[T]) sendPromise() *future.Promise[struct{}] {
-	return (*future.Promise[struct{}])(w.ref)
+	return w.ref.(*future.Promise[struct{}])
 }
 
-func (w *waiter[T]) recvPromise() *future.Promise[T] { return (*future.Promise[T])(w.ref) }
+func (w *waiter[T]) recvPromise() *future.Promise[T] { return w.ref.(*future.Promise[T]) }
 
-func (w *waiter[T]) task() *taskWait[T] { return (*taskWait[T])(w.ref) }
+func (w *waiter[T]) task() *taskWait[T] { return w.ref.(*taskWait[T]) }
 
-func (w *waiter[T]) sel() *selector { return (*selector)(w.ref) }
+func (w *waiter[T]) sel() *selector { return w.ref.(*selector) }
 
 // live reports whether w can still be claimed.
 func (w *waiter[T]) live() bool {

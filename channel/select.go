@@ -16,7 +16,6 @@ package channel
 import (
 	"context"
 	"slices"
-	"unsafe"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
@@ -89,7 +88,7 @@ func (r *RecvCase[T]) now() bool {
 }
 
 func (r *RecvCase[T]) enqueue(s *selector, idx int) {
-	r.c.recvq.push(waiter[T]{ref: unsafe.Pointer(s), kind: kindSelect, idx: int32(idx)})
+	r.c.recvq.push(waiter[T]{ref: s, kind: kindSelect, idx: int32(idx)})
 }
 
 // SendCase is a select case that sends a value to a channel. It is made by
@@ -130,7 +129,7 @@ func (s *SendCase[T]) now() bool {
 
 func (s *SendCase[T]) enqueue(sel *selector, idx int) {
 	c := s.c
-	c.sendq.push(waiter[T]{val: s.val, ref: unsafe.Pointer(sel), kind: kindSelect, idx: int32(idx)})
+	c.sendq.push(waiter[T]{val: s.val, ref: sel, kind: kindSelect, idx: int32(idx)})
 	c.wakePoller()
 }
 

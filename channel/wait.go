@@ -20,7 +20,6 @@ package channel
 import (
 	"context"
 	"iter"
-	"unsafe"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
@@ -191,7 +190,7 @@ func (c *Chan[T]) SendWait(ctx context.Context, v T) error {
 	if err != nil {
 		return err
 	}
-	c.sendq.push(waiter[T]{val: v, ref: unsafe.Pointer(tw), kind: kindTask})
+	c.sendq.push(waiter[T]{val: v, ref: tw, kind: kindTask})
 	c.wakePoller()
 	if err := tw.wait(); err != nil {
 		return err // withdrawn: the node may still be queued, it is not reused
@@ -224,7 +223,7 @@ func (c *Chan[T]) RecvWait(ctx context.Context) (T, error) {
 	if err != nil {
 		return zero, err
 	}
-	c.recvq.push(waiter[T]{ref: unsafe.Pointer(tw), kind: kindTask})
+	c.recvq.push(waiter[T]{ref: tw, kind: kindTask})
 	if err := tw.wait(); err != nil {
 		return zero, err
 	}
