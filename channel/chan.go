@@ -402,7 +402,7 @@ func (w *waiter[T]) live() bool {
 	case kindRecvFuture:
 		return !w.recvPromise().Future().Ready()
 	case kindTask:
-		return w.task().claimable()
+		return w.task().Claimable()
 	case kindSelect:
 		return w.sel().claimable()
 	}
@@ -417,11 +417,11 @@ func (c *Chan[T]) deliver(w *waiter[T], v T, err error) bool {
 		return w.recvPromise().Complete(v, err)
 	case kindTask:
 		tw := w.task()
-		if !tw.claimable() {
+		if !tw.Claimable() {
 			return false
 		}
 		tw.val, tw.err = v, err
-		tw.fire()
+		tw.Fire()
 		return true
 	case kindSelect:
 		s := w.sel()
@@ -446,11 +446,11 @@ func (c *Chan[T]) claimSender(w *waiter[T], err error) bool {
 		return w.sendPromise().Complete(struct{}{}, err)
 	case kindTask:
 		tw := w.task()
-		if !tw.claimable() {
+		if !tw.Claimable() {
 			return false
 		}
 		tw.err = err
-		tw.fire()
+		tw.Fire()
 		return true
 	case kindSelect:
 		s := w.sel()

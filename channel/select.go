@@ -135,17 +135,17 @@ func (s *SendCase[T]) enqueue(sel *selector, idx int) {
 
 // selector is the state shared by the queued cases of one select.
 type selector struct {
-	parker                      // task select
-	p      *future.Promise[int] // future select
-	cases  []Case               // a copy: the caller's slice may be reused
-	chosen int
+	future.TaskWaiter                      // task select
+	p                 *future.Promise[int] // future select
+	cases             []Case               // a copy: the caller's slice may be reused
+	chosen            int
 }
 
 func (s *selector) claimable() bool {
 	if s.p != nil {
 		return !s.p.Future().Ready()
 	}
-	return s.parker.claimable()
+	return s.TaskWaiter.Claimable()
 }
 
 // fire completes the select with case idx. The caller has checked
@@ -155,7 +155,7 @@ func (s *selector) fire(idx int) bool {
 		return s.p.Resolve(idx)
 	}
 	s.chosen = idx
-	s.parker.fire()
+	s.TaskWaiter.Fire()
 	return true
 }
 
@@ -236,13 +236,13 @@ func Select(ctx context.Context, cases ...Case) (int, error) {
 		return i, cases[i].base().err
 	}
 	s := &selector{cases: slices.Clone(cases), chosen: -1}
-	if err := s.init(ex, fib, ctx); err != nil {
+	if err := s.Init(fib, ctx); err != nil {
 		return -1, err
 	}
 	for i, cs := range cases {
 		cs.enqueue(s, i)
 	}
-	if err := s.wait(); err != nil {
+	if err := s.Wait(); err != nil {
 		return -1, err
 	}
 	return s.chosen, cases[s.chosen].base().err

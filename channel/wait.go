@@ -3,19 +3,15 @@ package channel
 // Waiting in place, inside a task.
 //
 // A task started by future.Spawn runs on an executor.Fiber. SendWait,
-// RecvWait, All and Select make that fiber the waiter: they queue a small
-// node that names the fiber, suspend it (Fiber.Suspend), and the peer that
-// claims the node stores the result in it and wakes the fiber
-// (Fiber.Wake). No future is allocated, and the nodes of SendWait and
-// RecvWait come from a free list kept by the channel, so a hand-off costs a
-// coroutine switch and no allocation.
-//
-// Every wake-up is a hint: after Suspend returns the task looks at its
-// node's state; a matched node wins over a context that ended meanwhile (the
-// item has moved, so the operation reports success). Otherwise the task
-// withdraws its node if its context has ended or the executor has closed.
-// A peer never claims a node whose task's context has already ended, so a
-// cancelled task moves no item even before it runs again.
+// RecvWait, All and Select make the task the waiter: they queue a small node
+// that embeds a future.TaskWaiter, which suspends the task; the peer that
+// claims the node stores the result in it and fires it. No future is
+// allocated, and the nodes of SendWait and RecvWait come from a free list
+// kept by the channel, so a hand-off costs a coroutine switch and no
+// allocation. future.TaskWaiter states the rules: a match wins over a
+// context that ended meanwhile (the item has moved, so the operation reports
+// success), and a peer never claims a node whose task's context has already
+// ended, so a cancelled task moves no item even before it runs again.
 
 import (
 	"context"
@@ -25,112 +21,9 @@ import (
 	"github.com/spindle-rt/spindle/future"
 )
 
-const (
-	waiting uint8 = iota
-	matched
-	withdrawn
-)
-
-// parker is the part of a waiter node that belongs to the waiting task.
-type parker struct {
-	ex    *executor.Executor
-	fib   *executor.Fiber
-	ctx   context.Context
-	tc    context.Context // the task's own context when ctx is not it (nil otherwise)
-	after bool            // ctx can end apart from the task: wake the fiber when it does
-	state uint8
-}
-
-// init prepares p for the task running fib to wait with ctx. It returns why
-// the task must not wait at all, if it must not.
-func (p *parker) init(ex *executor.Executor, fib *executor.Fiber, ctx context.Context) error {
-	p.ex, p.fib, p.ctx, p.tc, p.after, p.state = ex, fib, ctx, nil, false, waiting
-	if tc := future.TaskContext(fib); !ownContext(tc, ctx) {
-		// A context other than the task's: watch the task's too (as
-		// future's Await does), and wake the fiber when ctx ends.
-		p.tc = tc
-		p.after = ctx.Done() != nil
-	}
-	return p.why()
-}
-
-// ownContext reports whether ctx ends exactly when the task whose context
-// is tc ends: it is tc or a value-only wrapper of it. Then the task's own
-// cancellation (and the executor closing) already wake the fiber, and
-// nothing needs to watch ctx.
-func ownContext(tc, ctx context.Context) bool {
-	if tc == nil {
-		return false
-	}
-	if ctx == tc { // tc's dynamic type is comparable: this cannot panic
-		return true
-	}
-	d := ctx.Done()
-	return d != nil && d == tc.Done()
-}
-
-// why says why the task must stop waiting, if it must: the executor
-// closed, its context (or the task's) ended.
-func (p *parker) why() error {
-	if p.ex.Closed() {
-		return executor.ErrClosed
-	}
-	if err := p.ctx.Err(); err != nil {
-		return err
-	}
-	if p.tc != nil {
-		return p.tc.Err()
-	}
-	return nil
-}
-
-// claimable reports whether a peer may claim the node: it is still waiting
-// and the task's context has not ended.
-func (p *parker) claimable() bool {
-	if p.state != waiting || p.ctx.Err() != nil {
-		return false
-	}
-	return p.tc == nil || p.tc.Err() == nil
-}
-
-// fire marks the node matched and wakes its task. The caller has checked
-// claimable.
-func (p *parker) fire() {
-	p.state = matched
-	p.fib.Wake()
-}
-
-// wait suspends the task until the node is matched (then it returns nil),
-// or until the task must stop waiting (then the node is withdrawn and the
-// reason returned).
-func (p *parker) wait() error {
-	if p.state == matched {
-		return nil
-	}
-	var stop func() bool
-	if p.after {
-		stop = context.AfterFunc(p.ctx, p.fib.Wake)
-	}
-	var err error
-	for {
-		p.fib.Suspend()
-		if p.state == matched {
-			break
-		}
-		if err = p.why(); err != nil {
-			p.state = withdrawn
-			break
-		}
-	}
-	if stop != nil {
-		stop()
-	}
-	return err
-}
-
 // taskWait is the node of a task waiting in SendWait or RecvWait.
 type taskWait[T any] struct {
-	parker
+	future.TaskWaiter
 	val T     // RecvWait: the item
 	err error // ErrClosed when the channel closed on the waiter
 }
@@ -154,7 +47,7 @@ func (c *Chan[T]) taskFiber(op string) *executor.Fiber {
 // must not wait.
 func (c *Chan[T]) newTaskWait(fib *executor.Fiber, ctx context.Context) (*taskWait[T], error) {
 	tw := c.free.Get()
-	if err := tw.init(c.ex, fib, ctx); err != nil {
+	if err := tw.Init(fib, ctx); err != nil {
 		c.free.Put(tw)
 		return nil, err
 	}
@@ -192,7 +85,7 @@ func (c *Chan[T]) SendWait(ctx context.Context, v T) error {
 	}
 	c.sendq.push(waiter[T]{val: v, ref: tw, kind: kindTask})
 	c.wakePoller()
-	if err := tw.wait(); err != nil {
+	if err := tw.Wait(); err != nil {
 		return err // withdrawn: the node may still be queued, it is not reused
 	}
 	err = tw.err
@@ -224,7 +117,7 @@ func (c *Chan[T]) RecvWait(ctx context.Context) (T, error) {
 		return zero, err
 	}
 	c.recvq.push(waiter[T]{ref: tw, kind: kindTask})
-	if err := tw.wait(); err != nil {
+	if err := tw.Wait(); err != nil {
 		return zero, err
 	}
 	v, err := tw.val, tw.err

@@ -45,6 +45,7 @@ package merge
 
 import (
 	"errors"
+	"github.com/spindle-rt/spindle/alloc"
 	"sync/atomic"
 
 	"github.com/spindle-rt/spindle/executor"
@@ -87,7 +88,7 @@ type Merged[T any] struct {
 
 	// Receive side: Recv, RecvWait, All.
 	waiters     ring.Ring[waiter[T]]
-	free        *taskWaiter[T] // nodes for RecvWait and All
+	free        alloc.FreeList[taskWaiter[T]] // nodes for RecvWait and All
 	drainPosted bool
 	hasStash    bool
 	stashV      T

@@ -956,33 +956,6 @@ func TestZeroAllocsPerItem(t *testing.T) {
 	})
 }
 
-type ctxKey struct{}
-
-// The task's own context (or a value-only wrapper of it) needs no watcher:
-// the task's cancellation wakes it. Another context is watched.
-func TestOwnContext(t *testing.T) {
-	ex := executor.New()
-	defer ex.Close()
-	var res []string
-	onLoop(t, ex, func() {
-		m := Merge[int](ex, &queue[int]{})
-		future.Spawn(ex, func(ctx context.Context) (int, error) {
-			fib := ex.CurrentFiber()
-			wctx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			for _, c := range []context.Context{ctx, context.WithValue(ctx, ctxKey{}, 1), wctx, context.Background()} {
-				tw := m.getWaiter(fib, c)
-				res = append(res, fmt.Sprint(tw.after, tw.tc != nil))
-				m.putWaiter(tw)
-			}
-			return 0, nil
-		})
-	})
-	if want := "[false false false false true true false true]"; fmt.Sprint(res) != want {
-		t.Errorf("(after, watches task) per context: %v, want %v", res, want)
-	}
-}
-
 // Cancelling a task that waits in RecvWait or All on its own context ends
 // the wait with context.Canceled, and the item that comes next is kept.
 func TestTaskCancelledWhileWaiting(t *testing.T) {
@@ -1088,3 +1061,5 @@ func TestTaskReceiveAllocs(t *testing.T) {
 		})
 	}
 }
+
+type ctxKey struct{}

@@ -22,7 +22,6 @@ import (
 	"errors"
 	"iter"
 
-	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 )
 
@@ -32,30 +31,18 @@ type waiter[T any] struct {
 	t *taskWaiter[T]
 }
 
-const (
-	waiting uint8 = iota
-	matched
-	withdrawn
-)
-
 // taskWaiter is the node of a task waiting in RecvWait or All.
 type taskWaiter[T any] struct {
-	fib   *executor.Fiber
-	ctx   context.Context
-	tc    context.Context // the task's own context when ctx is not it
-	after bool            // ctx can end apart from the task: wake the fiber then
-	state uint8
-	v     T
-	err   error
-	next  *taskWaiter[T] // free list
+	future.TaskWaiter
+	v   T
+	err error
 }
 
 func (w waiter[T]) gone() bool {
 	if w.p != nil {
 		return w.p.Future().Ready() // only a cancellation completes a queued promise
 	}
-	t := w.t
-	return t.state != waiting || t.ctx.Err() != nil || (t.tc != nil && t.tc.Err() != nil)
+	return !w.t.Claimable()
 }
 
 // deliver hands the receiver its result and reports whether it took it.
@@ -64,8 +51,8 @@ func (w waiter[T]) deliver(v T, err error) bool {
 		return w.p.Complete(v, err)
 	}
 	t := w.t
-	t.v, t.err, t.state = v, err, matched
-	t.fib.Wake()
+	t.v, t.err = v, err
+	t.Fire()
 	return true
 }
 
@@ -171,16 +158,15 @@ func (m *Merged[T]) RecvWait(ctx context.Context) (T, error) {
 	if fib == nil {
 		return zero, future.ErrDeadlock
 	}
-	tw := m.getWaiter(fib, ctx)
-	var stop func() bool
-	if tw.after {
-		stop = context.AfterFunc(ctx, fib.Wake)
-	}
-	err := m.wait(tw)
-	if stop != nil {
-		stop()
+	tw := m.free.Get()
+	err := tw.Init(fib, ctx)
+	if err == nil {
+		err = m.wait(tw, true)
 	}
 	if err != nil {
+		if !tw.Withdrawn() {
+			m.putWaiter(tw)
+		}
 		return zero, err
 	}
 	v, err := m.take(tw)
@@ -218,7 +204,7 @@ func (m *Merged[T]) All(ctx context.Context) iter.Seq2[T, error] {
 			if stop != nil {
 				stop()
 			}
-			if tw != nil && tw.state != withdrawn {
+			if tw != nil && !tw.Withdrawn() {
 				m.putWaiter(tw)
 			}
 		}()
@@ -231,12 +217,14 @@ func (m *Merged[T]) All(ctx context.Context) iter.Seq2[T, error] {
 						yield(zero, future.ErrDeadlock)
 						return
 					}
-					tw = m.getWaiter(fib, ctx)
-					if tw.after {
-						stop = context.AfterFunc(ctx, fib.Wake)
+					tw = m.free.Get()
+					if err = tw.Init(fib, ctx); err != nil {
+						yield(zero, err)
+						return
 					}
+					stop = tw.Watch()
 				}
-				if err = m.wait(tw); err != nil {
+				if err = m.wait(tw, false); err != nil {
 					yield(zero, err)
 					return
 				}
@@ -258,31 +246,8 @@ func (m *Merged[T]) All(ctx context.Context) iter.Seq2[T, error] {
 	}
 }
 
-// getWaiter returns a node, from the free list if it can, for the task
-// running fib to wait with ctx.
-func (m *Merged[T]) getWaiter(fib *executor.Fiber, ctx context.Context) *taskWaiter[T] {
-	tw := m.free
-	if tw != nil {
-		m.free, tw.next = tw.next, nil
-	} else {
-		tw = &taskWaiter[T]{}
-	}
-	tw.fib, tw.ctx, tw.tc, tw.after = fib, ctx, nil, false
-	if !ownContext(fib, ctx) {
-		// Not the task's context: watch the task's too, and wake the
-		// fiber when ctx ends.
-		tw.tc, _ = fib.Body().(context.Context)
-		tw.after = ctx.Done() != nil
-	}
-	return tw
-}
-
 // putWaiter returns a node that is in no queue to the free list.
-func (m *Merged[T]) putWaiter(tw *taskWaiter[T]) {
-	var zero T
-	tw.fib, tw.ctx, tw.tc, tw.v, tw.err = nil, nil, nil, zero, nil
-	tw.next, m.free = m.free, tw
-}
+func (m *Merged[T]) putWaiter(tw *taskWaiter[T]) { m.free.Put(tw) }
 
 // take returns the result drain stored in tw and clears it.
 func (m *Merged[T]) take(tw *taskWaiter[T]) (v T, err error) {
@@ -294,53 +259,15 @@ func (m *Merged[T]) take(tw *taskWaiter[T]) (v T, err error) {
 
 // wait queues tw and suspends its task until drain fills it (nil) or the
 // task must stop waiting (the reason; tw is then withdrawn and, since it may
-// still sit in the queue, never reused).
-func (m *Merged[T]) wait(tw *taskWaiter[T]) error {
-	tw.state = waiting
-	if err := tw.why(m.ex); err != nil {
-		tw.state = withdrawn
+// still sit in the queue, never reused). watch says whether to watch tw's
+// ctx for this wait (All watches once for the whole range).
+func (m *Merged[T]) wait(tw *taskWaiter[T], watch bool) error {
+	if err := tw.Rearm(); err != nil {
 		return err
 	}
 	m.waiters.Push(waiter[T]{t: tw})
-	for {
-		tw.fib.Suspend()
-		if tw.state == matched {
-			return nil
-		}
-		if err := tw.why(m.ex); err != nil {
-			tw.state = withdrawn
-			return err
-		}
+	if watch {
+		return tw.Wait()
 	}
-}
-
-// why says why the task must stop waiting, if it must.
-func (tw *taskWaiter[T]) why(ex *executor.Executor) error {
-	if ex.Closed() {
-		return executor.ErrClosed
-	}
-	if err := tw.ctx.Err(); err != nil {
-		return err
-	}
-	if tw.tc != nil {
-		return tw.tc.Err()
-	}
-	return nil
-}
-
-// ownContext reports whether ctx ends exactly when the task running fib
-// does: it is the task's context (future.Spawn's task object is both the
-// fiber's body and the context it hands the task) or a value-only wrapper
-// of it. Then the task's cancellation and the executor's closing already
-// wake the fiber, and nothing needs to watch ctx.
-func ownContext(fib *executor.Fiber, ctx context.Context) bool {
-	tc := future.TaskContext(fib)
-	if tc == nil {
-		return false
-	}
-	if ctx == tc { // different dynamic types compare unequal without panicking
-		return true
-	}
-	d := ctx.Done()
-	return d != nil && d == tc.Done()
+	return tw.Suspend()
 }
