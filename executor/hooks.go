@@ -268,18 +268,7 @@ func (e *Executor) newResource(kind hooks.Kind, trigger hooks.ID, known, onLoop 
 	if h.mbHas.Load() {
 		e.drainHooks()
 	}
-	i := 0
-	defer func() {
-		if v := recover(); v != nil {
-			e.handlePanic(v, debug.Stack())
-			for _, fn := range s.init[i+1:] {
-				e.callInit(fn, id, kind, trigger)
-			}
-		}
-	}()
-	for ; i < len(s.init); i++ {
-		s.init[i](id, kind, trigger)
-	}
+	eachGuarded(e, s.init, func(fn func(hooks.ID, hooks.Kind, hooks.ID)) { fn(id, kind, trigger) })
 	return id
 }
 
@@ -316,18 +305,7 @@ func (e *Executor) resolveHook(id hooks.ID, known, onLoop bool) {
 	if h.mbHas.Load() {
 		e.drainHooks()
 	}
-	i := 0
-	defer func() {
-		if v := recover(); v != nil {
-			e.handlePanic(v, debug.Stack())
-			for _, fn := range s.resolve[i+1:] {
-				e.callID(fn, id)
-			}
-		}
-	}()
-	for ; i < len(s.resolve); i++ {
-		s.resolve[i](id)
-	}
+	eachGuarded(e, s.resolve, func(fn func(hooks.ID)) { fn(id) })
 }
 
 // ReportDestroy hands the id of a garbage-collected resource to the loop,
@@ -598,24 +576,41 @@ func (e *Executor) hooksAfter(id hooks.ID) {
 	}
 }
 
-// callID calls one hook; a panic in it goes to the panic handler. (The
-// deferred closure, which calls recover itself, is cheaper than deferring a
-// method that does.)
-func (e *Executor) callID(fn func(hooks.ID), id hooks.ID) {
+// eachGuarded calls call(fn) for each of fns in order. One deferred recover
+// guards the whole run (a deferred recover is the largest part of a hook
+// call's cost): a panicking hook goes to the panic handler, and the hooks
+// after it are still called, each guarded on its own.
+func eachGuarded[F any](e *Executor, fns []F, call func(F)) {
+	i := 0
+	defer func() {
+		if v := recover(); v != nil {
+			e.handlePanic(v, debug.Stack())
+			for _, fn := range fns[i+1:] {
+				guardOne(e, fn, call)
+			}
+		}
+	}()
+	for ; i < len(fns); i++ {
+		call(fns[i])
+	}
+}
+
+// guardOne calls call(fn); a panic in it goes to the panic handler.
+func guardOne[F any](e *Executor, fn F, call func(F)) {
 	defer func() {
 		if v := recover(); v != nil {
 			e.handlePanic(v, debug.Stack())
 		}
 	}()
-	fn(id)
+	call(fn)
+}
+
+// callID calls one hook; a panic in it goes to the panic handler.
+func (e *Executor) callID(fn func(hooks.ID), id hooks.ID) {
+	guardOne(e, fn, func(f func(hooks.ID)) { f(id) })
 }
 
 // callInit calls one Init hook; a panic in it goes to the panic handler.
 func (e *Executor) callInit(fn func(hooks.ID, hooks.Kind, hooks.ID), id hooks.ID, kind hooks.Kind, trigger hooks.ID) {
-	defer func() {
-		if v := recover(); v != nil {
-			e.handlePanic(v, debug.Stack())
-		}
-	}()
-	fn(id, kind, trigger)
+	guardOne(e, fn, func(f func(hooks.ID, hooks.Kind, hooks.ID)) { f(id, kind, trigger) })
 }
