@@ -45,17 +45,7 @@ func (e *Executor) Start() {
 // of tasks run. It is how tests and benchmarks drive an executor step by step
 // without a loop goroutine. It panics if the loop runs elsewhere; on a closed
 // executor it runs nothing.
-func (e *Executor) RunUntilIdle() int {
-	if e.phase.Load() == phaseClosed {
-		return 0
-	}
-	if !e.running.CompareAndSwap(false, true) {
-		panic("executor: RunUntilIdle while the loop is already running")
-	}
-	before := e.ran
-	_ = e.loop(context.Background(), true, nil)
-	return int(e.ran - before)
-}
+func (e *Executor) RunUntilIdle() int { return e.step("RunUntilIdle", nil) }
 
 // Drive runs fn on the calling goroutine as loop code, so that it may do
 // what only code holding the loop may (Post, channel operations, AfterFunc
@@ -68,14 +58,20 @@ func (e *Executor) Drive(fn func()) int {
 	if fn == nil {
 		panic("executor: Drive with nil func")
 	}
+	return e.step("Drive", fn)
+}
+
+// step runs the loop on the calling goroutine until idle, first running
+// first (if not nil), for RunUntilIdle and Drive (named op in panics).
+func (e *Executor) step(op string, first func()) int {
 	if e.phase.Load() == phaseClosed {
 		return 0
 	}
 	if !e.running.CompareAndSwap(false, true) {
-		panic("executor: Drive while the loop is already running")
+		panic("executor: " + op + " while the loop is already running")
 	}
 	before := e.ran
-	_ = e.loop(context.Background(), true, fn)
+	_ = e.loop(context.Background(), true, first)
 	return int(e.ran - before)
 }
 
