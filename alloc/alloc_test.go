@@ -8,6 +8,7 @@ import (
 	"testing"
 	"weak"
 
+	"github.com/spindle-rt/spindle/internal/spindletest"
 	"go.uber.org/goleak"
 )
 
@@ -409,7 +410,7 @@ func TestDebugChecks(t *testing.T) {
 }
 
 func TestSteadyStateAllocs(t *testing.T) {
-	if raceEnabled {
+	if spindletest.RaceEnabled {
 		t.Skip("allocation counts differ under the race detector")
 	}
 	var l FreeList[node]

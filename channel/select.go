@@ -19,6 +19,7 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/loop"
 )
 
 // Case is one operation of a select: a receive made by Chan.RecvCase or a
@@ -135,10 +136,10 @@ func (s *SendCase[T]) enqueue(sel *selector, idx int) {
 
 // selector is the state shared by the queued cases of one select.
 type selector struct {
-	future.TaskWaiter                      // task select
-	p                 *future.Promise[int] // future select
-	cases             []Case               // a copy: the caller's slice may be reused
-	chosen            int
+	loop.TaskWaiter                      // task select
+	p               *future.Promise[int] // future select
+	cases           []Case               // a copy: the caller's slice may be reused
+	chosen          int
 }
 
 func (s *selector) claimable() bool {
@@ -228,7 +229,7 @@ func Select(ctx context.Context, cases ...Case) (int, error) {
 	if ctx == nil {
 		panic("channel: Select with nil context")
 	}
-	fib := ex.CurrentFiber()
+	fib := (*loop.Loop)(ex).CurrentFiber()
 	if fib == nil {
 		panic("channel: Select called outside the body of a task (use SelectFuture or TrySelect in callbacks)")
 	}

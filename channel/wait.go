@@ -2,13 +2,13 @@ package channel
 
 // Waiting in place, inside a task.
 //
-// A task started by future.Spawn runs on an executor.Fiber. SendWait,
+// A task started by future.Spawn runs on an loop.Fiber. SendWait,
 // RecvWait, All and Select make the task the waiter: they queue a small node
-// that embeds a future.TaskWaiter, which suspends the task; the peer that
+// that embeds a loop.TaskWaiter, which suspends the task; the peer that
 // claims the node stores the result in it and fires it. No future is
 // allocated, and the nodes of SendWait and RecvWait come from a free list
 // kept by the channel, so a hand-off costs a coroutine switch and no
-// allocation. future.TaskWaiter states the rules: a match wins over a
+// allocation. loop.TaskWaiter states the rules: a match wins over a
 // context that ended meanwhile (the item has moved, so the operation reports
 // success), and a peer never claims a node whose task's context has already
 // ended, so a cancelled task moves no item even before it runs again.
@@ -17,22 +17,21 @@ import (
 	"context"
 	"iter"
 
-	"github.com/spindle-rt/spindle/executor"
-	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/loop"
 )
 
 // taskWait is the node of a task waiting in SendWait or RecvWait.
 type taskWait[T any] struct {
-	future.TaskWaiter
+	loop.TaskWaiter
 	val T     // RecvWait: the item
 	err error // ErrClosed when the channel closed on the waiter
 }
 
 // taskFiber returns the fiber of the task whose body calls op, and panics
 // if the caller is not a task body of c's executor.
-func (c *Chan[T]) taskFiber(op string) *executor.Fiber {
+func (c *Chan[T]) taskFiber(op string) *loop.Fiber {
 	if c != nil {
-		if fib := c.ex.CurrentFiber(); fib != nil {
+		if fib := (*loop.Loop)(c.ex).CurrentFiber(); fib != nil {
 			return fib
 		}
 		if c.ex.OnLoop() {
@@ -45,7 +44,7 @@ func (c *Chan[T]) taskFiber(op string) *executor.Fiber {
 
 // newTaskWait returns a node for the task running fib, or the reason it
 // must not wait.
-func (c *Chan[T]) newTaskWait(fib *executor.Fiber, ctx context.Context) (*taskWait[T], error) {
+func (c *Chan[T]) newTaskWait(fib *loop.Fiber, ctx context.Context) (*taskWait[T], error) {
 	tw := c.free.Get()
 	if err := tw.Init(fib, ctx); err != nil {
 		c.free.Put(tw)

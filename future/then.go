@@ -5,20 +5,22 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/hooks"
+	"github.com/spindle-rt/spindle/internal/frame"
+	"github.com/spindle-rt/spindle/internal/loop"
 )
 
 // newID gives a new resource its hook id (0 when no hooks are registered)
 // and, only while a Destroy hook is registered, tracks obj for it.
-func newID[P any](ex *executor.Executor, kind hooks.Kind, trigger hooks.ID, obj *P) hooks.ID {
+func newID[P any](ex *loop.Loop, kind hooks.Kind, trigger hooks.ID, obj *P) hooks.ID {
 	return track(ex, ex.NewResource(kind, trigger), obj)
 }
 
 // track sets obj up for the Destroy hooks of resource id while a Destroy
-// hook is registered (executor.TrackDestroy: no closure per resource,
+// hook is registered (loop.TrackDestroy: no closure per resource,
 // unlike runtime.AddCleanup with ex.ReportDestroy), and returns id.
-func track[P any](ex *executor.Executor, id hooks.ID, obj *P) hooks.ID {
+func track[P any](ex *loop.Loop, id hooks.ID, obj *P) hooks.ID {
 	if id != 0 && ex.DestroyHooked() {
-		executor.TrackDestroy(ex, obj, id)
+		loop.TrackDestroy(ex, obj, id)
 	}
 	return id
 }
@@ -29,12 +31,12 @@ type node[T, U any] struct {
 	out Future[U]
 	l   link
 	src *Future[T]
-	fr  *hooks.Frame
+	fr  *frame.Frame
 }
 
 // register links the continuation w (the node's outer object) into src.
 // fr and onLoop are what src's executor's Current returned.
-func (n *node[T, U]) register(src *Future[T], w waiter, fr *hooks.Frame, onLoop bool) *Future[U] {
+func (n *node[T, U]) register(src *Future[T], w waiter, fr *frame.Frame, onLoop bool) *Future[U] {
 	ex := src.ex
 	n.src, n.fr = src, fr
 	n.out.ex = ex
@@ -160,7 +162,7 @@ type completeNode[T any] struct {
 	l   link
 	src *Future[T]
 	fn  func(T, error)
-	fr  *hooks.Frame
+	fr  *frame.Frame
 }
 
 func (n *completeNode[T]) wake(onLoop bool) { schedule(n.src.ex, onLoop, n, n.fr, n.src.id) }
@@ -169,13 +171,14 @@ func (n *completeNode[T]) wake(onLoop bool) { schedule(n.src.ex, onLoop, n, n.fr
 func (n *completeNode[T]) Run() { n.fn(n.src.val, n.src.err) }
 
 // Resolved returns a future bound to ex that is already resolved with v.
-func Resolved[T any](ex *executor.Executor, v T) *Future[T] {
-	return done(ex, v, nil)
+func Resolved[T any](e *executor.Executor, v T) *Future[T] {
+	return done((*loop.Loop)(e), v, nil)
 }
 
 // Failed returns a future bound to ex that has already failed with err,
 // which must not be nil.
-func Failed[T any](ex *executor.Executor, err error) *Future[T] {
+func Failed[T any](e *executor.Executor, err error) *Future[T] {
+	ex := (*loop.Loop)(e)
 	if err == nil {
 		panic("future: Failed with nil error")
 	}
@@ -183,7 +186,7 @@ func Failed[T any](ex *executor.Executor, err error) *Future[T] {
 	return done(ex, zero, err)
 }
 
-func done[T any](ex *executor.Executor, v T, err error) *Future[T] {
+func done[T any](ex *loop.Loop, v T, err error) *Future[T] {
 	if ex == nil {
 		panic("future: nil executor")
 	}
@@ -207,7 +210,8 @@ type callNode[T any] struct {
 // it (f := future.Call(ex, fn); v, err := f.Await(ctx)). A panic in fn fails
 // the future with a *PanicError; if the executor is closing, the future
 // fails with executor.ErrClosed.
-func Call[T any](ex *executor.Executor, fn func() (T, error)) *Future[T] {
+func Call[T any](e *executor.Executor, fn func() (T, error)) *Future[T] {
+	ex := (*loop.Loop)(e)
 	if ex == nil {
 		panic("future: Call with nil executor")
 	}
@@ -246,8 +250,9 @@ func (n *callNode[T]) CatchPanic(v any, stack []byte) {
 
 // Sleep returns a future resolved on ex's loop once d has elapsed.
 // Cancelling the future stops the timer.
-func Sleep(ex *executor.Executor, d time.Duration) *Future[struct{}] {
-	p := NewPromise[struct{}](ex)
+func Sleep(e *executor.Executor, d time.Duration) *Future[struct{}] {
+	ex := (*loop.Loop)(e)
+	p := NewPromise[struct{}](e)
 	t := ex.AfterFunc(d, func() { p.Resolve(struct{}{}) })
 	p.OnCancel(func() { t.Stop() })
 	return p.Future()

@@ -45,10 +45,12 @@ package merge
 
 import (
 	"errors"
-	"github.com/spindle-rt/spindle/alloc"
 	"sync/atomic"
 
+	"github.com/spindle-rt/spindle/alloc"
+
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/internal/loop"
 	"github.com/spindle-rt/spindle/internal/ring"
 )
 
@@ -303,7 +305,7 @@ func (w *subWaker[T]) Wake() {
 		return
 	}
 	if h.remote.CompareAndSwap(false, true) {
-		if m.ex.Schedule((*subRemote[T])(h), nil, 0) != nil {
+		if (*loop.Loop)(m.ex).Schedule((*subRemote[T])(h), nil, 0) != nil {
 			h.remote.Store(false) // the executor has closed: nobody will poll
 		}
 	}

@@ -1,9 +1,10 @@
-package executor
+package loop
 
 // Allocation says how packages built on the executor allocate the objects
 // behind futures (promises, Then and Transform links, Call results).
 type Allocation uint8
 
+// The allocation strategies; executor.Allocation documents them.
 const (
 	// AllocHeap allocates each object on its own: memory goes back to the
 	// garbage collector as soon as the object is unreachable.
@@ -27,24 +28,8 @@ func (a Allocation) String() string {
 	return "unknown"
 }
 
-// DefaultAllocation is the strategy of an executor made without
-// WithAllocation. Slabs won on every future-heavy benchmark (14-26% faster
-// per Then link, gather and immediate channel operation, and about 1/60 of
-// the allocations; see docs/benchmarks.md); choose AllocHeap where a few
-// long-lived futures among many short-lived ones would pin whole chunks.
-const DefaultAllocation = AllocSlab
-
-// WithAllocation chooses how futures bound to the executor are allocated
-// (DefaultAllocation when not given).
-func WithAllocation(a Allocation) Option {
-	if a != AllocHeap && a != AllocSlab {
-		panic("executor: WithAllocation with unknown strategy")
-	}
-	return optionFunc(func(e *Executor) { e.alloc = a })
-}
-
 // Allocation returns the executor's allocation strategy.
-func (e *Executor) Allocation() Allocation { return e.alloc }
+func (e *Loop) Allocation() Allocation { return e.alloc }
 
 // localEntry is one loop-local value.
 type localEntry struct {
@@ -56,7 +41,7 @@ type localEntry struct {
 // of package future, for instance). Loop only. Keys are compared with ==;
 // use a value of an unexported type. The table is a short slice: it is
 // meant for a handful of keys.
-func (e *Executor) Local(key any) any {
+func (e *Loop) Local(key any) any {
 	for i := range e.locals {
 		if e.locals[i].key == key {
 			return e.locals[i].val
@@ -66,7 +51,7 @@ func (e *Executor) Local(key any) any {
 }
 
 // SetLocal stores val under key for Local. Loop only.
-func (e *Executor) SetLocal(key, val any) {
+func (e *Loop) SetLocal(key, val any) {
 	for i := range e.locals {
 		if e.locals[i].key == key {
 			e.locals[i].val = val
