@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -998,19 +999,12 @@ func TestBadInput(t *testing.T) {
 	var dcase channel.Case
 	other.Drive(func() { dcase = d.RecvCase() })
 	ex.Drive(func() {
-		catch(func() { c.SendWait(context.Background(), 1) }) // even when it could complete at once
-		c.TrySend(1)
-		catch(func() { c.RecvWait(context.Background()) })
-		catch(func() { channel.Select(context.Background(), c.RecvCase(), c.RecvCase()) })
 		catch(func() { channel.TrySelect() })
 		catch(func() { channel.TrySelect(nil) })
 		catch(func() { c.PollRecv(nil) })
 		catch(func() { channel.SelectFuture(c.RecvCase(), dcase) })
 	})
 	want := []string{
-		"channel: SendWait called outside the body of a task",
-		"channel: RecvWait called outside the body of a task",
-		"channel: Select called outside the body of a task",
 		"channel: TrySelect of no cases",
 		"channel: TrySelect with a nil case",
 		"channel: PollRecv with nil Waker",
@@ -1023,6 +1017,27 @@ func TestBadInput(t *testing.T) {
 		if !strings.HasPrefix(msgs[i], want[i]) {
 			t.Errorf("panic %d = %q, want prefix %q", i, msgs[i], want[i])
 		}
+	}
+	// On the loop outside a task the waiting operations complete what they
+	// can at once and return future.ErrDeadlock where they would wait, as
+	// Await does.
+	var errs []error
+	ex.Drive(func() {
+		e := channel.New[int](ex, 1)
+		errs = append(errs, e.SendWait(context.Background(), 1)) // room: sent
+		errs = append(errs, e.SendWait(context.Background(), 2)) // full
+		v, err := e.RecvWait(context.Background())
+		errs = append(errs, err)
+		if v != 1 {
+			t.Errorf("RecvWait = %d, want 1", v)
+		}
+		_, err = e.RecvWait(context.Background()) // empty
+		errs = append(errs, err)
+		_, err = channel.Select(context.Background(), e.RecvCase())
+		errs = append(errs, err)
+	})
+	if want := []error{nil, future.ErrDeadlock, nil, future.ErrDeadlock, future.ErrDeadlock}; !slices.Equal(errs, want) {
+		t.Errorf("waits on the loop outside a task = %v, want %v", errs, want)
 	}
 	if !strings.HasPrefix(channel.ErrClosed.Error(), "channel: ") {
 		t.Errorf("ErrClosed = %q", channel.ErrClosed)

@@ -246,14 +246,11 @@ func waitErr(ex *loop.Loop, t *taskBase, ctx context.Context, own bool) error {
 	if ex.Closed() {
 		return executor.ErrClosed
 	}
-	if own {
-		if t.cancelled.Load() {
-			return context.Canceled
-		}
-		return nil
-	}
 	if t.cancelled.Load() {
 		return context.Canceled
+	}
+	if own {
+		return nil
 	}
 	return ctx.Err()
 }

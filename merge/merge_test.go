@@ -918,15 +918,13 @@ func TestLoopOnly(t *testing.T) {
 		"Recv":          func() { m.Recv() },
 		"RecvWait":      func() { m.RecvWait(context.Background()) },
 		"All":           func() { m.All(context.Background())(func(int, error) bool { return false }) },
+		"PollRecv":      func() { m.PollRecv(&countWaker{}) },
+		"Len":           func() { m.Len() },
+		"Ended":         func() { m.Ended() },
 	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s off the loop did not panic", name)
-				}
-			}()
-			fn()
-		}()
+		t.Run(name, func(t *testing.T) {
+			spindletest.MustPanic(t, "merge: ", "use executor.Submit", fn)
+		})
 	}
 }
 

@@ -6,5 +6,3 @@ package gid
 // live goroutines (the address of its runtime descriptor).
 func Current() uintptr
 
-// Fast reports whether Current is the cheap assembly version.
-const Fast = true

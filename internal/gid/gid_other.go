@@ -28,5 +28,3 @@ func Current() uintptr {
 	return id
 }
 
-// Fast reports whether Current is the cheap assembly version.
-const Fast = false

@@ -24,12 +24,12 @@ package loop
 
 import (
 	"context"
-	"github.com/spindle-rt/spindle/internal/frame"
 	"iter"
 	"runtime/debug"
 	"sync/atomic"
 
 	"github.com/spindle-rt/spindle/hooks"
+	"github.com/spindle-rt/spindle/internal/frame"
 	"github.com/spindle-rt/spindle/internal/gid"
 )
 
@@ -192,9 +192,6 @@ func (f *Fiber) Yield() {
 	f.ex.post(item{r: f, id: f.id})
 	f.Suspend()
 }
-
-// Suspended reports whether f is suspended. Loop only.
-func (f *Fiber) Suspended() bool { return f.state == fiberSuspended }
 
 // coro is a reusable task goroutine driven by the runtime's coroutine switch.
 type coro struct {

@@ -508,61 +508,6 @@ func (e *Loop) runHooked(r Runnable, id hooks.ID) {
 	h.inflight = nil
 }
 
-// recoverItem handles a panic, with its stack, that escaped the queued item
-// it: one of its Before or After hooks panicked (reported to the panic
-// handler; the rest of the item's protocol then runs, guarded: the other
-// hooks, the continuation, once), or its continuation did (the item's
-// PanicCatcher or the panic handler gets it; its After hooks run). Loop
-// only; the loop calls it from its recovery, with the item's frame and id
-// still current.
-func (e *Loop) recoverItem(it item, v any, stack []byte) {
-	h := &e.hooks
-	switch h.stage {
-	case stageBefore:
-		h.stage = stageNone
-		e.handlePanic(v, stack)
-		for _, fn := range h.inflight.before[h.hookAt+1:] {
-			e.callID(fn, it.id)
-		}
-		e.runGuarded(it.r)
-		e.hooksAfter(it.id)
-		return
-	case stageAfter:
-		h.stage = stageNone
-		e.handlePanic(v, stack)
-		s := h.inflight
-		h.inflight = nil
-		for _, fn := range s.after[h.hookAt+1:] {
-			e.callID(fn, it.id)
-		}
-		return
-	}
-	e.catchPanic(it.r, v, stack)
-	if it.id != 0 {
-		e.hooksAfter(it.id)
-	}
-}
-
-// runGuarded runs r, handing a panic to catchPanic.
-func (e *Loop) runGuarded(r Runnable) {
-	defer func() {
-		if v := recover(); v != nil {
-			e.catchPanic(r, v, debug.Stack())
-		}
-	}()
-	r.Run()
-}
-
-// catchPanic gives the panic of r to r's PanicCatcher, or to the panic
-// handler.
-func (e *Loop) catchPanic(r Runnable, v any, stack []byte) {
-	if c, ok := r.(PanicCatcher); ok {
-		c.CatchPanic(v, stack)
-		return
-	}
-	e.handlePanic(v, stack)
-}
-
 // hooksAfter calls, each guarded, the After hooks of the snapshot whose
 // Before hooks ran for the running continuation, if any.
 func (e *Loop) hooksAfter(id hooks.ID) {

@@ -32,14 +32,13 @@ package loop
 // submitter no channel operation.
 
 import (
-	"github.com/spindle-rt/spindle/internal/frame"
 	"errors"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/spindle-rt/spindle/hooks"
+	"github.com/spindle-rt/spindle/internal/frame"
 )
 
 // ErrClosed is returned by Submit once Shutdown or Close has begun, and is
@@ -352,24 +351,4 @@ func (e *Loop) publish() {
 	e.pubRan.Store(e.ran)
 	e.pubQueued.Store(int64(e.q.Len()))
 	e.pubSuspended.Store(int64(e.suspended.n))
-}
-
-// ReportPanic hands a recovered panic that has nowhere else to go to the
-// executor's panic handler (see WithPanicHandler). Packages built on the
-// executor call it when a panic cannot be stored in the future it would have
-// completed, because that future was already completed (cancelled, say).
-func (e *Loop) ReportPanic(v any, stack []byte) { e.handlePanic(v, stack) }
-
-// handlePanic reports a panic that no future carries.
-func (e *Loop) handlePanic(v any, stack []byte) {
-	if h := e.panicHandler; h != nil {
-		defer func() {
-			if r := recover(); r != nil {
-				slog.Error("spindle: panic handler panicked", "executor", e.name, "panic", r, "original", v)
-			}
-		}()
-		h(v)
-		return
-	}
-	slog.Error("spindle: panic on the loop", "executor", e.name, "panic", v, "stack", string(stack))
 }

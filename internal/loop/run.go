@@ -2,7 +2,6 @@ package loop
 
 import (
 	"context"
-	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -238,23 +237,10 @@ func (e *Loop) takeInbox() {
 	e.spare = e.q.TakeBatch(in)
 }
 
-// spinRounds bounds how long an idle loop keeps looking for submitted work
-// before it parks: a few microseconds of runtime.Gosched, which hands the
-// processor to any other runnable goroutine. Parking and being woken costs a
-// futex round trip, so a loop fed by a steady stream of Submits from another
-// goroutine stays awake between them.
-const spinRounds = 0
-
 // sleep blocks until work is submitted, the next timer is due, or ctxDone
 // closes. Before it blocks it marks the loop as sleeping under mu, so a
 // Submit that comes after the check wakes it.
 func (e *Loop) sleep(ctxDone <-chan struct{}) {
-	for range spinRounds {
-		if e.hasInbox.Load() || e.stopReq.Load() {
-			return
-		}
-		runtime.Gosched()
-	}
 	e.mu.Lock()
 	if e.hasInbox.Load() || e.phase.Load() != phaseOpen || e.stopReq.Load() {
 		e.mu.Unlock()

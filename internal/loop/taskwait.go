@@ -18,7 +18,6 @@ package loop
 
 import (
 	"context"
-
 )
 
 const (
@@ -61,9 +60,6 @@ func (w *TaskWaiter) Rearm() error {
 	w.state = twWaiting
 	return w.Err()
 }
-
-// Release drops w's references, for a node kept on a free list.
-func (w *TaskWaiter) Release() { *w = TaskWaiter{} }
 
 // ownContext reports whether ctx ends exactly when the task whose context
 // is tc ends: it is tc, or a value-only wrapper of it. Then the task's own

@@ -5,7 +5,7 @@ package loop
 // order they were started.
 //
 // Invariants:
-//   - the heap and each timer's index are loop-owned;
+//   - the heap is loop-owned;
 //   - a timer's state moves once, from pending to stopped (Stop, from any
 //     goroutine) or from pending to fired (the loop), by compare-and-swap,
 //     so a callback runs at most once and never after Stop returned true;
@@ -15,11 +15,11 @@ package loop
 //   - timersActive counts pending timers for Stats.
 
 import (
-	"github.com/spindle-rt/spindle/internal/frame"
 	"sync/atomic"
 	"time"
 
 	"github.com/spindle-rt/spindle/hooks"
+	"github.com/spindle-rt/spindle/internal/frame"
 )
 
 const (
@@ -41,7 +41,6 @@ type Timer struct {
 	fn    func()
 	fr    *frame.Frame
 	id    hooks.ID
-	index int
 	state atomic.Int32
 }
 
@@ -150,9 +149,8 @@ func less(a, b *Timer) bool {
 func (h *timerHeap) push(t *Timer) {
 	h.seq++
 	t.seq = h.seq
-	t.index = len(h.items)
 	h.items = append(h.items, t)
-	h.up(t.index)
+	h.up(len(h.items) - 1)
 }
 
 func (h *timerHeap) pop() *Timer {
@@ -164,7 +162,6 @@ func (h *timerHeap) pop() *Timer {
 	if n > 0 {
 		h.down(0)
 	}
-	t.index = -1
 	return t
 }
 
@@ -189,7 +186,6 @@ func (h *timerHeap) compact() {
 	kept := h.items[:0]
 	for _, t := range h.items {
 		if t.state.Load() == timerPending {
-			t.index = len(kept)
 			kept = append(kept, t)
 		}
 	}
@@ -202,8 +198,6 @@ func (h *timerHeap) compact() {
 
 func (h *timerHeap) swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].index = i
-	h.items[j].index = j
 }
 
 func (h *timerHeap) up(i int) {
