@@ -5,4 +5,3 @@ package gid
 // Current returns a word that identifies the calling goroutine among all
 // live goroutines (the address of its runtime descriptor).
 func Current() uintptr
-

@@ -27,4 +27,3 @@ func Current() uintptr {
 	bufs.Put(buf)
 	return id
 }
-
