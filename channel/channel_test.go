@@ -22,10 +22,6 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// safety bounds every wait that must not hang; it is never the
-// synchronisation itself.
-const safety = 10 * time.Second
-
 // call runs fn on the loop of a started executor and returns once it ran.
 func call(t testing.TB, ex *executor.Executor, fn func()) {
 	t.Helper()

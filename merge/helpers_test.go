@@ -4,7 +4,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/spindle-rt/spindle/internal/spindletest"
 
@@ -15,10 +14,6 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// safety bounds every wait on a running loop; it is never the
-// synchronisation itself.
-const safety = 20 * time.Second
 
 // queue is the tests' stream: a loop-owned FIFO that keeps the waker of its
 // last pending poll and wakes it on Push, Close and Fail.
