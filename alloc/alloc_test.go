@@ -8,8 +8,9 @@ import (
 	"testing"
 	"weak"
 
-	"github.com/spindle-rt/spindle/internal/spindletest"
 	"go.uber.org/goleak"
+
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -11,13 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spindle-rt/spindle/internal/spindletest"
-
 	"go.uber.org/goleak"
 
 	"github.com/spindle-rt/spindle/channel"
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -9,13 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spindle-rt/spindle/internal/spindletest"
-
-	"github.com/spindle-rt/spindle/hooks"
-
 	"go.uber.org/goleak"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/hooks"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

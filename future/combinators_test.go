@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spindle-rt/spindle/internal/spindletest"
-
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 // inputs makes n pending promises on ex, each counting its OnCancel runs.

@@ -9,12 +9,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/spindle-rt/spindle/internal/spindletest"
-
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/hooks"
 	"github.com/spindle-rt/spindle/internal/hooktest"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 var errHook = errors.New("hook test error")

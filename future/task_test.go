@@ -13,11 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spindle-rt/spindle/internal/spindletest"
-
 	"go.uber.org/goleak"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 // taskSafety bounds every wait that must not hang; it is never the

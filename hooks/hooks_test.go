@@ -3,10 +3,10 @@ package hooks_test
 import (
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/spindle-rt/spindle/hooks"
 	"github.com/spindle-rt/spindle/internal/frame"
-
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -5,12 +5,11 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/spindle-rt/spindle/internal/spindletest"
-
 	"go.uber.org/goleak"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -8,10 +8,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/spindle-rt/spindle/internal/spindletest"
-
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 type item struct{ src, seq int }

@@ -3,8 +3,9 @@ package frame_test
 import (
 	"testing"
 
-	"github.com/spindle-rt/spindle/internal/frame"
 	"go.uber.org/goleak"
+
+	"github.com/spindle-rt/spindle/internal/frame"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

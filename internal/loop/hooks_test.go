@@ -9,15 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spindle-rt/spindle/internal/spindletest"
 	"go.uber.org/goleak"
-
-	"github.com/spindle-rt/spindle/internal/loop"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/hooks"
 	"github.com/spindle-rt/spindle/internal/hooktest"
+	"github.com/spindle-rt/spindle/internal/loop"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 // A timer is a resource: Init when it is started (triggered by the
