@@ -231,6 +231,9 @@ func Select(ctx context.Context, cases ...Case) (int, error) {
 	if ctx == nil {
 		panic("channel: Select with nil context")
 	}
+	if ex.Closed() {
+		return -1, executor.ErrClosed
+	}
 	if i := ready(cases); i >= 0 {
 		return i, cases[i].base().err
 	}

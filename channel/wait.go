@@ -17,6 +17,7 @@ import (
 	"context"
 	"iter"
 
+	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/internal/loop"
 )
@@ -58,8 +59,8 @@ func (c *Chan[T]) putTaskWait(tw *taskWait[T]) { c.free.Put(tw) }
 // future, and a hand-off costs one coroutine switch. It returns nil once v
 // has been taken; ErrClosed if the channel is closed or closes while the
 // task waits; ctx's error (or the task's, if the task is cancelled) if it
-// ends first; executor.ErrClosed if the executor closes first. In the error
-// cases v has not been sent. A send that can complete at once does so even
+// ends first; executor.ErrClosed if the executor has closed or closes
+// first. In the error cases v has not been sent. A send that can complete at once does so even
 // if ctx has already ended. On the loop outside a task (a callback) it
 // cannot wait: a send that cannot complete at once returns
 // future.ErrDeadlock, as Await does (callbacks use Send or TrySend). From a
@@ -68,6 +69,9 @@ func (c *Chan[T]) SendWait(ctx context.Context, v T) error {
 	fib := c.taskFiber("SendWait")
 	if ctx == nil {
 		panic("channel: SendWait with nil context")
+	}
+	if c.ex.Closed() {
+		return executor.ErrClosed
 	}
 	if c.closed {
 		return ErrClosed
@@ -105,10 +109,13 @@ func (c *Chan[T]) RecvWait(ctx context.Context) (T, error) {
 	if ctx == nil {
 		panic("channel: RecvWait with nil context")
 	}
+	var zero T
+	if c.ex.Closed() {
+		return zero, executor.ErrClosed
+	}
 	if v, ok := c.tryRecv(); ok {
 		return v, nil
 	}
-	var zero T
 	if c.closed {
 		return zero, ErrClosed
 	}

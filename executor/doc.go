@@ -32,14 +32,17 @@
 //
 // # Lifecycle
 //
-// The lifecycle mirrors net/http.Server: [Executor.Shutdown] stops accepting
-// Submit (which then returns [ErrClosed]), runs the queue until it is empty or
-// ctx ends, stops the timers, and releases everything still waiting:
-// goroutines blocked in Await and suspended tasks get ErrClosed. Close is
-// Shutdown without a deadline. Both are idempotent and may be called from any
+// The lifecycle mirrors net/http.Server. [Executor.Shutdown] drains: Submit
+// returns [ErrClosed] from then on, and the loop runs its queue until it is
+// empty (or ctx ends, which turns the shutdown into a Close). [Executor.Close]
+// closes at once: queued work is dropped, and a future it would have
+// completed fails with ErrClosed. Either way the timers stop, every spawned
+// task's ctx is cancelled, suspended tasks resume with ErrClosed and unwind,
+// goroutines blocked in Await get ErrClosed, and the call returns once every
+// task body has returned. Once closed, everything that needs the loop fails
+// at once with ErrClosed. Both are idempotent and may be called from any
 // goroutine, the loop included, and no goroutine of the executor outlives
-// Close. When the ctx given to Run ends, the executor closes at once without
-// draining.
+// them. When the ctx given to Run ends, the executor closes as Close does.
 //
 // [Executor.RunUntilIdle] and [Executor.Drive] drive an executor on the
 // calling goroutine until nothing is ready; tests and benchmarks use them to

@@ -116,17 +116,27 @@ func (e *Executor) Drive(fn func()) int { return e.lp().Drive(fn) }
 
 // Shutdown stops the executor gracefully: Submit starts returning ErrClosed,
 // the loop runs the queue (tasks and the continuations they schedule) until
-// it is empty, stops the timers, and then releases everything still waiting:
-// goroutines blocked in Await and suspended tasks get ErrClosed. Shutdown
-// waits for that and returns nil, or returns ctx.Err() if ctx ends first, in
-// which case the executor closes as Close does. If nobody runs the loop,
-// Shutdown drains it on the calling goroutine. Called from the loop itself it
-// begins the shutdown and returns nil without waiting. Shutdown may be called
-// any number of times, from any goroutine.
+// it is empty, stops the timers (a pending future.Sleep fails with
+// ErrClosed), and then releases everything still waiting: suspended tasks
+// resume with ErrClosed and unwind, and goroutines blocked in Await get
+// ErrClosed. Shutdown waits for that and returns nil. If ctx ends first, the
+// shutdown becomes a Close: Shutdown waits for it and returns ctx.Err().
+// If nobody runs the loop, Shutdown drains it on the calling goroutine.
+// Called from the loop itself it begins the shutdown and returns nil without
+// waiting. Shutdown may be called any number of times, from any goroutine.
 func (e *Executor) Shutdown(ctx context.Context) error { return e.lp().Shutdown(ctx) }
 
-// Close closes the executor: it drains the queue, releases every waiter and
-// returns once the loop has finished. It always returns nil.
+// Close closes the executor at once, like http.Server.Close: queued work is
+// dropped (a future it would have completed fails with ErrClosed, so nothing
+// that waits on the loop is left pending), timers stop, every spawned task's
+// ctx is cancelled, every suspended task resumes with ErrClosed and unwinds,
+// and goroutines blocked in Await get ErrClosed. Close returns once every
+// task body has returned; it never waits for work that keeps producing work
+// (future.Yield returns ErrClosed as soon as closing begins). Called from
+// the loop itself it begins closing and returns without waiting. It is
+// idempotent, may be called from any goroutine, and always returns nil.
+// Once closed, everything that would need the loop fails at once with
+// ErrClosed.
 func (e *Executor) Close() error { return e.lp().Close() }
 
 // Stats is a snapshot of an executor's counters.

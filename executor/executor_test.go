@@ -132,7 +132,7 @@ func TestTimersFireInDeadlineOrder(t *testing.T) {
 	if err := ex.Submit(func() { fired = slices.Clone(got) }); err != nil {
 		t.Fatal(err)
 	}
-	ex.Close()
+	ex.Shutdown(context.Background()) // drains: the Submit runs
 	if !slices.Equal(fired, want) {
 		t.Fatalf("fired %v, want %v", fired, want)
 	}
@@ -270,11 +270,11 @@ func TestShutdownRefusesSubmitWhileDraining(t *testing.T) {
 	var during error
 	got := make(chan struct{})
 	ex.Submit(func() {
-		ex.Close() // from the loop: begins the shutdown and returns
+		ex.Shutdown(context.Background()) // from the loop: begins the shutdown and returns
 		during = ex.Submit(func() { t.Error("callback submitted during drain ran") })
 		ex.Post(func() { close(got) }) // posted work still drains
 	})
-	ex.Close()
+	ex.Shutdown(context.Background())
 	select {
 	case <-got:
 	default:
@@ -437,16 +437,16 @@ func TestRunUntilIdleWhileRunningPanics(t *testing.T) {
 	ex.RunUntilIdle()
 }
 
-func TestCloseWhileSteppedByRunUntilIdle(t *testing.T) {
+func TestShutdownWhileNobodyRunsTheLoop(t *testing.T) {
 	ex := executor.New()
 	ran := false
 	ex.Submit(func() { ran = true })
-	// Close from another goroutine while nobody runs the loop finishes it.
+	// Shutdown from another goroutine while nobody runs the loop drains it.
 	done := make(chan struct{})
-	go func() { ex.Close(); close(done) }()
+	go func() { ex.Shutdown(context.Background()); close(done) }()
 	<-done
 	if !ran {
-		t.Fatal("queued work not drained by Close")
+		t.Fatal("queued work not drained by Shutdown")
 	}
 	if n := ex.RunUntilIdle(); n != 0 {
 		t.Fatalf("RunUntilIdle on a closed executor ran %d", n)

@@ -26,6 +26,13 @@ func Failed[T any](e *executor.Executor, err error) *Future[T] {
 	return done(ex, zero, err)
 }
 
+// closedFuture returns a future of ex that has failed with
+// executor.ErrClosed.
+func closedFuture[T any](ex *loop.Loop) *Future[T] {
+	var zero T
+	return done(ex, zero, executor.ErrClosed)
+}
+
 func done[T any](ex *loop.Loop, v T, err error) *Future[T] {
 	if ex == nil {
 		panic("future: nil executor")
@@ -89,11 +96,12 @@ func (n *callNode[T]) CatchPanic(v any, stack []byte) {
 }
 
 // Sleep returns a future resolved on ex's loop once d has elapsed.
-// Cancelling the future stops the timer.
+// Cancelling the future stops the timer. If the executor closes first (or
+// has closed), the future fails with executor.ErrClosed.
 func Sleep(e *executor.Executor, d time.Duration) *Future[struct{}] {
 	ex := (*loop.Loop)(e)
 	p := NewPromise[struct{}](e)
-	t := ex.AfterFunc(d, func() { p.Resolve(struct{}{}) })
+	t := ex.AfterFuncClose(d, func() { p.Resolve(struct{}{}) }, func() { p.Reject(executor.ErrClosed) })
 	p.OnCancel(func() { t.Stop() })
 	return p.Future()
 }

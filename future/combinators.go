@@ -225,6 +225,19 @@ func (c *combiner[T]) fold(i int) bool {
 	return false
 }
 
+// fail completes the combinator with err.
+func (c *combiner[T]) fail(err error) {
+	switch c.kind {
+	case kindAll:
+		c.all.complete(nil, err, fromAnywhere)
+	case kindAllSettled:
+		c.sets.complete(nil, err, fromAnywhere)
+	default:
+		var zero T
+		c.one.complete(zero, err, fromAnywhere)
+	}
+}
+
 // cancelRest cancels the inputs that have not completed.
 func (c *combiner[T]) cancelRest() {
 	for _, f := range c.ins {

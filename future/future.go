@@ -20,6 +20,21 @@ package future
 //   - the completer reverses the stack (waiters are woken in the order they
 //     registered) and, for each link, reads next before it calls wake: after
 //     wake the link belongs to its waiter again and may be reused at once;
+//   - a waiter that gives up (an Await whose ctx ended, a task whose wait
+//     was interrupted) withdraws its link: the link's state moves once from
+//     live to dead (withdraw) or from live to fired (the completer, just
+//     before it calls wake), by compare-and-swap, so exactly one of the two
+//     happens. Only links marked quit can be withdrawn; the completer wakes
+//     other links without a compare-and-swap;
+//   - dead links stay in the stack until the future completes or a
+//     compaction drops them. A compaction takes the stack out of head by
+//     swapping in compactingLink (pushers and completers wait while it is
+//     there, as they do for claimedLink), keeps the live links in their
+//     order and puts them back. The waiter whose withdrawal makes the dead
+//     links outnumber the live ones found by the last compaction (and at
+//     least 8) compacts, so the links a future holds stay within about twice
+//     its live waiters however many waits are abandoned, at an amortized
+//     O(1) per withdrawal;
 //   - a waiter never runs user code on the completing goroutine: a
 //     continuation is queued on the loop (Post when the completer holds the
 //     loop, the inbox otherwise), a parked goroutine gets a token on its
@@ -49,6 +64,11 @@ import (
 // loop that has to complete it.
 var ErrDeadlock = errors.New("future: Await on the loop outside a spawned task would deadlock")
 
+// ErrGoexit is the error of a spawned task whose body called
+// runtime.Goexit (a t.FailNow in a test). The executor's panic handler is
+// told too, and an executor started with Start keeps serving.
+var ErrGoexit = loop.ErrGoexit
+
 // PanicError carries a panic recovered from a callback, task body or
 // spawned task into the future it would have completed.
 type PanicError struct {
@@ -71,9 +91,18 @@ func (e *PanicError) Unwrap() error {
 
 // link is a waiter's entry in a future's stack of waiters.
 type link struct {
-	next *link
-	w    waiter
+	next  *link
+	w     waiter
+	state atomic.Uint32 // linkLive, linkDead or linkFired; kept only when quit
+	quit  bool          // the waiter may withdraw the link (set before it is linked)
 }
+
+// The states of a quit link.
+const (
+	linkLive uint32 = iota
+	linkDead
+	linkFired
+)
 
 // waiter is woken once when the future it waits on completes. onLoop says
 // whether the completing goroutine holds the loop.
@@ -82,14 +111,17 @@ type waiter interface {
 }
 
 // Sentinels of head: claimedLink while the completer writes the result,
-// then doneLink, or cancelledLink when Cancel completed the future.
-var doneLink, cancelledLink, claimedLink link
+// then doneLink, or cancelledLink when Cancel completed the future;
+// compactingLink while a compaction drops dead links.
+var doneLink, cancelledLink, claimedLink, compactingLink link
 
 // core is the untyped part of a future's state.
 type core struct {
 	ex   *loop.Loop
 	head atomic.Pointer[link]
 	id   hooks.ID
+	dead atomic.Int32 // withdrawn links still in the stack
+	keep atomic.Int32 // live links the last compaction kept
 }
 
 func isDone(h *link) bool { return h == &doneLink || h == &cancelledLink }
@@ -108,12 +140,15 @@ func (c *core) cancelled() bool { return c.head.Load() == &cancelledLink }
 // addWaiter links l into the waiters; it returns false if the future is
 // already done (l is then not linked).
 func (c *core) addWaiter(l *link) bool {
+	if l.quit {
+		l.state.Store(linkLive)
+	}
 	for {
 		h := c.head.Load()
 		switch {
 		case isDone(h):
 			return false
-		case h == &claimedLink:
+		case h == &claimedLink || h == &compactingLink:
 			runtime.Gosched() // the completer is between its two stores
 			continue
 		}
@@ -129,13 +164,68 @@ func (c *core) addWaiter(l *link) bool {
 func (c *core) claim() (waiters *link, ok bool) {
 	for {
 		h := c.head.Load()
-		if h == &claimedLink || isDone(h) {
+		switch {
+		case h == &claimedLink || isDone(h):
 			return nil, false
+		case h == &compactingLink:
+			runtime.Gosched() // a compaction is putting the waiters back
+			continue
 		}
 		if c.head.CompareAndSwap(h, &claimedLink) {
 			return h, true
 		}
 	}
+}
+
+// withdraw takes back l, a quit link that its waiter gives up on. It returns
+// false if the completer has claimed l first: then l's wake has been or is
+// about to be called, and the future is done.
+func (c *core) withdraw(l *link) bool {
+	if !l.state.CompareAndSwap(linkLive, linkDead) {
+		return false
+	}
+	if d := c.dead.Add(1); d >= 8 && d > c.keep.Load() {
+		c.compact()
+	}
+	return true
+}
+
+// compact drops the dead links from the waiters of a pending future.
+func (c *core) compact() {
+	var h *link
+	for {
+		h = c.head.Load()
+		if h == nil || h == &claimedLink || h == &compactingLink || isDone(h) {
+			return // nothing to drop, or someone else owns the stack
+		}
+		if c.head.CompareAndSwap(h, &compactingLink) {
+			break
+		}
+	}
+	var first, last *link
+	var removed, kept int32
+	for l := h; l != nil; {
+		next := l.next
+		if l.quit && l.state.Load() == linkDead {
+			l.next = nil
+			removed++
+		} else {
+			if last == nil {
+				first = l
+			} else {
+				last.next = l
+			}
+			last = l
+			kept++
+		}
+		l = next
+	}
+	if last != nil {
+		last.next = nil
+	}
+	c.keep.Store(kept)
+	c.dead.Add(-removed)
+	c.head.Store(first)
 }
 
 // how says who completes a future.
@@ -178,7 +268,9 @@ func (c *core) publish(h *link, by how) {
 	for rev != nil {
 		next := rev.next
 		rev.next = nil
-		rev.w.wake(held)
+		if !rev.quit || rev.state.CompareAndSwap(linkLive, linkFired) {
+			rev.w.wake(held)
+		}
 		rev = next
 	}
 }
@@ -289,6 +381,7 @@ func (p *parker) wake(bool) { p.ch <- struct{}{} }
 var parkers = sync.Pool{New: func() any {
 	p := &parker{ch: make(chan struct{}, 1)}
 	p.l.w = p
+	p.l.quit = true
 	return p
 }}
 
@@ -299,22 +392,24 @@ func (f *Future[T]) park(ctx context.Context) (T, error) {
 		parkers.Put(p)
 		return f.val, f.err
 	}
+	var err error
 	select {
 	case <-p.ch:
 		parkers.Put(p)
 		return f.val, f.err
 	case <-ctx.Done():
-		// p stays linked until f completes; it is not recycled.
-		if f.ready() {
-			return f.val, f.err
-		}
-		return zero, ctx.Err()
+		err = ctx.Err()
 	case <-f.ex.Done():
-		if f.ready() {
-			return f.val, f.err
-		}
-		return zero, executor.ErrClosed
+		err = executor.ErrClosed
 	}
+	if f.withdraw(&p.l) {
+		// p stays in f's stack until a compaction or f's completion drops
+		// it, so it is not recycled.
+		return zero, err
+	}
+	<-p.ch // the completer got there first: its token is coming
+	parkers.Put(p)
+	return f.val, f.err
 }
 
 // Promise is the write side of a Future: it completes the future once. Its

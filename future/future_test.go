@@ -366,24 +366,26 @@ func TestResolvedAndFailed(t *testing.T) {
 
 // A panic in a callback, call or task body fails its future with a
 // *PanicError carrying the value and the panicking stack, and the loop goes
-// on running.
+// on running. A task's panic that nobody waits for when it happens reaches
+// the panic handler as well: a failure is never silent.
 func TestPanicBecomesPanicError(t *testing.T) {
 	cases := []struct {
-		name string
-		mk   func(ex *executor.Executor, v any) *future.Future[int]
+		name    string
+		mk      func(ex *executor.Executor, v any) *future.Future[int]
+		handled int // panics the handler must see
 	}{
 		{"Then", func(ex *executor.Executor, v any) *future.Future[int] {
 			return future.Then(future.Resolved(ex, 1), func(int) (int, error) { panic(v) })
-		}},
+		}, 0},
 		{"Transform", func(ex *executor.Executor, v any) *future.Future[int] {
 			return future.Transform(future.Failed[int](ex, errB), func(int, error) (int, error) { panic(v) })
-		}},
+		}, 0},
 		{"Call", func(ex *executor.Executor, v any) *future.Future[int] {
 			return future.Call(ex, func() (int, error) { panic(v) })
-		}},
+		}, 0},
 		{"Spawn", func(ex *executor.Executor, v any) *future.Future[int] {
 			return future.Spawn(ex, func(context.Context) (int, error) { panic(v) })
-		}},
+		}, 1},
 		{"Spawn_after_await", func(ex *executor.Executor, v any) *future.Future[int] {
 			return future.Spawn(ex, func(ctx context.Context) (int, error) {
 				if _, err := future.Sleep(ex, 0).Await(ctx); err != nil {
@@ -391,17 +393,29 @@ func TestPanicBecomesPanicError(t *testing.T) {
 				}
 				panic(v)
 			})
-		}},
+		}, 1},
+		{"Spawn_observed", func(ex *executor.Executor, v any) *future.Future[int] {
+			f := future.Spawn(ex, func(context.Context) (int, error) { panic(v) })
+			f.OnComplete(func(int, error) {}) // someone waits: no report
+			return f
+		}, 0},
 	}
 	for _, c := range cases {
 		for _, val := range []any{"boom " + c.name, fmt.Errorf("boom %s: %w", c.name, errA)} {
 			t.Run(fmt.Sprintf("%s/%T", c.name, val), func(t *testing.T) {
+				handled := 0
 				ex := executor.New(executor.WithPanicHandler(func(v any) {
-					t.Errorf("panic reached the handler: %v", v)
+					if v != val {
+						t.Errorf("panic handler got %v, want %v", v, val)
+					}
+					handled++
 				}))
 				defer ex.Close()
 				f := c.mk(ex, val)
 				ex.RunUntilIdle()
+				if handled != c.handled {
+					t.Errorf("panic handler called %d times, want %d", handled, c.handled)
+				}
 				_, err := result(t, f)
 				var pe *future.PanicError
 				if !errors.As(err, &pe) {

@@ -82,14 +82,28 @@ func Spawn[T any](e *executor.Executor, fn func(ctx context.Context) (T, error))
 	return &t.res
 }
 
+// Goexited fails the task's future: its body called runtime.Goexit.
+func (t *task[T]) Goexited() {
+	var zero T
+	t.res.complete(zero, ErrGoexit, fromLoop)
+}
+
 // RunFiber runs the body on the task's goroutine.
 func (t *task[T]) RunFiber() {
 	defer func() {
 		if v := recover(); v != nil {
 			var zero T
 			stack := debug.Stack()
-			if !t.res.complete(zero, &PanicError{Value: v, Stack: stack}, fromLoop) {
+			h, ok := t.res.claim()
+			if !ok {
 				t.res.ex.ReportPanic(v, stack) // the future was cancelled meanwhile
+				return
+			}
+			t.res.val, t.res.err = zero, &PanicError{Value: v, Stack: stack}
+			t.res.publish(h, fromLoop)
+			if h == &t.cancelL {
+				// Nobody waits on the task: a failure must not be silent.
+				t.res.ex.ReportPanic(v, stack)
 			}
 		}
 	}()
@@ -112,6 +126,7 @@ type taskLink struct {
 func (tl *taskLink) init(t *taskBase) {
 	tl.t = t
 	tl.l.w = tl
+	tl.l.quit = true
 }
 
 // wake resumes the task when the future it waits on completes.
@@ -222,11 +237,18 @@ func suspendUntil(fib *loop.Fiber, c *core, ctx context.Context) error {
 	}
 	for {
 		if err := waitErr(ex, t, ctx, own); err != nil {
-			t.renew() // tl stays linked in c
 			if stop != nil {
 				stop()
 			}
-			return err
+			if c.withdraw(&tl.l) {
+				t.renew() // tl stays in c's stack until it is dropped
+				return err
+			}
+			// c's completer claimed tl first: c is done.
+			if !tl.released() {
+				t.renew()
+			}
+			return nil
 		}
 		fib.Suspend()
 		if c.ready() {
@@ -260,20 +282,29 @@ func waitErr(ex *loop.Loop, t *taskBase, ctx context.Context, own bool) error {
 func awaitOther(fib *loop.Fiber, t *taskBase, c *core, ctx context.Context) error {
 	w := &wakeFiber{fib: fib}
 	w.l.w = w
+	w.l.quit = true
 	if !c.addWaiter(&w.l) {
 		return nil
 	}
-	var stop func() bool
 	if ctx != context.Context(t) && ctx.Done() != nil {
-		stop = context.AfterFunc(ctx, fib.Wake)
-		defer stop()
+		defer context.AfterFunc(ctx, fib.Wake)()
 	}
+	// The future's executor closing releases the wait, as it releases a
+	// goroutine parked on the future.
+	defer context.AfterFunc(c.ex.ClosedContext(), fib.Wake)()
 	for {
 		if c.ready() {
 			return nil
 		}
-		if err := waitErr(fib.Loop(), t, ctx, ctx == context.Context(t)); err != nil {
-			return err
+		err := waitErr(fib.Loop(), t, ctx, ctx == context.Context(t))
+		if err == nil && c.ex.Closed() {
+			err = executor.ErrClosed
+		}
+		if err != nil {
+			if c.withdraw(&w.l) {
+				return err
+			}
+			return nil // the completer claimed w first: c is done
 		}
 		fib.Suspend()
 	}
@@ -310,21 +341,22 @@ func currentTask(ctx context.Context) *taskBase {
 // Yield lets the other work queued on the loop run and then resumes the
 // calling task: a long task calls it to stay fair. ctx must be the task's
 // context (or derived from it) and Yield must be called from the task's
-// body; elsewhere it panics. It returns executor.ErrClosed if the executor
-// is closing, or the context's error if the task was cancelled.
+// body; elsewhere it panics. It returns executor.ErrClosed once Shutdown or
+// Close has begun (a task that loops on Yield must stop then), or the
+// context's error if the task was cancelled.
 func Yield(ctx context.Context) error {
 	t := currentTask(ctx)
 	if t == nil {
 		panic("future: Yield called outside the body of the task that owns ctx")
 	}
-	if t.fiber.Loop().Closed() {
+	if t.fiber.Loop().Closing() {
 		return executor.ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	t.fiber.Yield()
-	if t.fiber.Loop().Closed() {
+	if t.fiber.Loop().Closing() {
 		return executor.ErrClosed
 	}
 	return ctx.Err()

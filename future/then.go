@@ -50,13 +50,19 @@ type thenNode[T, U any] struct {
 // returned future at the cost of a value. fn runs on the loop, always after
 // Then has returned (even when f is already done), under the async-local
 // frame current at the call. A panic in fn fails the returned future with a
-// *PanicError.
+// *PanicError. Once f's executor has closed, Then returns a future that has
+// already failed with executor.ErrClosed, and a callback whose executor
+// closes before it runs is not called: its future fails with
+// executor.ErrClosed.
 func Then[T, U any](f *Future[T], fn func(T) (U, error)) *Future[U] {
 	if f == nil {
 		panic("future: Then on nil future")
 	}
 	if fn == nil {
 		panic("future: Then with nil func")
+	}
+	if f.ex.Closed() {
+		return closedFuture[U](f.ex)
 	}
 	fr, onLoop := f.ex.Current()
 	n := newObj[thenNode[T, U]](f.ex, onLoop)
@@ -91,13 +97,17 @@ type transformNode[T, U any] struct {
 
 // Transform is Then for both outcomes: fn receives f's value and error and
 // its result completes the returned future, so it can recover from an error
-// or turn a value into one.
+// or turn a value into one. Like Then, it returns a failed future once f's
+// executor has closed.
 func Transform[T, U any](f *Future[T], fn func(T, error) (U, error)) *Future[U] {
 	if f == nil {
 		panic("future: Transform on nil future")
 	}
 	if fn == nil {
 		panic("future: Transform with nil func")
+	}
+	if f.ex.Closed() {
+		return closedFuture[U](f.ex)
 	}
 	fr, onLoop := f.ex.Current()
 	n := newObj[transformNode[T, U]](f.ex, onLoop)
@@ -122,7 +132,9 @@ func (n *transformNode[T, U]) Run() {
 
 // OnComplete registers fn to run on the loop with f's value and error once f
 // completes. Unlike Then it makes no new future; a panic in fn goes to the
-// executor's panic handler.
+// executor's panic handler. If f's executor has closed by the time fn would
+// be queued, fn is not lost: it is called on the goroutine that completes f
+// (or registers fn), since the loop no longer runs anything.
 func (f *Future[T]) OnComplete(fn func(T, error)) {
 	if f == nil {
 		panic("future: OnComplete on nil future")

@@ -24,6 +24,7 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"runtime/debug"
 	"sync/atomic"
@@ -46,6 +47,18 @@ type FiberBody interface {
 	// loop. A panic that escapes it goes to the executor's panic handler.
 	RunFiber()
 }
+
+// Goexiter is implemented by a FiberBody that wants to know, on the loop,
+// when its RunFiber called runtime.Goexit (a t.FailNow in a test): the
+// goroutine ends whatever happens, but the body can still complete its
+// future.
+type Goexiter interface {
+	Goexited()
+}
+
+// ErrGoexit is what the panic handler receives, and what a spawned task's
+// future fails with, when a task body calls runtime.Goexit.
+var ErrGoexit = errors.New("executor: runtime.Goexit called in a task body")
 
 // Interrupter is implemented by a FiberBody that wants to know, on the loop,
 // when the executor closes while the fiber is suspended; the fiber is then
@@ -256,14 +269,43 @@ func (e *Loop) newCoro() *coro {
 }
 
 // runFiberBody runs the body; a panic that escapes it is reported, and the
-// goroutine stays usable.
+// goroutine stays usable. A body that calls runtime.Goexit cannot be
+// stopped: the body is told (Goexiter), the panic handler gets ErrGoexit,
+// and e.goexited records the fiber, whose goroutine is about to end, for
+// the loop goroutine (see leave).
 func (e *Loop) runFiberBody(f *Fiber) {
+	returned := false
 	defer func() {
+		if returned {
+			return
+		}
 		if v := recover(); v != nil {
 			e.handlePanic(v, debug.Stack())
+			return
 		}
+		e.goexited = f
+		if g, ok := f.body.(Goexiter); ok {
+			g.Goexited()
+		}
+		e.handlePanic(ErrGoexit, debug.Stack())
 	}()
 	f.body.RunFiber()
+	returned = true
+}
+
+// forgetGoexited clears what the loop knew of the fiber whose body called
+// runtime.Goexit: its goroutine has ended, so it is done and its coroutine
+// is not reused.
+func (e *Loop) forgetGoexited() {
+	f := e.goexited
+	e.goexited = nil
+	f.state = fiberDone
+	if f.co != nil {
+		e.CoroG.CompareAndSwap(f.co.g, 0)
+		f.co = nil
+	}
+	e.fiber = nil
+	e.Cur, e.curID = nil, 0
 }
 
 // fiberList is an intrusive doubly linked list of suspended fibers.

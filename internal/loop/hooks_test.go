@@ -1,6 +1,7 @@
 package loop_test
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"slices"
@@ -354,7 +355,7 @@ func TestHooksConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	ex.Close()
+	ex.Shutdown(context.Background()) // drains the mailed events
 	mu.Lock()
 	defer mu.Unlock()
 	if len(inits) != 8*200 || resolvedBeforeInit != 0 {

@@ -32,6 +32,7 @@ package loop
 // submitter no channel operation.
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -110,6 +111,7 @@ type Loop struct {
 	timers    timerHeap
 	curID     hooks.ID
 	fiber     *Fiber
+	goexited  *Fiber // a fiber whose body called runtime.Goexit, until leave
 	suspended fiberList
 	idle      []*coro
 	ran       uint64
@@ -128,6 +130,13 @@ type Loop struct {
 	stopReq atomic.Bool   // Run's ctx ended or Shutdown's ctx expired: close without draining
 	dead    atomic.Bool   // the loop has finished closing
 	closed  chan struct{} // closed once the executor is closed and everything released
+
+	closeCtx    context.Context // cancelled when the loop closes
+	closeCancel context.CancelFunc
+
+	lateMu   sync.Mutex // guards late and lateBusy
+	late     []Dropper  // items dropped after the loop closed, not yet dropped
+	lateBusy bool       // a goroutine is dropping the late items
 
 	// Published by the loop between batches for Stats from other goroutines.
 	pubRan       atomic.Uint64
@@ -163,6 +172,7 @@ func New(cfg Config) *Loop {
 	if e.name == "" {
 		e.name = "spindle"
 	}
+	e.closeCtx, e.closeCancel = context.WithCancel(context.Background())
 	for _, h := range cfg.Hooks {
 		e.hooks.add(h)
 	}
@@ -171,17 +181,6 @@ func New(cfg Config) *Loop {
 
 // Name returns the loop's name.
 func (e *Loop) Name() string { return e.name }
-
-// Done returns a channel that is closed once the executor has closed and
-// released everything that waited on it.
-func (e *Loop) Done() <-chan struct{} { return e.closed }
-
-// Closing reports whether Shutdown or Close has begun.
-func (e *Loop) Closing() bool { return e.phase.Load() != phaseOpen }
-
-// Closed reports whether the executor has stopped running work: every
-// operation that would wait on the loop now fails with ErrClosed.
-func (e *Loop) Closed() bool { return e.phase.Load() == phaseClosed }
 
 // Post queues fn to run on the loop after the work already queued. It is the
 // cheapest way to schedule work and may be called only from code that holds
@@ -243,7 +242,11 @@ func (e *Loop) Schedule(r Runnable, fr *frame.Frame, id hooks.ID) error {
 		e.post(item{r: r, fr: fr, id: id})
 		return nil
 	}
-	return e.submit(item{r: r, fr: fr, id: id}, phaseDraining)
+	if err := e.submit(item{r: r, fr: fr, id: id}, phaseDraining); err != nil {
+		e.Drop(r)
+		return err
+	}
+	return nil
 }
 
 // submit appends it to the inbox while the phase is at most maxPhase.

@@ -15,7 +15,9 @@ package loop
 //     the end of back instead;
 //   - a slot of in is cleared as soon as it is consumed, so the queue keeps
 //     no finished task alive, and an exhausted in is handed back to the inbox
-//     for reuse.
+//     for reuse;
+//   - once the loop is idle, buffers that grew beyond trimCap for a burst
+//     are released (Trim), so memory follows live work.
 
 import "github.com/spindle-rt/spindle/internal/ring"
 
@@ -73,10 +75,26 @@ func (q *taskQueue) TakeBatch(batch []item) (spare []item) {
 	return spare
 }
 
-// Clear drops every queued task.
-func (q *taskQueue) Clear() {
-	q.front.Clear()
-	clear(q.in)
-	q.in, q.pos = q.in[:0], 0
-	q.back.Clear()
+// each pops every queued task, in order, and hands it to fn, including
+// tasks fn queues meanwhile.
+func (q *taskQueue) each(fn func(item)) {
+	for {
+		it, ok := q.Pop()
+		if !ok {
+			return
+		}
+		fn(it)
+	}
+}
+
+// Trim gives back the buffers of an empty queue that grew beyond max items.
+func (q *taskQueue) Trim(max int) {
+	if q.Len() != 0 {
+		return
+	}
+	q.front.Trim(max)
+	q.back.Trim(max)
+	if cap(q.in) > max {
+		q.in, q.pos = nil, 0
+	}
 }

@@ -105,22 +105,24 @@ func (e *Loop) Shutdown(ctx context.Context) error {
 	case <-e.closed:
 		return nil
 	case <-ctx.Done():
-		e.stopReq.Store(true)
-		e.signal()
+		_ = e.Close() // a Shutdown whose ctx ends becomes a Close
 		return ctx.Err()
 	}
-}
-
-// Close is Shutdown with no deadline: it drains the queue, releases every
-// waiter and returns once the loop has finished. It always returns nil.
-func (e *Loop) Close() error {
-	return e.Shutdown(context.Background())
 }
 
 // loop runs the executor on the calling goroutine. e.running is already set.
 // With untilIdle it returns as soon as nothing is ready. first, if not nil,
 // runs on the loop before anything queued.
 func (e *Loop) loop(ctx context.Context, untilIdle bool, first func()) (err error) {
+	returned := false
+	defer func() { e.leave(ctx, untilIdle, !returned) }()
+	err = e.run(ctx, untilIdle, first)
+	returned = true
+	return err
+}
+
+// run is the loop proper; see loop.
+func (e *Loop) run(ctx context.Context, untilIdle bool, first func()) (err error) {
 	e.LoopG.Store(gid.Current())
 	ctxDone := ctx.Done()
 	if ctxDone != nil {
@@ -130,7 +132,6 @@ func (e *Loop) loop(ctx context.Context, untilIdle bool, first func()) (err erro
 		})
 		defer stop()
 	}
-	defer e.leave()
 	if first != nil {
 		if e.hasInbox.Load() {
 			e.takeInbox() // work submitted before fn runs before what fn posts
@@ -151,6 +152,7 @@ func (e *Loop) loop(ctx context.Context, untilIdle bool, first func()) (err erro
 			e.finish(false)
 			return nil
 		}
+		e.trim() // idle: a burst has drained
 		if untilIdle {
 			if e.hasInbox.Load() {
 				continue
@@ -161,13 +163,26 @@ func (e *Loop) loop(ctx context.Context, untilIdle bool, first func()) (err erro
 	}
 }
 
-// leave gives the loop up. If a Shutdown began while RunUntilIdle ran (and so
-// waits for someone to finish the loop), the goroutine leaving finishes it.
-func (e *Loop) leave() {
+// leave gives the loop up. If a Shutdown began while RunUntilIdle ran (and
+// so waits for someone to finish the loop), the goroutine leaving finishes
+// it. abrupt says that run did not return: a panic is propagating (from
+// Drive's fn), or a task body called runtime.Goexit, which the coroutine
+// switch passes on to the loop goroutine; then the task's goroutine is gone,
+// and a loop that was running for good (Run, Start) is handed on to a new
+// goroutine, so the executor keeps serving.
+func (e *Loop) leave(ctx context.Context, untilIdle, abrupt bool) {
+	handOn := false
+	if abrupt && e.goexited != nil {
+		e.forgetGoexited()
+		handOn = !untilIdle
+	}
 	e.publish()
 	e.LoopG.Store(0)
 	e.running.Store(false)
-	if e.phase.Load() == phaseDraining && e.running.CompareAndSwap(false, true) {
+	switch {
+	case handOn && e.running.CompareAndSwap(false, true):
+		go e.loop(ctx, false, nil)
+	case e.phase.Load() == phaseDraining && e.running.CompareAndSwap(false, true):
 		_ = e.loop(context.Background(), false, nil)
 	}
 }
@@ -271,49 +286,4 @@ func (e *Loop) sleep(ctxDone <-chan struct{}) {
 	e.mu.Lock()
 	e.sleeping = false
 	e.mu.Unlock()
-}
-
-// finish closes the executor from the loop: it refuses further submissions,
-// drops what is queued when drop is set (Run's ctx ended, or Shutdown's
-// deadline passed), stops the timers, releases suspended tasks with ErrClosed
-// and runs them until they have unwound, stops the idle task goroutines and
-// finally closes Done, which releases goroutines blocked in Await.
-func (e *Loop) finish(drop bool) {
-	e.mu.Lock()
-	e.phase.Store(phaseClosed)
-	if drop {
-		clear(e.inbox)
-		e.inbox = e.inbox[:0]
-		e.hasInbox.Store(false)
-	}
-	e.mu.Unlock()
-	if drop {
-		e.q.Clear()
-	}
-	e.stopTimers()
-	e.suspended.each(func(f *Fiber) {
-		if i, ok := f.body.(Interrupter); ok {
-			i.Interrupt(ErrClosed)
-		}
-	})
-	for {
-		if e.hasInbox.Load() {
-			e.takeInbox()
-		}
-		if e.q.Len() == 0 {
-			if e.suspended.n == 0 {
-				break
-			}
-			e.suspended.each(func(f *Fiber) { e.q.Push(item{r: f}) })
-		}
-		e.runBatch()
-	}
-	for _, c := range e.idle {
-		e.stopCoro(c)
-	}
-	clear(e.idle)
-	e.idle = nil
-	e.publish()
-	e.dead.Store(true)
-	close(e.closed)
 }

@@ -35,18 +35,29 @@ func mono() int64 { return int64(time.Since(epoch)) }
 
 // Timer is a callback scheduled by AfterFunc. Stop cancels it.
 type Timer struct {
-	e     *Loop
-	when  int64
-	seq   uint64
-	fn    func()
-	fr    *frame.Frame
-	id    hooks.ID
-	state atomic.Int32
+	e      *Loop
+	when   int64
+	seq    uint64
+	fn     func()
+	closed func() // called instead of fn when the loop closes first (may be nil)
+	fr     *frame.Frame
+	id     hooks.ID
+	state  atomic.Int32
 }
 
 type timerRun Timer
 
 func (t *timerRun) Run() { t.fn() }
+
+// Drop tells the timer's owner that the loop closed before fn ran.
+func (t *timerRun) Drop() { (*Timer)(t).close() }
+
+// close calls the timer's closed func, if it has one.
+func (t *Timer) close() {
+	if t.closed != nil {
+		t.closed()
+	}
+}
 
 // AfterFunc schedules fn to run on the loop once d has elapsed (at once, in
 // the next pass of the loop, when d <= 0), under the async-local frame that
@@ -57,12 +68,21 @@ func (t *timerRun) Run() { t.fn() }
 // executor is already closing. Once the executor has closed, the timer never
 // fires.
 func (e *Loop) AfterFunc(d time.Duration, fn func()) *Timer {
+	return e.AfterFuncClose(d, fn, nil)
+}
+
+// AfterFuncClose is AfterFunc with a func that is called instead of fn if
+// the loop closes before fn runs (future.Sleep fails its future with it).
+// closed may be called on the loop while it closes, or on the calling
+// goroutine if the loop has already closed.
+func (e *Loop) AfterFuncClose(d time.Duration, fn, closed func()) *Timer {
 	if fn == nil {
 		panic("executor: AfterFunc with nil func")
 	}
-	t := &Timer{e: e, fn: fn, when: mono() + int64(d)}
+	t := &Timer{e: e, fn: fn, closed: closed, when: mono() + int64(d)}
 	if e.phase.Load() == phaseClosed {
 		t.state.Store(timerStopped) // the timers are gone: it never fires
+		t.close()
 		return t
 	}
 	if e.OnLoop() {
@@ -76,13 +96,21 @@ func (e *Loop) AfterFunc(d time.Duration, fn func()) *Timer {
 	}
 	e.timersActive.Add(1)
 	if err := e.submit(item{r: (*timerAdd)(t)}, phaseOpen); err != nil {
-		t.state.Store(timerStopped)
-		e.timersActive.Add(-1)
+		(*timerAdd)(t).Drop()
 	}
 	return t
 }
 
 type timerAdd Timer
+
+// Drop stops a timer handed to the loop that closed before taking it in.
+func (t *timerAdd) Drop() {
+	tm := (*Timer)(t)
+	if tm.state.CompareAndSwap(timerPending, timerStopped) {
+		tm.e.timersActive.Add(-1)
+		tm.close()
+	}
+}
 
 func (t *timerAdd) Run() {
 	tm := (*Timer)(t)
@@ -128,6 +156,7 @@ func (e *Loop) stopTimers() {
 	for _, t := range e.timers.items {
 		if t.state.CompareAndSwap(timerPending, timerStopped) {
 			e.timersActive.Add(-1)
+			t.close()
 		}
 	}
 	clear(e.timers.items)

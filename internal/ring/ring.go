@@ -98,6 +98,15 @@ func (r *Ring[T]) Clear() {
 	r.head, r.tail = 0, 0
 }
 
+// Trim releases the buffer of an empty ring whose capacity exceeds max, so
+// that a ring that grew for a burst gives the memory back; the next Push
+// starts small again.
+func (r *Ring[T]) Trim(max int) {
+	if r.head == r.tail && len(r.buf) > max {
+		r.buf, r.head, r.tail = nil, 0, 0
+	}
+}
+
 func (r *Ring[T]) grow() {
 	n := r.Len()
 	size := 2 * len(r.buf)

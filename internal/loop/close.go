@@ -1,0 +1,218 @@
+package loop
+
+// Closing.
+//
+// Shutdown drains: the loop runs until its queue is empty, then finishes.
+// Close (and a Shutdown whose ctx ends, and Run whose ctx ends) drops: the
+// loop finishes at its next batch boundary without running what is queued.
+//
+// Invariants:
+//   - phase moves open -> draining -> closed under mu, and only forward;
+//     from closed on, Submit, SubmitRunnable and Schedule refuse work, so
+//     finish sees every item that will ever reach the queue;
+//   - finish runs on the goroutine that holds the loop. It wakes every
+//     suspended task (its ctx is cancelled and its wait returns ErrClosed)
+//     and runs the tasks until every body has returned. When dropping, it
+//     runs nothing else: every other queued item is dropped, so work that
+//     keeps producing work cannot keep Close waiting;
+//   - a dropped item that carries a future fails that future with ErrClosed
+//     (Dropper), so nothing waiting on the loop is left pending, and items
+//     whose loop has closed (Schedule refused them) are dropped the same
+//     way, by whichever goroutine hands them over. Drops that cascade
+//     (a failed future whose waiters are dropped in turn) run one at a time
+//     from the late list, never recursively.
+
+import (
+	"context"
+	"runtime/debug"
+)
+
+// Dropper is implemented by a Runnable that must not vanish when its loop
+// closes before running it: Drop fails the future it would have completed
+// with ErrClosed (or, for an observer callback, calls it with the result).
+// Drop may run on any goroutine once the loop has closed.
+type Dropper interface {
+	Drop()
+}
+
+// Close closes the loop at once, like http.Server.Close: queued work is
+// dropped (futures it would have completed fail with ErrClosed), timers
+// stop, every task's ctx is cancelled and every suspended task resumes with
+// ErrClosed; Close returns once every task body has returned. Called from
+// the loop itself it begins closing and returns without waiting. It is
+// idempotent and always returns nil.
+func (e *Loop) Close() error {
+	e.mu.Lock()
+	if e.phase.Load() == phaseOpen {
+		e.phase.Store(phaseDraining)
+	}
+	e.stopReq.Store(true)
+	e.signal()
+	e.mu.Unlock()
+	if e.OnLoop() {
+		return nil
+	}
+	if e.phase.Load() != phaseClosed && e.running.CompareAndSwap(false, true) {
+		return e.loop(context.Background(), false, nil) // nobody runs the loop
+	}
+	<-e.closed
+	return nil
+}
+
+// Closing reports whether Shutdown or Close has begun.
+func (e *Loop) Closing() bool { return e.phase.Load() != phaseOpen }
+
+// Closed reports whether the loop has stopped running work: every
+// operation that would wait on it now fails with ErrClosed.
+func (e *Loop) Closed() bool { return e.phase.Load() == phaseClosed }
+
+// Done returns a channel that is closed once the loop has closed and
+// released everything that waited on it.
+func (e *Loop) Done() <-chan struct{} { return e.closed }
+
+// ClosedContext returns a context that is cancelled as soon as the loop
+// has closed (before its tasks unwind), for waiters of other loops that must
+// be released then.
+func (e *Loop) ClosedContext() context.Context { return e.closeCtx }
+
+// finish closes the loop from the goroutine that holds it; drop says whether
+// queued work is dropped (Close) or was drained (Shutdown).
+func (e *Loop) finish(drop bool) {
+	e.mu.Lock()
+	e.phase.Store(phaseClosed)
+	in := e.inbox
+	e.inbox = nil
+	e.hasInbox.Store(false)
+	e.mu.Unlock()
+	e.closeCancel()
+	e.stopTimers()
+	if drop {
+		e.dropItems(in)
+		e.q.each(e.dropItem)
+	} else {
+		e.q.TakeBatch(in)
+	}
+	for {
+		e.suspended.each(func(f *Fiber) {
+			if i, ok := f.body.(Interrupter); ok {
+				i.Interrupt(ErrClosed)
+			}
+		})
+		if e.q.Len() == 0 {
+			if e.suspended.n == 0 {
+				break
+			}
+			e.suspended.each(func(f *Fiber) { e.q.Push(item{r: f}) })
+		}
+		if !drop && e.stopReq.Load() {
+			drop = true // a Shutdown whose ctx ended while tasks unwound
+		}
+		if drop {
+			e.unwind()
+		} else {
+			e.runBatch()
+		}
+	}
+	for _, c := range e.idle {
+		e.stopCoro(c)
+	}
+	clear(e.idle)
+	e.idle = nil
+	e.trim()
+	e.publish()
+	e.dead.Store(true)
+	close(e.closed)
+}
+
+// unwind runs the queued tasks (fibers) that have started and drops every
+// other item, tasks that never started included.
+func (e *Loop) unwind() {
+	for {
+		it, ok := e.q.Pop()
+		if !ok {
+			return
+		}
+		if f, isFiber := it.r.(*Fiber); isFiber && f.state != fiberNew {
+			e.ran++
+			e.Cur, e.curID = it.fr, it.id
+			e.runGuarded(f)
+			e.Cur, e.curID = nil, 0
+			continue
+		}
+		e.dropItem(it)
+	}
+}
+
+func (e *Loop) dropItems(items []item) {
+	for _, it := range items {
+		e.dropItem(it)
+	}
+}
+
+func (e *Loop) dropItem(it item) {
+	if f, ok := it.r.(*Fiber); ok {
+		if f.state != fiberNew {
+			return // woken again while unwinding; it is resumed from suspended
+		}
+		f.state = fiberDone
+		e.Drop(f.body)
+		return
+	}
+	e.Drop(it.r)
+}
+
+// Drop disposes of r, which its loop will never run: a Dropper is dropped
+// (from the late list, so that cascading drops run one at a time), anything
+// else is forgotten. It may be called from any goroutine.
+func (e *Loop) Drop(r any) {
+	d, ok := r.(Dropper)
+	if !ok {
+		return
+	}
+	e.lateMu.Lock()
+	e.late = append(e.late, d)
+	if e.lateBusy {
+		e.lateMu.Unlock()
+		return // the goroutine draining the list will drop it
+	}
+	e.lateBusy = true
+	for i := 0; i < len(e.late); i++ {
+		d := e.late[i]
+		e.late[i] = nil
+		e.lateMu.Unlock()
+		e.dropGuarded(d)
+		e.lateMu.Lock()
+	}
+	e.late = e.late[:0]
+	e.lateBusy = false
+	e.lateMu.Unlock()
+}
+
+// dropGuarded drops d, reporting a panic (an observer callback's) to the
+// panic handler.
+func (e *Loop) dropGuarded(d Dropper) {
+	defer func() {
+		if v := recover(); v != nil {
+			e.handlePanic(v, debug.Stack())
+		}
+	}()
+	d.Drop()
+}
+
+// trimCap is the capacity (in items) above which an idle loop gives the
+// memory of its queue and inbox back.
+const trimCap = 1024
+
+// trim gives back the memory a burst made the queue and the inbox grow to,
+// once they are empty. Loop only.
+func (e *Loop) trim() {
+	e.q.Trim(trimCap)
+	if cap(e.spare) > trimCap {
+		e.spare = nil
+	}
+	e.mu.Lock()
+	if len(e.inbox) == 0 && cap(e.inbox) > trimCap {
+		e.inbox = nil
+	}
+	e.mu.Unlock()
+}
