@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -516,5 +517,45 @@ func TestDrive(t *testing.T) {
 	}()
 	if got := ex.Drive(func() {}); got != 0 { // the loop was given up: Drive works again
 		t.Fatalf("Drive after a panic ran %d tasks", got)
+	}
+}
+
+// heapInUse returns the live heap after a full collection.
+func heapInUse() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+// The queue and the inbox give back what a burst made them grow to once
+// the burst has drained: memory follows live work.
+func TestBurstMemoryIsGivenBack(t *testing.T) {
+	const burst = 1_000_000
+	ex := executor.New()
+	defer ex.Close()
+	ran := 0
+	fn := func() { ran++ }
+	ex.RunUntilIdle()
+	before := heapInUse()
+	for range burst {
+		if err := ex.Submit(fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ex.RunUntilIdle()
+	ex.Drive(func() {
+		for range burst {
+			ex.Post(fn)
+		}
+	})
+	grown := heapInUse() - before
+	t.Logf("heap after %d Submits and %d Posts, drained: %+d B", burst, burst, grown)
+	if ran != 2*burst {
+		t.Fatalf("ran %d, want %d", ran, 2*burst)
+	}
+	if grown > 1<<20 {
+		t.Fatalf("the executor keeps %d B after the burst drained, want under 1 MiB", grown)
 	}
 }

@@ -139,6 +139,10 @@ func (e *Loop) run(ctx context.Context, untilIdle bool, first func()) (err error
 		first()
 	}
 	for {
+		if e.stopReq.Load() { // Close from fn, or before the loop ran
+			e.finish(true)
+			return ctx.Err()
+		}
 		e.runBatch()
 		e.poll()
 		if e.stopReq.Load() {

@@ -1,0 +1,257 @@
+package future_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/spindle-rt/spindle/channel"
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/spindletest"
+)
+
+// closeReturns fails the test if Close does not return within the safety
+// bound.
+func closeReturns(t *testing.T, ex *executor.Executor) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { ex.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-spindletest.Context(t).Done():
+		t.Fatal("Close did not return")
+	}
+}
+
+// Close returns while work keeps producing work: a task looping on Yield,
+// two tasks passing an item back and forth, a callback that posts itself.
+func TestCloseReturnsUnderEndlessWork(t *testing.T) {
+	cases := map[string]func(ex *executor.Executor, started chan<- struct{}) []*future.Future[int]{
+		"yield loop": func(ex *executor.Executor, started chan<- struct{}) []*future.Future[int] {
+			return []*future.Future[int]{future.Spawn(ex, func(ctx context.Context) (int, error) {
+				close(started)
+				n := 0
+				for future.Yield(ctx) == nil {
+					n++
+				}
+				return n, nil
+			})}
+		},
+		"channel ping-pong": func(ex *executor.Executor, started chan<- struct{}) []*future.Future[int] {
+			var once sync.Once
+			players, _ := future.Call(ex, func() ([]*future.Future[int], error) {
+				a, b := channel.New[int](ex, 0), channel.New[int](ex, 0)
+				player := func(in, out *channel.Chan[int], serve bool) *future.Future[int] {
+					return future.Spawn(ex, func(ctx context.Context) (int, error) {
+						once.Do(func() { close(started) })
+						if serve {
+							if err := out.SendWait(ctx, 0); err != nil {
+								return 0, err
+							}
+						}
+						for {
+							v, err := in.RecvWait(ctx)
+							if err != nil {
+								return v, err
+							}
+							if err := out.SendWait(ctx, v+1); err != nil {
+								return v, err
+							}
+						}
+					})
+				}
+				return []*future.Future[int]{player(a, b, true), player(b, a, false)}, nil
+			}).Await(context.Background())
+			return players
+		},
+		"self-posting callback": func(ex *executor.Executor, started chan<- struct{}) []*future.Future[int] {
+			var again func()
+			again = func() { ex.Post(again) }
+			ex.Submit(func() { close(started); again() })
+			return nil
+		},
+	}
+	for name, mk := range cases {
+		t.Run(name, func(t *testing.T) {
+			ex := executor.New()
+			ex.Start()
+			started := make(chan struct{})
+			fs := mk(ex, started)
+			<-started
+			closeReturns(t, ex)
+			for i, f := range fs {
+				if !f.Ready() {
+					t.Errorf("task %d still pending after Close", i)
+				}
+			}
+		})
+	}
+}
+
+// Once closed, everything that needs the loop fails at once with ErrClosed,
+// and futures that were waiting on dropped work are ready.
+func TestAfterCloseEverythingFails(t *testing.T) {
+	ex := executor.New()
+	ex.Start()
+	p := future.NewPromise[int](ex)
+	pending := future.Then(p.Future(), func(v int) (int, error) { return v, nil })
+	sleeping := future.Sleep(ex, time.Hour)
+	var completes, cancels atomic.Int32
+	q := future.NewPromise[int](ex)
+	q.Future().OnComplete(func(int, error) { completes.Add(1) })
+	r := future.NewPromise[int](ex)
+	r.OnCancel(func() { cancels.Add(1) })
+	ex.Close()
+
+	if _, err := future.Sleep(ex, time.Hour).Await(context.Background()); !errors.Is(err, executor.ErrClosed) {
+		t.Errorf("Sleep pending at Close: %v", err)
+	}
+	if !sleeping.Ready() {
+		t.Error("Sleep started before Close still pending")
+	}
+	fresh := map[string]*future.Future[int]{
+		"Then":      future.Then(future.Resolved(ex, 1), func(v int) (int, error) { return v, nil }),
+		"Transform": future.Transform(future.Resolved(ex, 1), func(v int, err error) (int, error) { return v, err }),
+		"Call":      future.Call(ex, func() (int, error) { return 1, nil }),
+		"Spawn":     future.Spawn(ex, func(context.Context) (int, error) { return 1, nil }),
+	}
+	for name, f := range fresh {
+		if !f.Ready() {
+			t.Errorf("%s after Close: not ready", name)
+			continue
+		}
+		if _, err := f.Await(context.Background()); !errors.Is(err, executor.ErrClosed) {
+			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
+		}
+	}
+	if s, err := future.Sleep(ex, time.Hour).Await(context.Background()); !errors.Is(err, executor.ErrClosed) {
+		t.Errorf("Sleep after Close = %v, %v", s, err)
+	}
+	// A continuation registered before Close whose source completes after
+	// it cannot run: its future fails instead of staying pending.
+	p.Resolve(1)
+	if _, err := pending.Await(context.Background()); !errors.Is(err, executor.ErrClosed) {
+		t.Errorf("Then pending at Close, source resolved after: %v", err)
+	}
+	// Observer callbacks are not lost: they run on the goroutine that
+	// completes the future, and after Close also when registered late.
+	q.Resolve(1)
+	r.Future().Cancel()
+	late := future.Resolved(ex, 1)
+	late.OnComplete(func(int, error) { completes.Add(1) })
+	if completes.Load() != 2 || cancels.Load() != 1 {
+		t.Errorf("OnComplete ran %d times (want 2), OnCancel %d (want 1)", completes.Load(), cancels.Load())
+	}
+}
+
+// Work queued when Close comes is dropped, and the futures it would have
+// completed fail with ErrClosed.
+func TestCloseDropsQueuedWorkAndFailsItsFutures(t *testing.T) {
+	ex := executor.New()
+	ran := false
+	ex.Submit(func() { ran = true })
+	var chained *future.Future[int]
+	ex.Drive(func() {
+		chained = future.Then(future.Resolved(ex, 1), func(v int) (int, error) { return v + 1, nil })
+		for range 100 {
+			chained = future.Then(chained, func(v int) (int, error) { return v + 1, nil })
+		}
+		ex.Close() // from the loop: the chain's queued link is dropped
+	})
+	if ran {
+		t.Error("work submitted before Close ran")
+	}
+	if _, err := chained.Await(context.Background()); !errors.Is(err, executor.ErrClosed) {
+		t.Fatalf("end of a dropped chain: %v, want ErrClosed", err)
+	}
+}
+
+// A task of one executor awaiting a future of another is released with
+// ErrClosed when the future's executor closes, as a parked goroutine is.
+func TestCrossExecutorWaitReleasedOnClose(t *testing.T) {
+	c, d := executor.New(), executor.New()
+	c.Start()
+	d.Start()
+	defer c.Close()
+	p := future.NewPromise[int](d)
+	waiting := make(chan struct{})
+	task := future.Spawn(c, func(ctx context.Context) (int, error) {
+		close(waiting)
+		return p.Future().Await(ctx)
+	})
+	<-waiting
+	d.Close()
+	if _, err := spindletest.Await(t, task); !errors.Is(err, executor.ErrClosed) {
+		t.Fatalf("task awaiting a closed executor's future: %v, want ErrClosed", err)
+	}
+}
+
+// runtime.Goexit in a task body (a t.FailNow) fails the task's future, the
+// panic handler is told, and an executor started with Start keeps serving.
+func TestGoexitInTask(t *testing.T) {
+	var handled []any
+	var mu sync.Mutex
+	ex := executor.New(executor.WithPanicHandler(func(v any) {
+		mu.Lock()
+		handled = append(handled, v)
+		mu.Unlock()
+	}))
+	ex.Start()
+	defer ex.Close()
+	f := future.Spawn(ex, func(context.Context) (int, error) {
+		runtime.Goexit()
+		return 1, nil
+	})
+	if _, err := spindletest.Await(t, f); !errors.Is(err, future.ErrGoexit) {
+		t.Fatalf("task that called Goexit: %v, want ErrGoexit", err)
+	}
+	// The loop keeps serving: tasks, callbacks and Goexit again.
+	for range 3 {
+		v, err := spindletest.Await(t, future.Spawn(ex, func(ctx context.Context) (int, error) {
+			if _, err := future.Sleep(ex, time.Millisecond).Await(ctx); err != nil {
+				return 0, err
+			}
+			return 2, nil
+		}))
+		if v != 2 || err != nil {
+			t.Fatalf("task after Goexit = %v, %v", v, err)
+		}
+		g := future.Spawn(ex, func(context.Context) (int, error) { runtime.Goexit(); return 0, nil })
+		if _, err := spindletest.Await(t, g); !errors.Is(err, future.ErrGoexit) {
+			t.Fatalf("second Goexit: %v", err)
+		}
+	}
+	if v, err := spindletest.Await(t, future.Call(ex, func() (int, error) { return 3, nil })); v != 3 || err != nil {
+		t.Fatalf("Call after Goexit = %v, %v", v, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(handled) != 4 || handled[0] != future.ErrGoexit {
+		t.Fatalf("panic handler got %v, want ErrGoexit four times", handled)
+	}
+}
+
+// A task that suspends on another loop's future while this loop closes is
+// also released (its own executor's Close).
+func TestCloseReleasesTaskWaitingOnOtherExecutor(t *testing.T) {
+	c, d := executor.New(), executor.New()
+	c.Start()
+	d.Start()
+	defer d.Close()
+	p := future.NewPromise[int](d)
+	waiting := make(chan struct{})
+	task := future.Spawn(c, func(ctx context.Context) (int, error) {
+		close(waiting)
+		return p.Future().Await(ctx)
+	})
+	<-waiting
+	closeReturns(t, c)
+	if _, err := task.Await(context.Background()); err == nil {
+		t.Fatal("task released by its executor's Close returned no error")
+	}
+}

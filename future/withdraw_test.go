@@ -1,0 +1,133 @@
+package future
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/spindle-rt/spindle/executor"
+)
+
+// stackLen counts the links in a pending future's stack of waiters.
+func stackLen(c *core) int {
+	n := 0
+	for l := c.head.Load(); l != nil && l != &claimedLink && l != &compactingLink && !isDone(l); l = l.next {
+		n++
+	}
+	return n
+}
+
+// heapInUse returns the live heap after a full collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// A goroutine's Await whose ctx ends withdraws its link: a pending future
+// awaited with a hundred thousand short contexts keeps a handful of links,
+// from one goroutine or from eight at once, and still wakes a live waiter.
+func TestAbandonedAwaitsLeaveNothingBehind(t *testing.T) {
+	for _, goroutines := range []int{1, 8} {
+		ex := executor.New()
+		ex.Start()
+		p := NewPromise[int](ex)
+		f := p.Future()
+		live := make(chan error, 1)
+		go func() { _, err := f.Await(context.Background()); live <- err }()
+		cancelled, cancel := context.WithCancel(context.Background())
+		cancel()
+		var wg sync.WaitGroup
+		for range goroutines {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 100_000 / goroutines {
+					if _, err := f.Await(cancelled); err != context.Canceled {
+						t.Errorf("Await with an ended ctx = %v", err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if n := stackLen(&f.core); n > 2*8+goroutines+1 {
+			t.Errorf("%d goroutines: %d links after 100k abandoned Awaits, want a handful", goroutines, n)
+		}
+		p.Resolve(7)
+		if err := <-live; err != nil {
+			t.Errorf("live waiter: %v", err)
+		}
+		ex.Close()
+	}
+}
+
+// A task whose wait is abandoned (a ctx of its own ends while it is
+// suspended) withdraws its link too.
+func TestAbandonedTaskWaitsLeaveNothingBehind(t *testing.T) {
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	p := NewPromise[int](ex)
+	f := p.Future()
+	const waits = 50_000
+	task := Spawn(ex, func(ctx context.Context) (int, error) {
+		for range waits {
+			wctx, cancel := context.WithCancel(ctx)
+			ex.Post(cancel) // ends the wait once the task has suspended
+			if _, err := f.Await(wctx); err != context.Canceled {
+				return 0, err
+			}
+		}
+		return stackLen(&f.core), nil
+	})
+	n, err := task.Await(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n > 2*8+1 {
+		t.Fatalf("%d links after %d abandoned task waits, want a handful", n, waits)
+	}
+}
+
+// The bytes a pending future retains per abandoned Await, from a goroutine
+// and from a task: they must not grow with the number of abandoned waits.
+func TestAbandonedAwaitMemory(t *testing.T) {
+	const n = 200_000
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	p := NewPromise[int](ex)
+	f := p.Future()
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	before := heapInUse()
+	for range n {
+		f.Await(cancelled)
+	}
+	goroutine := float64(int64(heapInUse())-int64(before)) / n
+	before = heapInUse()
+	task := Spawn(ex, func(ctx context.Context) (int, error) {
+		for range n {
+			// A ctx apart from the task's: deriving from the task's own
+			// would start a goroutine per wait in package context, whose
+			// descriptors the runtime keeps, and measure that instead.
+			wctx, cancel := context.WithCancel(context.Background())
+			ex.Post(cancel)
+			f.Await(wctx)
+		}
+		return 0, nil
+	})
+	if _, err := task.Await(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	taskBytes := float64(int64(heapInUse())-int64(before)) / n
+	t.Logf("retained per abandoned Await: goroutine %.2f B, task %.2f B (%d each)", goroutine, taskBytes, n)
+	if goroutine > 1 || taskBytes > 1 {
+		t.Fatalf("abandoned Awaits retain %.2f B (goroutine) and %.2f B (task) each, want under 1", goroutine, taskBytes)
+	}
+	p.Resolve(1)
+}
