@@ -73,7 +73,7 @@ func mergeDriven(b *testing.B, n int, pollEvery bool) {
 		subs[i] = srcs[i]
 	}
 	f := future.Spawn(ex, func(ctx context.Context) (int, error) {
-		var merged merge.Stream[int]
+		var merged future.Poller[int] // converted once: Next takes it without an interface conversion per item
 		if pollEvery {
 			merged = newPollAll(subs)
 		} else {
