@@ -8,11 +8,12 @@
 //
 // Usage:
 //
-//	go run ./bench [-bench REGEXP] [-runs N] [-time D] [-alloc heap|slab]
+//	go run ./bench [-bench REGEXP] [-runs N] [-time D] [-alloc heap|slab] [-peers]
 //	               [-json FILE] [-compare OLD.json] [-in FILE] [-list]
 //
-// -in reads the figures of an earlier -json run instead of running, for
-// -compare.
+// -peers adds the cases of the nested module bench/peers (other projects
+// doing the same jobs), run by `go test` in a subprocess. -in reads the
+// figures of an earlier -json run instead of running, for -compare.
 //
 // The same cases run under `go test -bench . ./bench` (see bench_test.go).
 package main
@@ -44,6 +45,8 @@ type config struct {
 	perRun   time.Duration // -test.benchtime of each measured run
 	jsonPath string        // "" none, "-" stdout
 	list     bool
+	peers    bool   // also run bench/peers
+	peersDir string // where bench/peers is; "" to find it
 	compare  string // an earlier -json report to compare with
 	in       string // read the figures from this -json report instead of running
 }
@@ -63,6 +66,8 @@ func run() int {
 	flag.DurationVar(&cfg.perRun, "time", 200*time.Millisecond, "target `duration` of each run (sets -test.benchtime)")
 	flag.StringVar(&cfg.jsonPath, "json", "", "also write every figure as JSON to `file` (\"-\": stdout, the table then goes to stderr)")
 	flag.BoolVar(&cfg.list, "list", false, "print the names of the selected cases and exit")
+	flag.BoolVar(&cfg.peers, "peers", false, "also run the peers (bench/peers: other projects doing the same jobs) with go test in a subprocess")
+	flag.StringVar(&cfg.peersDir, "peers-dir", "", "`directory` of the bench/peers module (default: found from the working directory's module)")
 	flag.StringVar(&cfg.compare, "compare", "", "compare the figures with an earlier -json report `file`: change of the medians and its p-value")
 	flag.StringVar(&cfg.in, "in", "", "read the figures from a -json report `file` instead of running (for -compare)")
 	flag.Func("alloc", "how the cases' executors allocate futures: `heap` or slab (executor.WithAllocation)", setAllocation)
@@ -141,17 +146,31 @@ func run() int {
 	return status
 }
 
-// runSuite runs (or, with -list, lists) the selected cases of the suite.
-// code is non-zero when nothing could run (2: usage).
+// runSuite runs (or, with -list, lists) the selected cases of the suite
+// and, with -peers, of bench/peers. code is non-zero when nothing could
+// run (2: usage) or the peers could not run (1).
 func runSuite(cfg config, re *regexp.Regexp) (env environment, sums []caseSummary, code int) {
 	selected := selectCases(cases, re)
+	var peerSums []caseSummary
+	var notes map[string]string
+	var peersErr error
 	if cfg.list {
 		for _, c := range selected {
 			fmt.Println(fullName(c))
 		}
+		if cfg.peers {
+			peerSums, _, peersErr = runPeers(cfg, re, os.Stderr)
+			for _, s := range peerSums {
+				fmt.Println(fullName(s.Case))
+			}
+			if peersErr != nil {
+				fmt.Fprintf(os.Stderr, "bench: %v\n", peersErr)
+				return env, nil, 1
+			}
+		}
 		return env, nil, 0
 	}
-	if len(selected) == 0 {
+	if len(selected) == 0 && !cfg.peers {
 		fmt.Fprintf(os.Stderr, "bench: no case matches -bench %q (%d registered)\n", cfg.bench, len(cases))
 		return env, nil, 2
 	}
@@ -183,6 +202,15 @@ func runSuite(cfg config, re *regexp.Regexp) (env environment, sums []caseSummar
 	sums = make([]caseSummary, len(selected))
 	for i, c := range selected {
 		sums[i] = measure(c, cfg, i, len(selected), os.Stderr)
+	}
+	if cfg.peers {
+		peerSums, notes, peersErr = runPeers(cfg, re, os.Stderr)
+		if peersErr != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", peersErr)
+			code = 1
+		}
+		sums = append(sums, peerSums...)
+		env.Notes = notes
 	}
 	linkBaselines(sums)
 	fmt.Fprintf(os.Stderr, "bench: %d cases in %v\n", len(sums), time.Since(start).Round(100*time.Millisecond))
