@@ -9,11 +9,12 @@
 // Usage:
 //
 //	go run ./bench [-bench REGEXP] [-runs N] [-time D] [-alloc heap|slab] [-peers]
-//	               [-json FILE] [-compare OLD.json] [-in FILE] [-list]
+//	               [-json FILE] [-plot DIR] [-compare OLD.json] [-in FILE] [-list]
 //
 // -peers adds the cases of the nested module bench/peers (other projects
-// doing the same jobs), run by `go test` in a subprocess. -in reads the
-// figures of an earlier -json run instead of running, for -compare.
+// doing the same jobs), run by `go test` in a subprocess. -plot writes one
+// SVG chart per group. -in reads the figures of an earlier -json run instead
+// of running, for -plot and -compare.
 //
 // The same cases run under `go test -bench . ./bench` (see bench_test.go).
 package main
@@ -47,6 +48,7 @@ type config struct {
 	list     bool
 	peers    bool   // also run bench/peers
 	peersDir string // where bench/peers is; "" to find it
+	plotDir  string // "" no charts
 	compare  string // an earlier -json report to compare with
 	in       string // read the figures from this -json report instead of running
 }
@@ -68,8 +70,9 @@ func run() int {
 	flag.BoolVar(&cfg.list, "list", false, "print the names of the selected cases and exit")
 	flag.BoolVar(&cfg.peers, "peers", false, "also run the peers (bench/peers: other projects doing the same jobs) with go test in a subprocess")
 	flag.StringVar(&cfg.peersDir, "peers-dir", "", "`directory` of the bench/peers module (default: found from the working directory's module)")
+	flag.StringVar(&cfg.plotDir, "plot", "", "write one SVG chart per group into `directory`")
 	flag.StringVar(&cfg.compare, "compare", "", "compare the figures with an earlier -json report `file`: change of the medians and its p-value")
-	flag.StringVar(&cfg.in, "in", "", "read the figures from a -json report `file` instead of running (for -compare)")
+	flag.StringVar(&cfg.in, "in", "", "read the figures from a -json report `file` instead of running (for -plot and -compare)")
 	flag.Func("alloc", "how the cases' executors allocate futures: `heap` or slab (executor.WithAllocation)", setAllocation)
 	flag.Usage = usage
 	flag.Parse()
@@ -131,6 +134,14 @@ func run() int {
 		} else {
 			writeCompare(table, cfg.compare, oldEnv, old, sums)
 		}
+	}
+	if cfg.plotDir != "" {
+		paths, err := writePlots(cfg.plotDir, env, sums)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: -plot: %v\n", err)
+			status = 1
+		}
+		fmt.Fprintf(os.Stderr, "bench: wrote %d charts into %s\n", len(paths), cfg.plotDir)
 	}
 	if cfg.jsonPath != "" {
 		if err := writeJSONFile(cfg.jsonPath, env, sums); err != nil {
