@@ -9,6 +9,8 @@ import (
 	"weak"
 
 	"go.uber.org/goleak"
+
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -409,7 +411,7 @@ func TestDebugChecks(t *testing.T) {
 }
 
 func TestSteadyStateAllocs(t *testing.T) {
-	if raceEnabled {
+	if spindletest.RaceEnabled {
 		t.Skip("allocation counts differ under the race detector")
 	}
 	var l FreeList[node]

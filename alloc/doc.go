@@ -1,5 +1,5 @@
 // Package alloc provides single-threaded allocators for operation state:
-// FreeList, which recycles objects whose lifetime the runtime owns, and Slab,
+// [FreeList], which recycles objects whose lifetime the runtime owns, and [Slab],
 // which carves objects from chunks so that N objects cost one allocation.
 //
 // Both are owned by one event loop. They have no locks, use no unsafe code
@@ -14,7 +14,7 @@
 // links it into its own structures, and Puts it back when it unlinks it; no
 // reference leaves the runtime, so nobody can observe the reuse. In steady
 // state Get and Put are a slice push and pop that allocate nothing and create
-// no GC work. The list is bounded (DefaultFreeListMax by default), so a burst
+// no GC work. The list is bounded ([DefaultFreeListMax] by default), so a burst
 // does not pin its peak memory forever.
 //
 // The rule a FreeList depends on: an object is either owned by one caller or
@@ -36,7 +36,7 @@
 // one future in a chunk of 64 is kept for an hour while the other 63 die at
 // once, the memory of all 64 stays allocated for that hour. Slabs suit
 // objects that are made together and die together (the links of a chain, the
-// futures of a request); keep ChunkSize small (NewSlab) for objects whose
+// futures of a request); keep ChunkSize small ([NewSlab]) for objects whose
 // lifetimes spread widely, and use plain new(T) for the rare long-lived one.
 //
 // In short:

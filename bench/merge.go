@@ -79,17 +79,12 @@ func mergeDriven(b *testing.B, n int, pollEvery bool) {
 		} else {
 			merged = merge.Merge(ex, subs...)
 		}
-		fib := ex.CurrentFiber()
-		// Prime: the first poll registers every substream's waker.
-		if _, ok, err := merged.PollRecv(fib); ok || err != nil {
-			return 0, fmt.Errorf("priming poll: ok=%v err=%v, want pending", ok, err)
-		}
 		// Warm: one item through every channel, so their buffers have grown.
 		for k, c := range srcs {
 			if !c.TrySend(-1) {
 				return 0, fmt.Errorf("warm-up: TrySend on channel %d failed", k)
 			}
-			if v, err := recvStream(merged, fib); err != nil || v != -1 {
+			if v, err := future.Next(ctx, merged); err != nil || v != -1 {
 				return 0, fmt.Errorf("warm-up: received %d, %v", v, err)
 			}
 		}
@@ -98,7 +93,7 @@ func mergeDriven(b *testing.B, n int, pollEvery bool) {
 			if !srcs[order[i&(mergeOrderLen-1)]].TrySend(i) {
 				return i, fmt.Errorf("item %d: TrySend on a full stream", i)
 			}
-			v, err := recvStream(merged, fib)
+			v, err := future.Next(ctx, merged)
 			if err != nil || v != i {
 				return i, fmt.Errorf("item %d: received %d, %v", i, v, err)
 			}
@@ -109,18 +104,6 @@ func mergeDriven(b *testing.B, n int, pollEvery bool) {
 	ex.RunUntilIdle()
 	if r, ok := f.Peek(); !ok || r.Err != nil {
 		b.Fatalf("driver: done=%v err=%v", ok, r.Err)
-	}
-}
-
-// recvStream receives one item from s in the task running on fib,
-// suspending the task while s is pending.
-func recvStream(s merge.Stream[int], fib *executor.Fiber) (int, error) {
-	for {
-		v, ok, err := s.PollRecv(fib)
-		if ok || err != nil {
-			return v, err
-		}
-		fib.Suspend()
 	}
 }
 

@@ -126,18 +126,14 @@ func (c *Chan[T]) Cap() int {
 
 // Len returns the number of buffered items. Loop only.
 func (c *Chan[T]) Len() int {
-	if c == nil || !c.ex.OnLoop() {
-		c.misuse("Len")
-	}
+	c.mustLoop("Len")
 	return c.buf.Len()
 }
 
 // Closed reports whether Close has been called. Buffered items may still be
 // receivable. Loop only.
 func (c *Chan[T]) Closed() bool {
-	if c == nil || !c.ex.OnLoop() {
-		c.misuse("Closed")
-	}
+	c.mustLoop("Closed")
 	return c.closed
 }
 
@@ -150,9 +146,7 @@ func (c *Chan[T]) Closed() bool {
 // first. Cancelling the future (Future.Cancel) withdraws the send: v is
 // then never received. Loop only.
 func (c *Chan[T]) Send(v T) *future.Future[struct{}] {
-	if c == nil || !c.ex.OnLoop() {
-		c.misuse("Send")
-	}
+	c.mustLoop("Send")
 	if c.closed {
 		return c.failedSend()
 	}
@@ -175,9 +169,7 @@ func (c *Chan[T]) Send(v T) *future.Future[struct{}] {
 // Cancelling the future withdraws the receive: it then takes no item.
 // Loop only.
 func (c *Chan[T]) Recv() *future.Future[T] {
-	if c == nil || !c.ex.OnLoop() {
-		c.misuse("Recv")
-	}
+	c.mustLoop("Recv")
 	if v, ok := c.tryRecv(); ok {
 		return future.Resolved(c.ex, v)
 	}
@@ -198,9 +190,7 @@ func (c *Chan[T]) Recv() *future.Future[T] {
 // only if a receiver is waiting (a pending PollRecv is not a waiting
 // receiver). Loop only.
 func (c *Chan[T]) TrySend(v T) bool {
-	if c == nil || !c.ex.OnLoop() {
-		c.misuse("TrySend")
-	}
+	c.mustLoop("TrySend")
 	if c.closed {
 		return false
 	}
@@ -210,9 +200,7 @@ func (c *Chan[T]) TrySend(v T) bool {
 // TryRecv takes the next item if one is buffered or a sender is waiting,
 // and reports whether it did. It never waits and never allocates. Loop only.
 func (c *Chan[T]) TryRecv() (T, bool) {
-	if c == nil || !c.ex.OnLoop() {
-		c.misuse("TryRecv")
-	}
+	c.mustLoop("TryRecv")
 	return c.tryRecv()
 }
 
@@ -228,9 +216,7 @@ func (c *Chan[T]) TryRecv() (T, bool) {
 // longer woken) without allocating. w must not be nil. Wake is called on
 // the loop. Loop only.
 func (c *Chan[T]) PollRecv(w executor.Waker) (v T, ok bool, err error) {
-	if c == nil || !c.ex.OnLoop() {
-		c.misuse("PollRecv")
-	}
+	c.mustLoop("PollRecv")
 	if w == nil {
 		panic("channel: PollRecv with nil Waker")
 	}
@@ -250,9 +236,7 @@ func (c *Chan[T]) PollRecv(w executor.Waker) (v T, ok bool, err error) {
 // fail with ErrClosed once the buffer is drained. Closing a closed channel
 // does nothing. Loop only.
 func (c *Chan[T]) Close() {
-	if c == nil || !c.ex.OnLoop() {
-		c.misuse("Close")
-	}
+	c.mustLoop("Close")
 	if c.closed {
 		return
 	}
@@ -275,10 +259,11 @@ func (c *Chan[T]) Close() {
 	c.wakePoller()
 }
 
-// enter checks that c is usable by the caller: not nil, and called from
-// code that holds the loop. The hot operations repeat its test inline
-// (generic methods are not inlined into each other), and call misuse.
-func (c *Chan[T]) enter(op string) {
+// mustLoop checks that c is usable by the caller: not nil, and called from
+// code that holds the loop. The compiler does not inline it (with the
+// inlined OnLoop its body is over the inliner's budget), so every operation
+// pays one call for the check.
+func (c *Chan[T]) mustLoop(op string) {
 	if c == nil || !c.ex.OnLoop() {
 		c.misuse(op)
 	}
@@ -289,7 +274,7 @@ func (c *Chan[T]) misuse(op string) {
 	if c == nil {
 		panic("channel: " + op + " on a nil channel")
 	}
-	panic("channel: " + op + " called from a goroutine that does not hold the loop of executor " + strconv.Quote(c.ex.Name()))
+	panic("channel: " + op + " called from a goroutine that does not hold the loop of executor " + strconv.Quote(c.ex.Name()) + "; hand it to the loop: use executor.Submit or future.Call")
 }
 
 // trySend completes a send of v at once if it can: to the first live

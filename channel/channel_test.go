@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,28 +16,15 @@ import (
 	"github.com/spindle-rt/spindle/channel"
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// safety bounds every wait that must not hang; it is never the
-// synchronisation itself.
-const safety = 10 * time.Second
-
-// onLoop runs fn on ex's loop, driven on the calling goroutine, and returns
-// once the loop is idle again (everything fn scheduled has run).
-func onLoop(t testing.TB, ex *executor.Executor, fn func()) {
-	t.Helper()
-	if err := ex.Submit(fn); err != nil {
-		t.Fatalf("Submit: %v", err)
-	}
-	ex.RunUntilIdle()
-}
-
 // call runs fn on the loop of a started executor and returns once it ran.
 func call(t testing.TB, ex *executor.Executor, fn func()) {
 	t.Helper()
-	if _, err := await(t, future.Call(ex, func() (struct{}, error) {
+	if _, err := spindletest.Await(t, future.Call(ex, func() (struct{}, error) {
 		fn()
 		return struct{}{}, nil
 	})); err != nil {
@@ -63,43 +51,13 @@ func pending[T any](t testing.TB, f *future.Future[T], what string) {
 	}
 }
 
-// await waits for f off the loop, with the safety net.
-func await[T any](t testing.TB, f *future.Future[T]) (T, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), safety)
-	defer cancel()
-	v, err := f.Await(ctx)
-	if err != nil && ctx.Err() != nil {
-		t.Fatalf("Await: safety timeout (%v) hit", safety)
-	}
-	return v, err
-}
-
-// mustPanic runs fn and checks that it panics with a message that starts
-// with "channel: " and contains want.
-func mustPanic(t *testing.T, want string, fn func()) {
-	t.Helper()
-	defer func() {
-		t.Helper()
-		v := recover()
-		if v == nil {
-			t.Fatalf("no panic, want one containing %q", want)
-		}
-		msg := fmt.Sprint(v)
-		if !strings.HasPrefix(msg, "channel: ") || !strings.Contains(msg, want) {
-			t.Fatalf("panic %q, want one starting with \"channel: \" and containing %q", msg, want)
-		}
-	}()
-	fn()
-}
-
 func TestRendezvous(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
 	c := channel.New[int](ex, 0)
 	var r1 *future.Future[int]
 	var s1 *future.Future[struct{}]
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		if c.Cap() != 0 || c.Len() != 0 {
 			t.Errorf("Cap, Len = %d, %d; want 0, 0", c.Cap(), c.Len())
 		}
@@ -135,7 +93,7 @@ func TestBuffered(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
 	c := channel.New[string](ex, 3)
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		for _, s := range []string{"a", "b", "c"} {
 			if !c.TrySend(s) {
 				t.Fatalf("TrySend(%q) with room failed", s)
@@ -185,7 +143,7 @@ func TestImmediateCompletion(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
 	c := channel.New[int](ex, 1)
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		s1 := c.Send(1)
 		if !s1.Ready() {
 			t.Fatal("immediate Send not ready")
@@ -275,11 +233,11 @@ func TestFIFOWaiters(t *testing.T) {
 	other := channel.New[int](ex, 0)
 	var got [6]int
 	var fs []*future.Future[int]
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		fs = append(fs, c.Recv())
 		fs = append(fs, future.Spawn(ex, func(ctx context.Context) (int, error) { return c.RecvWait(ctx) }))
 	})
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		fs = append(fs, c.Recv())
 		rc, oc := c.RecvCase(), other.RecvCase()
 		fs = append(fs, future.Spawn(ex, func(ctx context.Context) (int, error) {
@@ -291,7 +249,7 @@ func TestFIFOWaiters(t *testing.T) {
 		}))
 	})
 	var rc2 *channel.RecvCase[int]
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		rc2 = c.RecvCase()
 		fs = append(fs, future.Then(channel.SelectFuture(other.RecvCase(), rc2), func(i int) (int, error) {
 			if i != 1 {
@@ -301,7 +259,7 @@ func TestFIFOWaiters(t *testing.T) {
 		}))
 		fs = append(fs, c.Recv())
 	})
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		for i := range 6 {
 			if !c.TrySend(100 + i) {
 				t.Fatalf("TrySend %d: no waiting receiver", i)
@@ -325,15 +283,15 @@ func TestFIFOWaiters(t *testing.T) {
 	// Senders.
 	var sent []int
 	var done []*future.Future[struct{}]
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		done = append(done, c.Send(1))
 		future.Spawn(ex, func(ctx context.Context) (struct{}, error) { return struct{}{}, c.SendWait(ctx, 2) })
 	})
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		done = append(done, future.Then(channel.SelectFuture(other.RecvCase(), c.SendCase(3)), func(int) (struct{}, error) { return struct{}{}, nil }))
 		done = append(done, c.Send(4))
 	})
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		for {
 			v, ok := c.TryRecv()
 			if !ok {
@@ -361,7 +319,7 @@ func TestCloseKeepsBufferedItems(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
 	c := channel.New[int](ex, 4)
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		c.TrySend(1)
 		c.TrySend(2)
 		c.Close()
@@ -429,7 +387,7 @@ func TestCloseWithWaiters(t *testing.T) {
 	poll := &countWaker{}
 	var rcase *channel.RecvCase[int]
 	var scase *channel.SendCase[int]
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		futs = append(futs, rx.Recv())
 		futs = append(futs, future.Spawn(ex, func(ctx context.Context) (int, error) { return rx.RecvWait(ctx) }))
 		rcase = rx.RecvCase()
@@ -457,7 +415,7 @@ func TestCloseWithWaiters(t *testing.T) {
 			return struct{}{}, scase.Err()
 		}))
 	})
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		rx.Close()
 		tx.Close()
 	})
@@ -481,7 +439,7 @@ func TestCloseWithWaiters(t *testing.T) {
 	if poll.n != 1 {
 		t.Errorf("poll waker woken %d times by Close, want 1", poll.n)
 	}
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		if _, ok := tx.TryRecv(); ok {
 			t.Error("an item of a failed sender was received")
 		}
@@ -497,7 +455,7 @@ func TestCancelMovesNothing(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
 	c := channel.New[int](ex, 0)
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		r1, r2 := c.Recv(), c.Recv()
 		if !r1.Cancel() {
 			t.Fatal("Cancel of a pending Recv returned false")
@@ -573,7 +531,7 @@ func TestCancelRaceLosesNothing(t *testing.T) {
 		}
 	}()
 	sentOK := map[int]bool{}
-	_, err := await(t, future.Spawn(ex, func(ctx context.Context) (int, error) {
+	_, err := spindletest.Await(t, future.Spawn(ex, func(ctx context.Context) (int, error) {
 		for i := range rounds {
 			r := &round{f: c.Recv()}
 			rs = append(rs, r)
@@ -596,7 +554,7 @@ func TestCancelRaceLosesNothing(t *testing.T) {
 	}
 	got := map[int]bool{}
 	for _, r := range rs {
-		v, err := await(t, r.f)
+		v, err := spindletest.Await(t, r.f)
 		mu.Lock()
 		cancelled := r.cancelled
 		mu.Unlock()
@@ -645,10 +603,10 @@ func TestTaskCancelMovesNothing(t *testing.T) {
 			t.Error("TrySend succeeded although both waiting tasks were cancelled")
 		}
 	})
-	if _, err := await(t, foreign); !errors.Is(err, context.Canceled) {
+	if _, err := spindletest.Await(t, foreign); !errors.Is(err, context.Canceled) {
 		t.Errorf("RecvWait with a cancelled context: %v", err)
 	}
-	if _, err := await(t, own); !errors.Is(err, context.Canceled) {
+	if _, err := spindletest.Await(t, own); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled task: %v", err)
 	}
 
@@ -662,12 +620,12 @@ func TestTaskCancelMovesNothing(t *testing.T) {
 			t.Errorf("TryRecv got %d from a cancelled sender task", v)
 		}
 	})
-	if _, err := await(t, sender); !errors.Is(err, context.Canceled) {
+	if _, err := spindletest.Await(t, sender); !errors.Is(err, context.Canceled) {
 		t.Errorf("SendWait with a cancelled context: %v", err)
 	}
 	// An already-ended context does not wait at all.
 	f := future.Spawn(ex, func(context.Context) (int, error) { return c.RecvWait(ctx2) })
-	if _, err := await(t, f); !errors.Is(err, context.Canceled) {
+	if _, err := spindletest.Await(t, f); !errors.Is(err, context.Canceled) {
 		t.Errorf("RecvWait with an ended context: %v", err)
 	}
 }
@@ -694,7 +652,7 @@ func TestTaskDeadline(t *testing.T) {
 		}
 		return 0, nil
 	})
-	if _, err := await(t, f); err != nil {
+	if _, err := spindletest.Await(t, f); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -708,7 +666,7 @@ func TestExecutorCloseReleasesTasks(t *testing.T) {
 	e := channel.New[int](ex, 0)
 	errs := make([]error, 4)
 	var got int
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		future.Spawn(ex, func(ctx context.Context) (int, error) {
 			_, errs[0] = c.RecvWait(ctx)
 			return 0, nil
@@ -752,7 +710,7 @@ func TestSelectExactlyOnce(t *testing.T) {
 	a := channel.New[int](ex, 1)
 	b := channel.New[int](ex, 1)
 	out := channel.New[int](ex, 0)
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		a.TrySend(1)
 		b.TrySend(2)
 		ra, rb := a.RecvCase(), b.RecvCase()
@@ -778,7 +736,7 @@ func TestSelectExactlyOnce(t *testing.T) {
 	// A pending future select over receives on a and b and a send on out:
 	// the send happens, and the receives then move nothing.
 	var sel *future.Future[int]
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		sel = channel.SelectFuture(a.RecvCase(), b.RecvCase(), out.SendCase(42))
 		pending(t, sel, "SelectFuture with nothing ready")
 		if v, ok := out.TryRecv(); !ok || v != 42 {
@@ -800,18 +758,18 @@ func TestSelectExactlyOnce(t *testing.T) {
 	// A task select receives exactly one of two items sent together.
 	var ra, rb *channel.RecvCase[int]
 	var f *future.Future[int]
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		ra, rb = a.RecvCase(), b.RecvCase()
 		f = future.Spawn(ex, func(ctx context.Context) (int, error) { return channel.Select(ctx, ra, rb) })
 	})
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		b.TrySend(7) // wakes the select
 		a.TrySend(8) // must stay in a
 	})
 	if i, err := peek(t, f); i != 1 || err != nil || rb.Value() != 7 {
 		t.Errorf("Select = (%d, %v, %d), want (1, nil, 7)", i, err, rb.Value())
 	}
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		if v, ok := a.TryRecv(); !ok || v != 8 {
 			t.Errorf("a = (%v, %v), want (8, true): the select took a second item", v, ok)
 		}
@@ -823,7 +781,7 @@ func TestSelectSendAndRecvSameChannel(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
 	c := channel.New[int](ex, 0)
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		rc, sc := c.RecvCase(), c.SendCase(5)
 		f := channel.SelectFuture(rc, sc)
 		pending(t, f, "self-select")
@@ -846,7 +804,7 @@ func TestPollRecv(t *testing.T) {
 		c := channel.New[int](ex, capacity)
 		w1, w2 := &countWaker{}, &countWaker{}
 		var s *future.Future[struct{}]
-		onLoop(t, ex, func() {
+		ex.Drive(func() {
 			if _, ok, err := c.PollRecv(w1); ok || err != nil {
 				t.Fatalf("cap %d: PollRecv on empty = (%v, %v)", capacity, ok, err)
 			}
@@ -961,7 +919,7 @@ func TestPipeline(t *testing.T) {
 		}
 		return next, nil
 	})
-	if got, err := await(t, consumer); got != n || err != nil {
+	if got, err := spindletest.Await(t, consumer); got != n || err != nil {
 		t.Fatalf("consumer = (%d, %v), want (%d, nil)", got, err, n)
 	}
 }
@@ -1010,22 +968,22 @@ func TestBadInput(t *testing.T) {
 	defer ex.Close()
 	other := executor.New()
 	defer other.Close()
-	mustPanic(t, "nil executor", func() { channel.New[int](nil, 0) })
-	mustPanic(t, "negative capacity -1", func() { channel.New[int](ex, -1) })
+	spindletest.MustPanic(t, "channel: ", "nil executor", func() { channel.New[int](nil, 0) })
+	spindletest.MustPanic(t, "channel: ", "negative capacity -1", func() { channel.New[int](ex, -1) })
 	var nilc *channel.Chan[int]
-	mustPanic(t, "nil channel", func() { nilc.Send(1) })
-	mustPanic(t, "nil channel", func() { nilc.TryRecv() })
-	mustPanic(t, "nil channel", func() { nilc.Cap() })
-	mustPanic(t, "nil channel", func() { nilc.All(context.Background()) })
+	spindletest.MustPanic(t, "channel: ", "nil channel", func() { nilc.Send(1) })
+	spindletest.MustPanic(t, "channel: ", "nil channel", func() { nilc.TryRecv() })
+	spindletest.MustPanic(t, "channel: ", "nil channel", func() { nilc.Cap() })
+	spindletest.MustPanic(t, "channel: ", "nil channel", func() { nilc.All(context.Background()) })
 	c := channel.New[int](ex, 1)
 	if c.Cap() != 1 || c.Executor() != ex {
 		t.Error("Cap or Executor wrong off the loop")
 	}
-	mustPanic(t, "does not hold the loop", func() { c.TrySend(1) })
-	mustPanic(t, "does not hold the loop", func() { c.Len() })
-	mustPanic(t, "does not hold the loop", func() { c.Recv() })
-	mustPanic(t, "does not hold the loop", func() { c.RecvWait(context.Background()) })
-	mustPanic(t, "nil channel", func() { nilc.SendWait(context.Background(), 1) })
+	spindletest.MustPanic(t, "channel: ", "does not hold the loop", func() { c.TrySend(1) })
+	spindletest.MustPanic(t, "channel: ", "does not hold the loop", func() { c.Len() })
+	spindletest.MustPanic(t, "channel: ", "does not hold the loop", func() { c.Recv() })
+	spindletest.MustPanic(t, "channel: ", "does not hold the loop", func() { c.RecvWait(context.Background()) })
+	spindletest.MustPanic(t, "channel: ", "nil channel", func() { nilc.SendWait(context.Background(), 1) })
 
 	var msgs []string
 	catch := func(fn func()) {
@@ -1034,21 +992,14 @@ func TestBadInput(t *testing.T) {
 	}
 	d := channel.New[int](other, 0)
 	var dcase channel.Case
-	onLoop(t, other, func() { dcase = d.RecvCase() })
-	onLoop(t, ex, func() {
-		catch(func() { c.SendWait(context.Background(), 1) }) // even when it could complete at once
-		c.TrySend(1)
-		catch(func() { c.RecvWait(context.Background()) })
-		catch(func() { channel.Select(context.Background(), c.RecvCase(), c.RecvCase()) })
+	other.Drive(func() { dcase = d.RecvCase() })
+	ex.Drive(func() {
 		catch(func() { channel.TrySelect() })
 		catch(func() { channel.TrySelect(nil) })
 		catch(func() { c.PollRecv(nil) })
 		catch(func() { channel.SelectFuture(c.RecvCase(), dcase) })
 	})
 	want := []string{
-		"channel: SendWait called outside the body of a task",
-		"channel: RecvWait called outside the body of a task",
-		"channel: Select called outside the body of a task",
 		"channel: TrySelect of no cases",
 		"channel: TrySelect with a nil case",
 		"channel: PollRecv with nil Waker",
@@ -1061,6 +1012,27 @@ func TestBadInput(t *testing.T) {
 		if !strings.HasPrefix(msgs[i], want[i]) {
 			t.Errorf("panic %d = %q, want prefix %q", i, msgs[i], want[i])
 		}
+	}
+	// On the loop outside a task the waiting operations complete what they
+	// can at once and return future.ErrDeadlock where they would wait, as
+	// Await does.
+	var errs []error
+	ex.Drive(func() {
+		e := channel.New[int](ex, 1)
+		errs = append(errs, e.SendWait(context.Background(), 1)) // room: sent
+		errs = append(errs, e.SendWait(context.Background(), 2)) // full
+		v, err := e.RecvWait(context.Background())
+		errs = append(errs, err)
+		if v != 1 {
+			t.Errorf("RecvWait = %d, want 1", v)
+		}
+		_, err = e.RecvWait(context.Background()) // empty
+		errs = append(errs, err)
+		_, err = channel.Select(context.Background(), e.RecvCase())
+		errs = append(errs, err)
+	})
+	if want := []error{nil, future.ErrDeadlock, nil, future.ErrDeadlock, future.ErrDeadlock}; !slices.Equal(errs, want) {
+		t.Errorf("waits on the loop outside a task = %v, want %v", errs, want)
 	}
 	if !strings.HasPrefix(channel.ErrClosed.Error(), "channel: ") {
 		t.Errorf("ErrClosed = %q", channel.ErrClosed)

@@ -8,7 +8,7 @@
 //	c := channel.New[int](ex, 0)  // rendezvous: a send completes when a receiver takes the item
 //	b := channel.New[int](ex, 16) // buffered: up to 16 items wait in the channel
 //
-// New panics on a nil executor or a negative capacity. A nil *Chan panics
+// [New] panics on a nil executor or a negative capacity. A nil *Chan panics
 // with a message that starts with "channel: " on every method.
 //
 // # Who may call what
@@ -50,7 +50,7 @@
 //
 // # Close and cancel lose nothing
 //
-// Close stops further sends (they fail with ErrClosed, a Send's future
+// Close stops further sends (they fail with [ErrClosed], a Send's future
 // included; TrySend returns false). Items already buffered stay receivable;
 // receives fail with ErrClosed once the channel is drained. Senders and
 // receivers still waiting when the channel closes fail with ErrClosed, so a
@@ -66,7 +66,7 @@
 // having moved an item (unless the hand-off had already happened, which then
 // wins).
 //
-// # Select
+// # [Select]
 //
 // A select offers several operations, receives from any number of channels
 // and sends to any, and performs exactly one: the others move nothing, so
@@ -83,9 +83,9 @@
 //		return nil
 //	}
 //
-// Select waits in place in a task; SelectFuture returns a future of the
+// Select waits in place in a task; [SelectFuture] returns a future of the
 // chosen index for callbacks (cancelling it withdraws every case);
-// TrySelect never waits. When several cases can complete at once, the first
+// [TrySelect] never waits. When several cases can complete at once, the first
 // in argument order does.
 //
 // # Errors

@@ -19,6 +19,7 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/loop"
 )
 
 // Case is one operation of a select: a receive made by Chan.RecvCase or a
@@ -55,7 +56,7 @@ type RecvCase[T any] struct {
 
 // RecvCase returns a select case that receives from c. Loop only.
 func (c *Chan[T]) RecvCase() *RecvCase[T] {
-	c.enter("RecvCase")
+	c.mustLoop("RecvCase")
 	return &RecvCase[T]{c: c}
 }
 
@@ -101,7 +102,7 @@ type SendCase[T any] struct {
 
 // SendCase returns a select case that sends v to c. Loop only.
 func (c *Chan[T]) SendCase(v T) *SendCase[T] {
-	c.enter("SendCase")
+	c.mustLoop("SendCase")
 	return &SendCase[T]{c: c, val: v}
 }
 
@@ -135,10 +136,10 @@ func (s *SendCase[T]) enqueue(sel *selector, idx int) {
 
 // selector is the state shared by the queued cases of one select.
 type selector struct {
-	future.TaskWaiter                      // task select
-	p                 *future.Promise[int] // future select
-	cases             []Case               // a copy: the caller's slice may be reused
-	chosen            int
+	loop.TaskWaiter                      // task select
+	p               *future.Promise[int] // future select
+	cases           []Case               // a copy: the caller's slice may be reused
+	chosen          int
 }
 
 func (s *selector) claimable() bool {
@@ -177,7 +178,7 @@ func checkCases(op string, cases []Case) *executor.Executor {
 		}
 	}
 	if !ex.OnLoop() {
-		panic("channel: " + op + " called from a goroutine that does not hold the loop")
+		panic("channel: " + op + " called from a goroutine that does not hold the loop; hand it to the loop: use executor.Submit or future.Call")
 	}
 	return ex
 }
@@ -219,8 +220,10 @@ func TrySelect(cases ...Case) (int, error) {
 // returns -1 and that error, and no case happened.
 //
 // A case that can complete at once does so even if ctx has already ended.
-// Select must be called from the body of a task started by future.Spawn
-// (it panics anywhere else); callbacks use SelectFuture or TrySelect. It
+// Select is meant for the body of a task started by future.Spawn; on the
+// loop outside a task it returns -1 and future.ErrDeadlock when no case can
+// complete at once (callbacks use SelectFuture or TrySelect), and from a
+// goroutine that does not hold the loop it panics. It
 // allocates only when it has to wait (its shared state and a copy of the
 // cases).
 func Select(ctx context.Context, cases ...Case) (int, error) {
@@ -228,12 +231,12 @@ func Select(ctx context.Context, cases ...Case) (int, error) {
 	if ctx == nil {
 		panic("channel: Select with nil context")
 	}
-	fib := ex.CurrentFiber()
-	if fib == nil {
-		panic("channel: Select called outside the body of a task (use SelectFuture or TrySelect in callbacks)")
-	}
 	if i := ready(cases); i >= 0 {
 		return i, cases[i].base().err
+	}
+	fib := (*loop.Loop)(ex).CurrentFiber()
+	if fib == nil {
+		return -1, future.ErrDeadlock // a callback cannot wait
 	}
 	s := &selector{cases: slices.Clone(cases), chosen: -1}
 	if err := s.Init(fib, ctx); err != nil {

@@ -2,13 +2,13 @@ package channel
 
 // Waiting in place, inside a task.
 //
-// A task started by future.Spawn runs on an executor.Fiber. SendWait,
+// A task started by future.Spawn runs on an loop.Fiber. SendWait,
 // RecvWait, All and Select make the task the waiter: they queue a small node
-// that embeds a future.TaskWaiter, which suspends the task; the peer that
+// that embeds a loop.TaskWaiter, which suspends the task; the peer that
 // claims the node stores the result in it and fires it. No future is
 // allocated, and the nodes of SendWait and RecvWait come from a free list
 // kept by the channel, so a hand-off costs a coroutine switch and no
-// allocation. future.TaskWaiter states the rules: a match wins over a
+// allocation. loop.TaskWaiter states the rules: a match wins over a
 // context that ended meanwhile (the item has moved, so the operation reports
 // success), and a peer never claims a node whose task's context has already
 // ended, so a cancelled task moves no item even before it runs again.
@@ -17,35 +17,29 @@ import (
 	"context"
 	"iter"
 
-	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/loop"
 )
 
 // taskWait is the node of a task waiting in SendWait or RecvWait.
 type taskWait[T any] struct {
-	future.TaskWaiter
+	loop.TaskWaiter
 	val T     // RecvWait: the item
 	err error // ErrClosed when the channel closed on the waiter
 }
 
-// taskFiber returns the fiber of the task whose body calls op, and panics
-// if the caller is not a task body of c's executor.
-func (c *Chan[T]) taskFiber(op string) *executor.Fiber {
-	if c != nil {
-		if fib := c.ex.CurrentFiber(); fib != nil {
-			return fib
-		}
-		if c.ex.OnLoop() {
-			panic("channel: " + op + " called outside the body of a task (use " + op[:len(op)-4] + " and its future in callbacks)")
-		}
-	}
-	c.misuse(op)
-	return nil
+// taskFiber returns the fiber of the task whose body calls op, or nil when
+// the caller holds the loop outside a task (it cannot wait: a wait returns
+// future.ErrDeadlock, as Await does). It panics when the caller does not
+// hold c's loop.
+func (c *Chan[T]) taskFiber(op string) *loop.Fiber {
+	c.mustLoop(op)
+	return (*loop.Loop)(c.ex).CurrentFiber()
 }
 
 // newTaskWait returns a node for the task running fib, or the reason it
 // must not wait.
-func (c *Chan[T]) newTaskWait(fib *executor.Fiber, ctx context.Context) (*taskWait[T], error) {
+func (c *Chan[T]) newTaskWait(fib *loop.Fiber, ctx context.Context) (*taskWait[T], error) {
 	tw := c.free.Get()
 	if err := tw.Init(fib, ctx); err != nil {
 		c.free.Put(tw)
@@ -66,8 +60,10 @@ func (c *Chan[T]) putTaskWait(tw *taskWait[T]) { c.free.Put(tw) }
 // task waits; ctx's error (or the task's, if the task is cancelled) if it
 // ends first; executor.ErrClosed if the executor closes first. In the error
 // cases v has not been sent. A send that can complete at once does so even
-// if ctx has already ended. Task only: it panics anywhere else, even when it
-// could complete at once (callbacks use Send or TrySend).
+// if ctx has already ended. On the loop outside a task (a callback) it
+// cannot wait: a send that cannot complete at once returns
+// future.ErrDeadlock, as Await does (callbacks use Send or TrySend). From a
+// goroutine that does not hold the loop it panics.
 func (c *Chan[T]) SendWait(ctx context.Context, v T) error {
 	fib := c.taskFiber("SendWait")
 	if ctx == nil {
@@ -78,6 +74,9 @@ func (c *Chan[T]) SendWait(ctx context.Context, v T) error {
 	}
 	if c.trySend(v) {
 		return nil
+	}
+	if fib == nil {
+		return future.ErrDeadlock
 	}
 	tw, err := c.newTaskWait(fib, ctx)
 	if err != nil {
@@ -98,8 +97,9 @@ func (c *Chan[T]) SendWait(ctx context.Context, v T) error {
 // SendWait). It returns ErrClosed once the channel is closed and drained;
 // ctx's error (or the task's) or executor.ErrClosed if the wait ends
 // first, in which case no item was taken. An item that is there already is
-// taken even if ctx has already ended. Task only (callbacks use Recv or
-// TryRecv).
+// taken even if ctx has already ended. On the loop outside a task it
+// returns future.ErrDeadlock instead of waiting (callbacks use Recv or
+// TryRecv); from a goroutine that does not hold the loop it panics.
 func (c *Chan[T]) RecvWait(ctx context.Context) (T, error) {
 	fib := c.taskFiber("RecvWait")
 	if ctx == nil {
@@ -111,6 +111,9 @@ func (c *Chan[T]) RecvWait(ctx context.Context) (T, error) {
 	var zero T
 	if c.closed {
 		return zero, ErrClosed
+	}
+	if fib == nil {
+		return zero, future.ErrDeadlock
 	}
 	tw, err := c.newTaskWait(fib, ctx)
 	if err != nil {
@@ -133,7 +136,9 @@ func (c *Chan[T]) RecvWait(ctx context.Context) (T, error) {
 // Each step is a RecvWait. The loop ends when the channel is closed and
 // drained, or when ctx (or the task) ends or the executor closes (check
 // ctx.Err() afterwards to tell these apart). An item is taken only when it
-// is yielded; breaking out of the loop takes nothing more. Task only.
+// is yielded; breaking out of the loop takes nothing more. Meant for task
+// bodies: on the loop outside a task it yields the items that are there
+// and stops where it would have to wait.
 func (c *Chan[T]) All(ctx context.Context) iter.Seq[T] {
 	if c == nil {
 		panic("channel: All on a nil channel")

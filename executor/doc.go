@@ -16,21 +16,24 @@
 //
 // # Scheduling
 //
-// Post is the cheapest way to queue work and is for code already on the
-// loop; Submit may be called from any goroutine, and the calls of one
-// goroutine run in the order they were made. The loop runs queued work in
-// batches and, between batches, takes in submitted work and fires due
-// timers, so a long burst of local work starves neither. AfterFunc starts a
-// timer kept by the loop itself (a heap; no goroutine per timer).
+// [Executor.Post] is the cheapest way to queue work and is for code already
+// on the loop; [Executor.Submit] may be called from any goroutine, and the
+// calls of one goroutine run in the order they were made. The loop runs
+// queued work in batches and, between batches, takes in submitted work and
+// fires due timers, so a long burst of local work starves neither.
+// [Executor.AfterFunc] starts a timer kept by the loop itself (a heap; no
+// goroutine per timer).
 //
-// OnLoop tells whether the caller holds the loop. Code that does not hold it
-// must not call the loop-only methods (Post, and the loop-only operations of
-// the channel and merge packages); go test -race reports such mistakes.
+// [Executor.OnLoop] tells whether the caller holds the loop. The loop-only
+// methods (Post, AfterFunc, and the operations of the channel and merge
+// packages) panic when called from a goroutine that does not hold it, with a
+// message that names the call to use instead (Submit): a misplaced call is
+// never silently lost.
 //
 // # Lifecycle
 //
-// The lifecycle mirrors net/http.Server: Shutdown(ctx) stops accepting
-// Submit (which then returns ErrClosed), runs the queue until it is empty or
+// The lifecycle mirrors net/http.Server: [Executor.Shutdown] stops accepting
+// Submit (which then returns [ErrClosed]), runs the queue until it is empty or
 // ctx ends, stops the timers, and releases everything still waiting:
 // goroutines blocked in Await and suspended tasks get ErrClosed. Close is
 // Shutdown without a deadline. Both are idempotent and may be called from any
@@ -38,20 +41,14 @@
 // Close. When the ctx given to Run ends, the executor closes at once without
 // draining.
 //
-// RunUntilIdle drives an executor on the calling goroutine until nothing is
-// ready; tests and benchmarks use it to step a loop deterministically.
+// [Executor.RunUntilIdle] and [Executor.Drive] drive an executor on the
+// calling goroutine until nothing is ready; tests and benchmarks use them to
+// step a loop deterministically.
 //
 // # Panics
 //
 // A panic in a callback is recovered by the loop, which keeps running. A
 // future's continuation turns it into the future's error; a panic with no
-// future to carry it goes to the panic handler (WithPanicHandler; by default
-// it is logged with log/slog).
-//
-// # Building blocks
-//
-// Runnable, Schedule and PostRunnable let packages built on the executor
-// queue their own continuation objects without allocating; Fiber is the
-// coroutine machinery under future.Spawn; AddHooks and NewResource carry the
-// lifecycle hooks of package hooks.
+// future to carry it goes to the panic handler ([WithPanicHandler]; by
+// default it is logged with log/slog).
 package executor

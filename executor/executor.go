@@ -1,54 +1,19 @@
 package executor
 
-// The executor's state and who may touch it.
-//
-// Loop-owned fields (q, timers, frame, curID, fiber, suspended, idle, ran)
-// are read and written only by the goroutine that holds the loop: the
-// goroutine inside Run (or RunUntilIdle, Drive, or a Shutdown that drains a
-// loop nobody runs), or the spawned task it has switched to. Every entry
-// point that may be called from anywhere first asks whether its caller holds
-// the loop (OnLoop) and reads loop-owned state only then.
-//
-// Who holds the loop: loopG is the gid of the goroutine running the loop (0
-// when none does) and coroG the gid of the task goroutine that the loop last
-// switched to. Of these two goroutines only the holder executes at any
-// moment: the loop goroutine is blocked in the coroutine switch while a task
-// runs, and a task goroutine is blocked in it while the loop (or another
-// task) runs. So "the caller's gid is loopG or coroG" is exactly "the caller
-// holds the loop", and coroG changes only when the loop switches to a
-// different task goroutine than last time. A task goroutine that exits
-// clears coroG first, so a goroutine that later reuses its descriptor is not
-// mistaken for it.
-//
-// The inbox (inbox, spare, sleeping) is guarded by mu. hasInbox is set under
-// mu whenever inbox is non-empty, so the loop can look at it between batches
-// without taking the lock. phase only moves forward (open -> draining ->
-// closed) and is written under mu, so a Submit that saw phaseOpen under mu
-// has its item taken in before the loop can finish draining.
-//
-// Wake-ups: the loop sets sleeping under mu before it blocks on wake; a
-// submitter that appends while sleeping is set clears it and sends one token
-// on wake (capacity 1), so no wake-up is lost and a busy loop costs a
-// submitter no channel operation.
-
 import (
-	"errors"
-	"log/slog"
-	"sync"
-	"sync/atomic"
-	"time"
+	"context"
 
 	"github.com/spindle-rt/spindle/hooks"
-	"github.com/spindle-rt/spindle/internal/gid"
+	"github.com/spindle-rt/spindle/internal/loop"
 )
 
 // ErrClosed is returned by Submit once Shutdown or Close has begun, and is
 // the error with which goroutines blocked in Await and suspended tasks are
 // released when the executor closes.
-var ErrClosed = errors.New("executor: closed")
+var ErrClosed = loop.ErrClosed
 
 // ErrRunning is returned by Run when the loop is already running.
-var ErrRunning = errors.New("executor: Run called while the loop is already running")
+var ErrRunning = loop.ErrRunning
 
 // Waker is what a poll-based operation wakes when it may make progress: a
 // channel's PollRecv wakes it when an item arrives or the channel closes.
@@ -58,307 +23,111 @@ type Waker interface {
 	Wake()
 }
 
-// Runnable is a unit of work the loop runs. Post and Submit take plain
-// functions; packages built on the executor queue their own continuation
-// objects as Runnables so that scheduling them allocates nothing.
-type Runnable interface {
-	// Run runs the work on the loop.
-	Run()
-}
-
-// PanicCatcher is implemented by a Runnable that wants a panic raised by its
-// Run: the loop hands it the recovered value and the stack instead of the
-// executor's panic handler (a future's continuation turns it into the
-// future's error).
-type PanicCatcher interface {
-	// CatchPanic receives the value and stack of a panic raised by Run.
-	CatchPanic(v any, stack []byte)
-}
-
-const (
-	phaseOpen int32 = iota
-	phaseDraining
-	phaseClosed
-)
-
-// batchSize bounds how many tasks the loop runs before it takes in
-// submitted work and fires due timers.
-const batchSize = 128
-
-// maxIdleCoros bounds the pool of idle task goroutines.
-const maxIdleCoros = 256
-
-// item is one queued task: the work, the async-local frame it was
-// registered under, and the resource it resolves (for hooks).
-type item struct {
-	r  Runnable
-	fr *hooks.Frame
-	id hooks.ID
-}
-
-type funcRunnable func()
-
-func (f funcRunnable) Run() { f() }
-
 // Executor is a single-threaded event loop: one goroutine runs its queue of
 // continuations one at a time, in FIFO order. Create one with New, run it
 // with Run or Start, and stop it with Shutdown or Close.
-type Executor struct {
-	// Loop-owned.
-	q         taskQueue
-	timers    timerHeap
-	frame     *hooks.Frame
-	curID     hooks.ID
-	fiber     *Fiber
-	suspended fiberList
-	idle      []*coro
-	ran       uint64
+type Executor loop.Loop
 
-	loopG atomic.Uintptr // gid of the goroutine running the loop, 0 if none
-	coroG atomic.Uintptr // gid of the task goroutine last switched to
-
-	spare      []item      // loop-owned: the next inbox slice
-	sleepTimer *time.Timer // loop-owned: wakes a sleeping loop for the next timer
-
-	mu       sync.Mutex
-	inbox    []item
-	sleeping bool
-	hasInbox atomic.Bool
-	phase    atomic.Int32
-	wake     chan struct{}
-
-	running atomic.Bool   // a goroutine runs the loop (Run, Start, RunUntilIdle, draining Shutdown)
-	stopReq atomic.Bool   // Run's ctx ended or Shutdown's ctx expired: close without draining
-	dead    atomic.Bool   // the loop has finished closing
-	closed  chan struct{} // closed once the executor is closed and everything released
-
-	// Published by the loop between batches for Stats from other goroutines.
-	pubRan       atomic.Uint64
-	pubQueued    atomic.Int64
-	pubSuspended atomic.Int64
-	timersActive atomic.Int64
-
-	name         string
-	panicHandler func(v any)
-	alloc        Allocation
-	locals       []localEntry // loop-owned
-	hooks        hookState
-}
-
-// Option configures an Executor in New.
-type Option interface {
-	apply(*Executor)
-}
-
-type optionFunc func(*Executor)
-
-func (f optionFunc) apply(e *Executor) { f(e) }
-
-// WithName names the executor in logs and panics.
-func WithName(name string) Option {
-	return optionFunc(func(e *Executor) { e.name = name })
-}
-
-// WithPanicHandler sets the function that receives a panic raised on the loop
-// that has no future to carry it (a Post or Submit callback, a timer, an
-// OnComplete callback, a hook). It runs on the loop. The default logs the
-// value and stack with log/slog.
-func WithPanicHandler(fn func(v any)) Option {
-	if fn == nil {
-		panic("executor: WithPanicHandler with nil func")
-	}
-	return optionFunc(func(e *Executor) { e.panicHandler = fn })
-}
-
-// WithHooks registers h from the start, as AddHooks would.
-func WithHooks(h hooks.Hooks) Option {
-	return optionFunc(func(e *Executor) { e.hooks.add(h) })
-}
+// lp is the loop behind e.
+func (e *Executor) lp() *loop.Loop { return (*loop.Loop)(e) }
 
 // New returns an executor that is not yet running. Work submitted before Run
 // or Start waits in its queue.
 func New(opts ...Option) *Executor {
-	e := &Executor{
-		wake:   make(chan struct{}, 1),
-		closed: make(chan struct{}),
-		name:   "spindle",
-		alloc:  DefaultAllocation,
-	}
+	cfg := loop.Config{Alloc: loop.Allocation(DefaultAllocation)}
 	for _, o := range opts {
 		if o == nil {
 			panic("executor: New with nil Option")
 		}
-		o.apply(e)
+		o.apply(&cfg)
 	}
-	return e
+	return (*Executor)(loop.New(cfg))
 }
 
 // Name returns the executor's name (WithName; "spindle" by default).
-func (e *Executor) Name() string { return e.name }
+func (e *Executor) Name() string { return e.lp().Name() }
 
 // OnLoop reports whether the calling goroutine holds the loop: it is running
 // a callback or task body of this executor. Loop-only methods (Post,
-// AfterFunc's fast path, channel operations) may be called only when OnLoop
+// AfterFunc, channel and merge operations) may be called only when OnLoop
 // is true.
-func (e *Executor) OnLoop() bool {
-	me := gid.Current()
-	return me == e.loopG.Load() || me == e.coroG.Load()
-}
+func (e *Executor) OnLoop() bool { return e.lp().OnLoop() }
 
 // Done returns a channel that is closed once the executor has closed and
 // released everything that waited on it.
-func (e *Executor) Done() <-chan struct{} { return e.closed }
-
-// Closing reports whether Shutdown or Close has begun.
-func (e *Executor) Closing() bool { return e.phase.Load() != phaseOpen }
+func (e *Executor) Done() <-chan struct{} { return e.lp().Done() }
 
 // Closed reports whether the executor has stopped running work: every
 // operation that would wait on the loop now fails with ErrClosed.
-func (e *Executor) Closed() bool { return e.phase.Load() == phaseClosed }
+func (e *Executor) Closed() bool { return e.lp().Closed() }
 
 // Post queues fn to run on the loop after the work already queued. It is the
 // cheapest way to schedule work and may be called only from code that holds
-// the loop (a callback or task body); use Submit elsewhere. fn runs under the
-// async-local frame that is current when Post is called.
-func (e *Executor) Post(fn func()) {
-	if fn == nil {
-		panic("executor: Post of nil func")
-	}
-	e.post(item{r: funcRunnable(fn), fr: e.frame})
-}
-
-// PostRunnable is Post for a Runnable: it queues r to run on the loop under
-// frame fr, reporting Before/After hooks for resource id (0 for none). Loop
-// only.
-func (e *Executor) PostRunnable(r Runnable, fr *hooks.Frame, id hooks.ID) {
-	if r == nil {
-		panic("executor: PostRunnable of nil Runnable")
-	}
-	e.post(item{r: r, fr: fr, id: id})
-}
-
-func (e *Executor) post(it item) {
-	if e.dead.Load() {
-		panic("executor: Post after the executor closed")
-	}
-	e.q.Push(it)
-}
+// the loop (a callback or task body); elsewhere it panics, and Submit is the
+// call to use. fn runs under the async-local frame that is current when Post
+// is called.
+func (e *Executor) Post(fn func()) { e.lp().Post(fn) }
 
 // Submit queues fn to run on the loop. It may be called from any goroutine;
 // the calls of one goroutine run in the order they were made. fn runs under
 // the async-local frame of the caller when the caller holds the loop, and
 // under the empty frame otherwise. Once Shutdown or Close has begun, Submit
 // returns ErrClosed and fn will not run.
-func (e *Executor) Submit(fn func()) error {
-	if fn == nil {
-		panic("executor: Submit of nil func")
-	}
-	it := item{r: funcRunnable(fn)}
-	if e.OnLoop() {
-		it.fr = e.frame
-	}
-	return e.submit(it, phaseOpen)
-}
-
-// Schedule queues r to run on the loop from any goroutine, under frame fr
-// with hook resource id. When the caller holds the loop it is Post; otherwise
-// the item goes through the inbox. Unlike Submit it is still accepted while
-// the executor drains (it carries continuations of work that was accepted);
-// it returns ErrClosed once the executor has closed.
-func (e *Executor) Schedule(r Runnable, fr *hooks.Frame, id hooks.ID) error {
-	if r == nil {
-		panic("executor: Schedule of nil Runnable")
-	}
-	if e.OnLoop() {
-		e.post(item{r: r, fr: fr, id: id})
-		return nil
-	}
-	return e.submit(item{r: r, fr: fr, id: id}, phaseDraining)
-}
-
-// submit appends it to the inbox while the phase is at most maxPhase.
-func (e *Executor) submit(it item, maxPhase int32) error {
-	e.mu.Lock()
-	if e.phase.Load() > maxPhase {
-		e.mu.Unlock()
-		return ErrClosed
-	}
-	e.inbox = append(e.inbox, it)
-	if !e.hasInbox.Load() {
-		e.hasInbox.Store(true)
-	}
-	if e.sleeping {
-		e.sleeping = false
-		e.signal()
-	}
-	e.mu.Unlock()
-	return nil
-}
-
-// signal leaves one wake-up token for the loop.
-func (e *Executor) signal() {
-	select {
-	case e.wake <- struct{}{}:
-	default:
-	}
-}
-
-// SubmitRunnable is Submit for a Runnable, with the frame and hook resource
-// id to run it under. It returns ErrClosed once Shutdown or Close has begun.
-func (e *Executor) SubmitRunnable(r Runnable, fr *hooks.Frame, id hooks.ID) error {
-	if r == nil {
-		panic("executor: SubmitRunnable of nil Runnable")
-	}
-	if e.OnLoop() {
-		if e.phase.Load() != phaseOpen {
-			return ErrClosed
-		}
-		e.post(item{r: r, fr: fr, id: id})
-		return nil
-	}
-	return e.submit(item{r: r, fr: fr, id: id}, phaseOpen)
-}
-
-// Current returns the async-local frame of the running continuation and
-// true when the caller holds the loop, and nil and false otherwise: the one
-// check that code registering a continuation needs.
-func (e *Executor) Current() (fr *hooks.Frame, onLoop bool) {
-	if !e.OnLoop() {
-		return nil, false
-	}
-	return e.frame, true
-}
-
-// Frame returns the async-local frame of the running continuation. Loop
-// only; from a goroutine that does not hold the loop it returns nil.
-func (e *Executor) Frame() *hooks.Frame {
-	if !e.OnLoop() {
-		return nil
-	}
-	return e.frame
-}
-
-// WithFrame runs fn with fr as the current async-local frame and then
-// restores the previous one. Loop only.
-func (e *Executor) WithFrame(fr *hooks.Frame, fn func()) {
-	if !e.OnLoop() {
-		panic("executor: WithFrame called from a goroutine that does not hold the loop")
-	}
-	prev := e.frame
-	e.frame = fr
-	defer func() { e.frame = prev }()
-	fn()
-}
+func (e *Executor) Submit(fn func()) error { return e.lp().Submit(fn) }
 
 // CurrentID returns the id of the resource whose continuation is running,
 // or 0 at top level, when no hooks are registered, or when the caller does
 // not hold the loop.
-func (e *Executor) CurrentID() hooks.ID {
-	if !e.OnLoop() {
-		return 0
-	}
-	return e.curID
-}
+func (e *Executor) CurrentID() hooks.ID { return e.lp().CurrentID() }
+
+// AddHooks registers h with the executor and returns a func that removes it
+// again (idempotent). Both may be called from any goroutine. From the loop,
+// the change applies from the next hook call on; from elsewhere, from the
+// loop's next look at the hooks. Resources created while no hooks are
+// registered have id 0 and are never reported.
+func (e *Executor) AddHooks(h hooks.Hooks) (remove func()) { return e.lp().AddHooks(h) }
+
+// Run runs the loop on the calling goroutine until the executor is closed by
+// Shutdown or Close (then it returns nil) or ctx ends (then the executor
+// closes at once, without draining, and Run returns ctx.Err()). It returns
+// ErrRunning if the loop already runs and ErrClosed if the executor has
+// already closed.
+func (e *Executor) Run(ctx context.Context) error { return e.lp().Run(ctx) }
+
+// Start runs the loop in a new goroutine, as Run(context.Background()). It
+// panics if the loop is already running or the executor has closed. Close
+// waits for that goroutine to finish.
+func (e *Executor) Start() { e.lp().Start() }
+
+// RunUntilIdle runs the loop on the calling goroutine until no task is ready:
+// the queue and the inbox are empty and no timer is due. It returns the number
+// of tasks run. It is how tests and benchmarks drive an executor step by step
+// without a loop goroutine. It panics if the loop runs elsewhere; on a closed
+// executor it runs nothing.
+func (e *Executor) RunUntilIdle() int { return e.lp().RunUntilIdle() }
+
+// Drive runs fn on the calling goroutine as loop code, so that it may do
+// what only code holding the loop may (Post, channel operations, AfterFunc),
+// and then runs the loop until idle as RunUntilIdle does. fn is not counted
+// as a task; Drive returns the number of tasks run. It panics if the loop
+// runs elsewhere; on a closed executor it does not call fn and returns 0. A
+// panic in fn propagates to the caller after the loop has been given up.
+func (e *Executor) Drive(fn func()) int { return e.lp().Drive(fn) }
+
+// Shutdown stops the executor gracefully: Submit starts returning ErrClosed,
+// the loop runs the queue (tasks and the continuations they schedule) until
+// it is empty, stops the timers, and then releases everything still waiting:
+// goroutines blocked in Await and suspended tasks get ErrClosed. Shutdown
+// waits for that and returns nil, or returns ctx.Err() if ctx ends first, in
+// which case the executor closes as Close does. If nobody runs the loop,
+// Shutdown drains it on the calling goroutine. Called from the loop itself it
+// begins the shutdown and returns nil without waiting. Shutdown may be called
+// any number of times, from any goroutine.
+func (e *Executor) Shutdown(ctx context.Context) error { return e.lp().Shutdown(ctx) }
+
+// Close closes the executor: it drains the queue, releases every waiter and
+// returns once the loop has finished. It always returns nil.
+func (e *Executor) Close() error { return e.lp().Close() }
 
 // Stats is a snapshot of an executor's counters.
 type Stats struct {
@@ -374,51 +143,8 @@ type Stats struct {
 	Suspended int
 }
 
-// Stats returns the executor's counters. From code on the loop they are
-// exact; from other goroutines they are as of the loop's last pass between
-// batches (or its last return from Run or RunUntilIdle).
-func (e *Executor) Stats() Stats {
-	if e.OnLoop() {
-		e.mu.Lock()
-		in := len(e.inbox)
-		e.mu.Unlock()
-		return Stats{
-			TasksRun:  e.ran,
-			Queued:    e.q.Len() + in,
-			Timers:    int(e.timersActive.Load()),
-			Suspended: e.suspended.n,
-		}
-	}
-	return Stats{
-		TasksRun:  e.pubRan.Load(),
-		Queued:    int(e.pubQueued.Load()),
-		Timers:    int(e.timersActive.Load()),
-		Suspended: int(e.pubSuspended.Load()),
-	}
-}
-
-func (e *Executor) publish() {
-	e.pubRan.Store(e.ran)
-	e.pubQueued.Store(int64(e.q.Len()))
-	e.pubSuspended.Store(int64(e.suspended.n))
-}
-
-// ReportPanic hands a recovered panic that has nowhere else to go to the
-// executor's panic handler (see WithPanicHandler). Packages built on the
-// executor call it when a panic cannot be stored in the future it would have
-// completed, because that future was already completed (cancelled, say).
-func (e *Executor) ReportPanic(v any, stack []byte) { e.handlePanic(v, stack) }
-
-// handlePanic reports a panic that no future carries.
-func (e *Executor) handlePanic(v any, stack []byte) {
-	if h := e.panicHandler; h != nil {
-		defer func() {
-			if r := recover(); r != nil {
-				slog.Error("spindle: panic handler panicked", "executor", e.name, "panic", r, "original", v)
-			}
-		}()
-		h(v)
-		return
-	}
-	slog.Error("spindle: panic on the loop", "executor", e.name, "panic", v, "stack", string(stack))
-}
+// Stats returns the executor's counters. It may be called from any
+// goroutine. From code on the loop they are exact; from other goroutines
+// they are as of the loop's last pass between batches (or its last return
+// from Run or RunUntilIdle).
+func (e *Executor) Stats() Stats { return Stats(e.lp().Stats()) }

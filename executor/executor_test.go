@@ -12,32 +12,17 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/hooks"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// waitCtx is a safety net for tests that wait on a running loop: a hang
-// fails the test instead of timing out the whole run.
-func waitCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// onLoop runs fn on the loop of a stepped executor and drives it.
-func onLoop(t *testing.T, ex *executor.Executor, fn func()) {
-	t.Helper()
-	if err := ex.Submit(fn); err != nil {
-		t.Fatal(err)
-	}
-	ex.RunUntilIdle()
-}
 
 func TestPostFIFO(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
 	var got []int
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		for i := range 1000 {
 			ex.Post(func() {
 				got = append(got, i)
@@ -92,7 +77,7 @@ func TestSubmitPerSubmitterOrder(t *testing.T) {
 	wg.Wait()
 	select {
 	case <-all:
-	case <-waitCtx(t).Done():
+	case <-spindletest.Context(t).Done():
 		t.Fatalf("only %d of %d submitted callbacks ran", ran.Load(), goroutines*per)
 	}
 	ex.Close()
@@ -138,7 +123,7 @@ func TestTimersFireInDeadlineOrder(t *testing.T) {
 	})
 	select {
 	case <-done:
-	case <-waitCtx(t).Done():
+	case <-spindletest.Context(t).Done():
 		t.Fatal("timers did not fire")
 	}
 	// Deadline order; equal deadlines (index 1 and 5) in start order; index 2 stopped.
@@ -153,12 +138,26 @@ func TestTimersFireInDeadlineOrder(t *testing.T) {
 	}
 }
 
+// Loop-only calls made off the loop panic at once, naming the safe
+// alternative, instead of being lost.
+func TestLoopOnlyCallsOffLoopPanic(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	spindletest.MustPanic(t, "executor: ", "use Submit", func() { ex.Post(func() {}) })
+	spindletest.MustPanic(t, "executor: ", "inside Submit", func() { ex.AfterFunc(0, func() {}) })
+	ex.Start()
+	spindletest.MustPanic(t, "executor: ", "use Submit", func() { ex.Post(func() {}) })
+	if n := ex.Stats().Queued; n != 0 {
+		t.Fatalf("Queued = %d after refused Posts, want 0", n)
+	}
+}
+
 func TestTimerStopFromOtherGoroutineAndStats(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
 	ran := false
-	tm := ex.AfterFunc(time.Hour, func() { ran = true }) // off the loop: handed over through the inbox
-	ex.RunUntilIdle()
+	var tm *executor.Timer
+	ex.Drive(func() { tm = ex.AfterFunc(time.Hour, func() { ran = true }) })
 	if n := ex.Stats().Timers; n != 1 {
 		t.Fatalf("Stats().Timers = %d, want 1", n)
 	}
@@ -169,7 +168,7 @@ func TestTimerStopFromOtherGoroutineAndStats(t *testing.T) {
 		t.Fatalf("Stats().Timers after Stop = %d, want 0", n)
 	}
 	fired := make(chan struct{})
-	ex.AfterFunc(0, func() { close(fired) })
+	ex.Drive(func() { ex.AfterFunc(0, func() { close(fired) }) })
 	for {
 		ex.RunUntilIdle()
 		select {
@@ -195,7 +194,7 @@ func TestTimersDoNotStarveBehindLocalWork(t *testing.T) {
 			ex.Post(spin)
 		}
 	}
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		ex.AfterFunc(time.Millisecond, func() { fired = true })
 		ex.Post(spin)
 	})
@@ -227,7 +226,7 @@ func TestSubmitNotStarvedByLocalWork(t *testing.T) {
 	}
 	select {
 	case <-ran:
-	case <-waitCtx(t).Done():
+	case <-spindletest.Context(t).Done():
 		t.Fatal("submitted callback starved by a burst of posted work")
 	}
 }
@@ -342,7 +341,7 @@ func TestPanicGoesToHandlerAndLoopSurvives(t *testing.T) {
 	ex := executor.New(executor.WithPanicHandler(func(v any) { got = append(got, v) }))
 	defer ex.Close()
 	after := false
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		ex.Post(func() { panic("first") })
 		ex.Post(func() { panic("second") })
 		ex.Post(func() { after = true })
@@ -359,7 +358,7 @@ func TestHandlerPanicDoesNotKillLoop(t *testing.T) {
 	ex := executor.New(executor.WithPanicHandler(func(v any) { panic("handler") }))
 	defer ex.Close()
 	after := false
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		ex.Post(func() { panic("x") })
 		ex.Post(func() { after = true })
 	})
@@ -381,7 +380,6 @@ func TestBadInput(t *testing.T) {
 		{"WithPanicHandler nil", func() { executor.WithPanicHandler(nil) }},
 		//lint:ignore SA1012 passing nil is the mistake under test
 		{"Run nil ctx", func() { ex.Run(nil) }},
-		{"PostRunnable nil", func() { ex.PostRunnable(nil, nil, 0) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -407,7 +405,7 @@ func TestOnLoopAndStats(t *testing.T) {
 	}
 	var inside bool
 	var st executor.Stats
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		inside = ex.OnLoop()
 		ex.Post(func() {})
 		ex.Post(func() {})
@@ -416,11 +414,11 @@ func TestOnLoopAndStats(t *testing.T) {
 	if !inside {
 		t.Fatal("OnLoop false inside a callback")
 	}
-	if st.Queued != 2 || st.TasksRun != 1 {
-		t.Fatalf("Stats on the loop = %+v, want Queued 2, TasksRun 1", st)
+	if st.Queued != 2 || st.TasksRun != 0 { // Drive's fn is not a task
+		t.Fatalf("Stats on the loop = %+v, want Queued 2, TasksRun 0", st)
 	}
-	if got := ex.Stats().TasksRun; got != 3 {
-		t.Fatalf("Stats().TasksRun after RunUntilIdle = %d, want 3", got)
+	if got := ex.Stats().TasksRun; got != 2 {
+		t.Fatalf("Stats().TasksRun after Drive = %d, want 2", got)
 	}
 	if ex.Name() != "stats" {
 		t.Fatalf("Name = %q", ex.Name())
@@ -458,7 +456,7 @@ func TestCloseWhileSteppedByRunUntilIdle(t *testing.T) {
 func TestPostAfterClosePanics(t *testing.T) {
 	ex := executor.New()
 	var post func()
-	onLoop(t, ex, func() { post = func() { ex.Post(func() {}) } })
+	ex.Drive(func() { post = func() { ex.Post(func() {}) } })
 	ex.Close()
 	defer func() {
 		if recover() == nil {
@@ -471,20 +469,19 @@ func TestPostAfterClosePanics(t *testing.T) {
 func TestFrameFollowsPostAndTimers(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	var fr1, fr2 any
-	key := struct{}{}
-	onLoop(t, ex, func() {
-		root := ex.Frame().With(key, "v")
-		ex.WithFrame(root, func() {
-			ex.Post(func() { fr1, _ = ex.Frame().Lookup(key) })
-			ex.AfterFunc(0, func() { fr2, _ = ex.Frame().Lookup(key) })
+	var v1, v2 string
+	s := hooks.NewStorage[string]()
+	ex.Drive(func() {
+		s.Run(ex, "v", func() {
+			ex.Post(func() { v1, _ = s.Get(ex) })
+			ex.AfterFunc(0, func() { v2, _ = s.Get(ex) })
 		})
-		if _, ok := ex.Frame().Lookup(key); ok {
-			t.Error("frame leaked out of WithFrame")
+		if _, ok := s.Get(ex); ok {
+			t.Error("value leaked out of Storage.Run")
 		}
 	})
-	if fr1 != "v" || fr2 != "v" {
-		t.Fatalf("frame values %v %v, want v v", fr1, fr2)
+	if v1 != "v" || v2 != "v" {
+		t.Fatalf("values %q %q, want v v", v1, v2)
 	}
 }
 

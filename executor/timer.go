@@ -1,236 +1,29 @@
 package executor
 
-// Timers are kept by the loop itself in a binary min-heap ordered by
-// (deadline, sequence number), so timers with the same deadline fire in the
-// order they were started.
-//
-// Invariants:
-//   - the heap and each timer's index are loop-owned;
-//   - a timer's state moves once, from pending to stopped (Stop, from any
-//     goroutine) or from pending to fired (the loop), by compare-and-swap,
-//     so a callback runs at most once and never after Stop returned true;
-//   - a stopped timer may stay in the heap until the loop pops it or
-//     compacts the heap (when stopped entries outnumber pending ones), so
-//     Stop costs one atomic operation and takes no lock;
-//   - timersActive counts pending timers for Stats.
-
 import (
-	"sync/atomic"
 	"time"
 
-	"github.com/spindle-rt/spindle/hooks"
+	"github.com/spindle-rt/spindle/internal/loop"
 )
-
-const (
-	timerPending int32 = iota
-	timerStopped
-	timerFired
-)
-
-var epoch = time.Now()
-
-// mono returns the loop's monotonic clock in nanoseconds.
-func mono() int64 { return int64(time.Since(epoch)) }
 
 // Timer is a callback scheduled by AfterFunc. Stop cancels it.
-type Timer struct {
-	e     *Executor
-	when  int64
-	seq   uint64
-	fn    func()
-	fr    *hooks.Frame
-	id    hooks.ID
-	index int
-	state atomic.Int32
-}
+type Timer loop.Timer
 
-type timerRun Timer
-
-func (t *timerRun) Run() { t.fn() }
-
-// AfterFunc schedules fn to run on the loop once d has elapsed (at once, in
-// the next pass of the loop, when d <= 0), under the async-local frame that
-// is current when AfterFunc is called. Timers are kept by the loop (a heap,
-// no goroutine per timer) and fire in deadline order. It is meant for code
-// that holds the loop; from another goroutine the timer is handed to the loop
-// through the inbox, runs with the empty frame, and never fires if the
-// executor is already closing. Once the executor has closed, the timer never
+// AfterFunc schedules fn to run on the loop once d has elapsed (in the next
+// pass of the loop when d <= 0), under the async-local frame that is current
+// when AfterFunc is called. Timers are kept by the loop (a heap, no goroutine
+// or runtime timer per timer) and fire in deadline order. It may be called
+// only from code that holds the loop; elsewhere it panics (wrap the call in
+// Submit, or use future.Sleep). Once the executor has closed, the timer never
 // fires.
 func (e *Executor) AfterFunc(d time.Duration, fn func()) *Timer {
-	if fn == nil {
-		panic("executor: AfterFunc with nil func")
+	if !e.OnLoop() {
+		panic("executor: AfterFunc called from a goroutine that does not hold the loop; call it inside Submit, or use future.Sleep")
 	}
-	t := &Timer{e: e, fn: fn, when: mono() + int64(d)}
-	if e.phase.Load() == phaseClosed {
-		t.state.Store(timerStopped) // the timers are gone: it never fires
-		return t
-	}
-	if e.OnLoop() {
-		t.fr = e.frame
-		if t.id = e.hooks.newID(e, hooks.KindTimer); t.id != 0 && e.DestroyHooked() {
-			TrackDestroy(e, t, t.id)
-		}
-		e.timersActive.Add(1)
-		e.timers.push(t)
-		return t
-	}
-	e.timersActive.Add(1)
-	if err := e.submit(item{r: (*timerAdd)(t)}, phaseOpen); err != nil {
-		t.state.Store(timerStopped)
-		e.timersActive.Add(-1)
-	}
-	return t
-}
-
-type timerAdd Timer
-
-func (t *timerAdd) Run() {
-	tm := (*Timer)(t)
-	if tm.state.Load() == timerPending {
-		e := tm.e
-		if tm.id = e.hooks.newID(e, hooks.KindTimer); tm.id != 0 && e.DestroyHooked() {
-			TrackDestroy(e, tm, tm.id)
-		}
-		e.timers.push(tm)
-	}
+	return (*Timer)(e.lp().AfterFunc(d, fn))
 }
 
 // Stop cancels the timer. It returns true if that stopped the callback from
-// running, false if the timer had already fired or been stopped. It may be
-// called from any goroutine.
-func (t *Timer) Stop() bool {
-	if t.state.CompareAndSwap(timerPending, timerStopped) {
-		t.e.timersActive.Add(-1)
-		return true
-	}
-	return false
-}
-
-// fireTimers queues the callbacks of the due timers ahead of all other
-// queued work, in deadline order.
-func (e *Executor) fireTimers() {
-	h := &e.timers
-	if h.Len() > 64 && int64(h.Len()) > 2*e.timersActive.Load()+16 {
-		h.compact()
-	}
-	t0 := mono()
-	for h.Len() > 0 && h.items[0].when <= t0 {
-		t := h.pop()
-		if t.state.CompareAndSwap(timerPending, timerFired) {
-			e.timersActive.Add(-1)
-			e.q.PushUrgent(item{r: (*timerRun)(t), fr: t.fr, id: t.id})
-		}
-	}
-}
-
-// stopTimers drops every timer; called when the executor closes.
-func (e *Executor) stopTimers() {
-	for _, t := range e.timers.items {
-		if t.state.CompareAndSwap(timerPending, timerStopped) {
-			e.timersActive.Add(-1)
-		}
-	}
-	clear(e.timers.items)
-	e.timers.items = e.timers.items[:0]
-}
-
-// timerHeap is a binary min-heap of timers by (when, seq).
-type timerHeap struct {
-	items []*Timer
-	seq   uint64
-}
-
-func (h *timerHeap) Len() int { return len(h.items) }
-
-func less(a, b *Timer) bool {
-	return a.when < b.when || (a.when == b.when && a.seq < b.seq)
-}
-
-func (h *timerHeap) push(t *Timer) {
-	h.seq++
-	t.seq = h.seq
-	t.index = len(h.items)
-	h.items = append(h.items, t)
-	h.up(t.index)
-}
-
-func (h *timerHeap) pop() *Timer {
-	n := len(h.items) - 1
-	t := h.items[0]
-	h.swap(0, n)
-	h.items[n] = nil
-	h.items = h.items[:n]
-	if n > 0 {
-		h.down(0)
-	}
-	t.index = -1
-	return t
-}
-
-// next returns how long until the earliest pending timer is due, dropping
-// stopped timers from the top.
-func (h *timerHeap) next() (time.Duration, bool) {
-	for len(h.items) > 0 && h.items[0].state.Load() != timerPending {
-		h.pop()
-	}
-	if len(h.items) == 0 {
-		return 0, false
-	}
-	d := time.Duration(h.items[0].when - mono())
-	if d < 0 {
-		d = 0
-	}
-	return d, true
-}
-
-// compact removes stopped timers and restores the heap order.
-func (h *timerHeap) compact() {
-	kept := h.items[:0]
-	for _, t := range h.items {
-		if t.state.Load() == timerPending {
-			t.index = len(kept)
-			kept = append(kept, t)
-		}
-	}
-	clear(h.items[len(kept):])
-	h.items = kept
-	for i := len(kept)/2 - 1; i >= 0; i-- {
-		h.down(i)
-	}
-}
-
-func (h *timerHeap) swap(i, j int) {
-	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].index = i
-	h.items[j].index = j
-}
-
-func (h *timerHeap) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !less(h.items[i], h.items[p]) {
-			break
-		}
-		h.swap(i, p)
-		i = p
-	}
-}
-
-func (h *timerHeap) down(i int) {
-	n := len(h.items)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && less(h.items[r], h.items[l]) {
-			m = r
-		}
-		if !less(h.items[m], h.items[i]) {
-			return
-		}
-		h.swap(i, m)
-		i = m
-	}
-}
+// running, false if the callback already ran, is running, or the timer was
+// stopped before. Stop may be called from any goroutine.
+func (t *Timer) Stop() bool { return (*loop.Timer)(t).Stop() }

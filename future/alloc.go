@@ -2,7 +2,7 @@ package future
 
 import (
 	"github.com/spindle-rt/spindle/alloc"
-	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/internal/loop"
 )
 
 // slabChunk is how many objects one slab chunk holds.
@@ -13,8 +13,8 @@ const slabChunk = 64
 // slab when the caller holds the loop and the executor asks for slabs, from
 // the heap otherwise. While a Destroy hook is registered objects come from
 // the heap, so that each is collected, and reported, on its own.
-func newObj[N any](ex *executor.Executor, onLoop bool) *N {
-	if onLoop && ex.Allocation() == executor.AllocSlab && !ex.DestroyHooked() {
+func newObj[N any](ex *loop.Loop, onLoop bool) *N {
+	if onLoop && ex.Allocation() == loop.AllocSlab && !ex.DestroyHooked() {
 		return slabOf[N](ex).New()
 	}
 	return new(N)
@@ -22,8 +22,8 @@ func newObj[N any](ex *executor.Executor, onLoop bool) *N {
 
 // newObjHere is newObj for callers that have not asked ex.Current yet: it
 // asks only when the executor allocates from slabs.
-func newObjHere[N any](ex *executor.Executor) *N {
-	if ex.Allocation() != executor.AllocSlab {
+func newObjHere[N any](ex *loop.Loop) *N {
+	if ex.Allocation() != loop.AllocSlab {
 		return new(N)
 	}
 	_, onLoop := ex.Current()
@@ -31,7 +31,7 @@ func newObjHere[N any](ex *executor.Executor) *N {
 }
 
 // slabOf returns ex's slab of N, made on first use. Loop only.
-func slabOf[N any](ex *executor.Executor) *alloc.Slab[N] {
+func slabOf[N any](ex *loop.Loop) *alloc.Slab[N] {
 	key := any((*N)(nil))
 	if s, ok := ex.Local(key).(*alloc.Slab[N]); ok {
 		return s

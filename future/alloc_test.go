@@ -7,6 +7,7 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 // chainAllocs returns the allocations of building and running one chain of
@@ -37,7 +38,7 @@ func chainAllocs(t *testing.T, a executor.Allocation, depth int) float64 {
 }
 
 func TestAllocationOptionReducesAllocs(t *testing.T) {
-	if raceEnabled {
+	if spindletest.RaceEnabled {
 		t.Skip("allocation counts differ under the race detector")
 	}
 	const depth = 256

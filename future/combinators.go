@@ -13,8 +13,8 @@ package future
 import (
 	"errors"
 
-	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/hooks"
+	"github.com/spindle-rt/spindle/internal/loop"
 )
 
 // Result is the outcome of one future: its value or its error.
@@ -95,11 +95,11 @@ func Any[T any](fs ...*Future[T]) *Future[T] {
 	return c.one
 }
 
-func check[T any](name string, fs []*Future[T]) *executor.Executor {
+func check[T any](name string, fs []*Future[T]) *loop.Loop {
 	if len(fs) == 0 {
 		panic("future: " + name + " of no futures")
 	}
-	var ex *executor.Executor
+	var ex *loop.Loop
 	for i, f := range fs {
 		if f == nil {
 			panic("future: " + name + " with a nil future")
@@ -113,7 +113,7 @@ func check[T any](name string, fs []*Future[T]) *executor.Executor {
 	return ex
 }
 
-func newPending[T any](ex *executor.Executor) *Future[T] {
+func newPending[T any](ex *loop.Loop) *Future[T] {
 	f := newObjHere[Future[T]](ex)
 	f.ex = ex
 	f.id = newID(ex, hooks.KindFuture, 0, f)
@@ -123,7 +123,7 @@ func newPending[T any](ex *executor.Executor) *Future[T] {
 // start folds in the inputs that are already complete, then links an entry
 // into each pending one. Before the first entry is linked only this
 // goroutine touches c; after, only the loop does (through the entries).
-func (c *combiner[T]) start(ex *executor.Executor) {
+func (c *combiner[T]) start(ex *loop.Loop) {
 	c.left = len(c.ins)
 	var pend []int
 	for i, f := range c.ins {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 // inputs makes n pending promises on ex, each counting its OnCancel runs.
@@ -298,11 +299,11 @@ func TestRaceCancelsLosingTask(t *testing.T) {
 		return 0, err
 	})
 	// The loser has started and is suspended.
-	if _, err := await(t, future.Call(ex, func() (int, error) { return 0, nil })); err != nil {
+	if _, err := spindletest.Await(t, future.Call(ex, func() (int, error) { return 0, nil })); err != nil {
 		t.Fatal(err)
 	}
 	winner := future.Spawn(ex, func(ctx context.Context) (int, error) { return 7, nil })
-	if v, err := await(t, future.Race(loser, winner)); v != 7 || err != nil {
+	if v, err := spindletest.Await(t, future.Race(loser, winner)); v != 7 || err != nil {
 		t.Fatalf("Race = (%v, %v)", v, err)
 	}
 	select {
@@ -313,7 +314,7 @@ func TestRaceCancelsLosingTask(t *testing.T) {
 	case <-time.After(safety):
 		t.Fatal("losing task was not resumed")
 	}
-	if _, err := await(t, loser); !errors.Is(err, context.Canceled) {
+	if _, err := spindletest.Await(t, loser); !errors.Is(err, context.Canceled) {
 		t.Fatalf("losing task = %v", err)
 	}
 }
@@ -332,7 +333,7 @@ func TestAllOfTasks(t *testing.T) {
 			return i * i, nil
 		})
 	}
-	vs, err := await(t, future.All(fs...))
+	vs, err := spindletest.Await(t, future.All(fs...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,8 +358,8 @@ func TestCombinatorBadInput(t *testing.T) {
 		"Any":        func(fs ...*future.Future[int]) { future.Any(fs...) },
 	}
 	for name, k := range kinds {
-		t.Run(name+"/empty", func(t *testing.T) { mustPanic(t, name, func() { k() }) })
-		t.Run(name+"/nil", func(t *testing.T) { mustPanic(t, "nil", func() { k(a, nil) }) })
-		t.Run(name+"/mixed", func(t *testing.T) { mustPanic(t, "different executors", func() { k(a, b) }) })
+		t.Run(name+"/empty", func(t *testing.T) { spindletest.MustPanic(t, "", name, func() { k() }) })
+		t.Run(name+"/nil", func(t *testing.T) { spindletest.MustPanic(t, "", "nil", func() { k(a, nil) }) })
+		t.Run(name+"/mixed", func(t *testing.T) { spindletest.MustPanic(t, "", "different executors", func() { k(a, b) }) })
 	}
 }

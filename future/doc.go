@@ -1,11 +1,11 @@
 // Package future provides futures and promises bound to a spindle executor,
-// with two ways to consume them: callbacks (Then, Transform, OnComplete) that
+// with two ways to consume them: callbacks ([Then], [Transform], OnComplete) that
 // run on the executor's loop, and Await, which suspends a spawned task or
 // parks a foreign goroutine.
 //
 // # Futures and promises
 //
-// A Promise completes its Future once, with a value (Resolve), an error
+// A [Promise] completes its [Future] once, with a value (Resolve), an error
 // (Reject) or either (Complete); Cancel completes a pending future with
 // context.Canceled and runs its OnCancel callbacks. Every method may be
 // called from any goroutine; callbacks always run on the loop, never before
@@ -24,7 +24,7 @@
 //
 // # Tasks
 //
-// Spawn runs straight-line Go as a task on the loop. Inside it, Await on a
+// [Spawn] runs straight-line Go as a task on the loop. Inside it, Await on a
 // pending future suspends the task and lends the loop to other work; the task
 // resumes on the loop when the future completes. Suspending and resuming is
 // a coroutine switch between the loop goroutine and the task's goroutine, and
@@ -42,7 +42,7 @@
 //	})
 //
 // The task's ctx is cancelled when its future is cancelled or the executor
-// closes; a suspended task then resumes with the error. Yield lets other work
+// closes; a suspended task then resumes with the error. [Yield] lets other work
 // run in the middle of a long task.
 //
 // Use Then for short transformations (one allocation and one queued task per
@@ -54,12 +54,12 @@
 // From a goroutine that does not hold the loop, Await parks until the future
 // completes, its ctx ends, or the executor closes (executor.ErrClosed). On the
 // loop goroutine itself, outside a task, Await on a pending future returns
-// ErrDeadlock instead of hanging. Call hands a function to the loop from any
+// [ErrDeadlock] instead of hanging. [Call] hands a function to the loop from any
 // goroutine and returns the future of its result.
 //
 // # Combinators
 //
-// All, AllSettled, Race and Any combine futures of one executor. Results keep
+// [All], [AllSettled], [Race] and [Any] combine futures of one executor. Results keep
 // input order; All fails fast and Race and Any cancel the rest; Any joins all
 // errors if none succeeds. Inputs that are already complete are folded in at
 // once, so a combinator of completed futures is complete when it returns.

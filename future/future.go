@@ -40,6 +40,8 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/hooks"
+	"github.com/spindle-rt/spindle/internal/frame"
+	"github.com/spindle-rt/spindle/internal/loop"
 )
 
 // ErrDeadlock is returned by Await called on the loop goroutine, outside a
@@ -85,7 +87,7 @@ var doneLink, cancelledLink, claimedLink link
 
 // core is the untyped part of a future's state.
 type core struct {
-	ex   *executor.Executor
+	ex   *loop.Loop
 	head atomic.Pointer[link]
 	id   hooks.ID
 }
@@ -169,14 +171,14 @@ func (c *core) publish(h *link, by how) {
 		h.next = rev
 		rev, h = h, next
 	}
-	loop := by == fromLoop
-	if !loop {
-		_, loop = c.ex.Current()
+	held := by == fromLoop
+	if !held {
+		_, held = c.ex.Current()
 	}
 	for rev != nil {
 		next := rev.next
 		rev.next = nil
-		rev.w.wake(loop)
+		rev.w.wake(held)
 		rev = next
 	}
 }
@@ -206,7 +208,7 @@ func (f *Future[T]) complete(v T, err error, by how) bool {
 }
 
 // Executor returns the executor the future is bound to.
-func (f *Future[T]) Executor() *executor.Executor { return f.ex }
+func (f *Future[T]) Executor() *executor.Executor { return (*executor.Executor)(f.ex) }
 
 // Ready reports whether the future has completed.
 func (f *Future[T]) Ready() bool { return f.ready() }
@@ -322,7 +324,8 @@ type Promise[T any] struct {
 }
 
 // NewPromise returns a promise for a new pending future bound to ex.
-func NewPromise[T any](ex *executor.Executor) *Promise[T] {
+func NewPromise[T any](e *executor.Executor) *Promise[T] {
+	ex := (*loop.Loop)(e)
 	if ex == nil {
 		panic("future: NewPromise with nil executor")
 	}
@@ -373,7 +376,7 @@ type cancelNode struct {
 	l  link
 	c  *core
 	fn func()
-	fr *hooks.Frame
+	fr *frame.Frame
 }
 
 func (n *cancelNode) wake(onLoop bool) {
@@ -387,7 +390,7 @@ func (n *cancelNode) Run() { n.fn() }
 
 // schedule queues r on ex's loop from a goroutine that does (onLoop) or does
 // not hold it.
-func schedule(ex *executor.Executor, onLoop bool, r executor.Runnable, fr *hooks.Frame, id hooks.ID) {
+func schedule(ex *loop.Loop, onLoop bool, r loop.Runnable, fr *frame.Frame, id hooks.ID) {
 	if onLoop {
 		ex.PostRunnable(r, fr, id)
 		return

@@ -17,6 +17,7 @@ import (
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/internal/gid"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -31,19 +32,6 @@ var (
 	errC = errors.New("error C")
 )
 
-// await waits for f from a goroutine that does not hold the loop, failing the
-// test if the safety net fires.
-func await[T any](t testing.TB, f *future.Future[T]) (T, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), safety)
-	defer cancel()
-	v, err := f.Await(ctx)
-	if err != nil && ctx.Err() != nil {
-		t.Fatalf("Await: safety timeout (%v) hit: %v", safety, err)
-	}
-	return v, err
-}
-
 // result returns the outcome of f, which must already be ready.
 func result[T any](t testing.TB, f *future.Future[T]) (T, error) {
 	t.Helper()
@@ -51,22 +39,6 @@ func result[T any](t testing.TB, f *future.Future[T]) (T, error) {
 		t.Fatalf("future is not ready")
 	}
 	return f.Await(context.Background())
-}
-
-// mustPanic runs fn and checks that it panics with a message containing want.
-func mustPanic(t *testing.T, want string, fn func()) {
-	t.Helper()
-	defer func() {
-		t.Helper()
-		r := recover()
-		if r == nil {
-			t.Fatalf("no panic; want a panic mentioning %q", want)
-		}
-		if msg := fmt.Sprint(r); !strings.Contains(msg, want) {
-			t.Fatalf("panic %q does not mention %q", msg, want)
-		}
-	}()
-	fn()
 }
 
 func addOne(v int) (int, error) { return v + 1, nil }
@@ -163,7 +135,7 @@ func TestContinuationsNeverRunOnResolvingGoroutine(t *testing.T) {
 				p.Resolve(42)
 				resolverG <- gid.Current()
 			}()
-			if v, err := await(t, out); v != 42 || err != nil {
+			if v, err := spindletest.Await(t, out); v != 42 || err != nil {
 				t.Fatalf("got (%v, %v), want (42, nil)", v, err)
 			}
 			if !onLoop.Load() {
@@ -578,7 +550,7 @@ func TestAwaitTimeout(t *testing.T) {
 
 	// The future is still usable after the timed-out waits.
 	p.Resolve(5)
-	if v, err := await(t, p.Future()); v != 5 || err != nil {
+	if v, err := spindletest.Await(t, p.Future()); v != 5 || err != nil {
 		t.Fatalf("Await after resolve = (%v, %v)", v, err)
 	}
 }
@@ -615,9 +587,9 @@ func TestAwaitDeadlockOnLoop(t *testing.T) {
 			var thenErr, err error
 			if started {
 				ex.Start()
-				o, err = await(t, call)
+				o, err = spindletest.Await(t, call)
 				if err == nil {
-					thenErr, err = await(t, th)
+					thenErr, err = spindletest.Await(t, th)
 				}
 			} else {
 				ex.RunUntilIdle()
@@ -753,7 +725,7 @@ func TestCancel(t *testing.T) {
 		case <-time.After(safety):
 			t.Fatal("OnCancel did not run")
 		}
-		if _, err := await(t, p.Future()); !errors.Is(err, context.Canceled) {
+		if _, err := spindletest.Await(t, p.Future()); !errors.Is(err, context.Canceled) {
 			t.Fatalf("err %v", err)
 		}
 		// Exactly once: nothing else arrives before the loop is drained.
@@ -852,7 +824,7 @@ func TestPromiseMisuse(t *testing.T) {
 		{"Spawn(nil ex)", "Spawn", func() { future.Spawn(nil, func(context.Context) (int, error) { return 0, nil }) }},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { mustPanic(t, c.want, c.fn) })
+		t.Run(c.name, func(t *testing.T) { spindletest.MustPanic(t, "", c.want, c.fn) })
 	}
 
 	t.Run("complete_twice", func(t *testing.T) {
@@ -918,7 +890,7 @@ func TestCloseReleasesAwaiters(t *testing.T) {
 				}
 			}
 			// After Close, Await of a pending future fails at once.
-			if _, err := await(t, p.Future()); !errors.Is(err, executor.ErrClosed) {
+			if _, err := spindletest.Await(t, p.Future()); !errors.Is(err, executor.ErrClosed) {
 				t.Fatalf("Await after Close = %v", err)
 			}
 		})
@@ -948,7 +920,7 @@ func TestCallAndSpawnAfterClose(t *testing.T) {
 	// A continuation registered after Close cannot run; awaiting it must not
 	// hang.
 	th := future.Then(future.Resolved(ex, 1), addOne)
-	if _, err := await(t, th); !errors.Is(err, executor.ErrClosed) {
+	if _, err := spindletest.Await(t, th); !errors.Is(err, executor.ErrClosed) {
 		t.Fatalf("Then after Close = %v, want executor.ErrClosed", err)
 	}
 }
@@ -968,7 +940,7 @@ func TestCallFromManyGoroutines(t *testing.T) {
 			defer wg.Done()
 			last := -1
 			for j := range per {
-				v, err := await(t, future.Call(ex, func() (int, error) {
+				v, err := spindletest.Await(t, future.Call(ex, func() (int, error) {
 					if !ex.OnLoop() {
 						return 0, errors.New("Call ran off the loop")
 					}
@@ -984,7 +956,7 @@ func TestCallFromManyGoroutines(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	n, err := await(t, future.Call(ex, func() (int, error) { return counter, nil }))
+	n, err := spindletest.Await(t, future.Call(ex, func() (int, error) { return counter, nil }))
 	if n != g*per || err != nil {
 		t.Fatalf("counter = %d, %v; want %d", n, err, g*per)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/hooks"
 	"github.com/spindle-rt/spindle/internal/hooktest"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 var errHook = errors.New("hook test error")
@@ -97,7 +98,7 @@ func TestHooksInitBeforeBeforeOnRunningLoop(t *testing.T) {
 	ex.AddHooks(h)
 	ex.Start()
 	defer ex.Close()
-	pr, err := await(t, future.Call(ex, func() (*future.Promise[int], error) {
+	pr, err := spindletest.Await(t, future.Call(ex, func() (*future.Promise[int], error) {
 		return future.NewPromise[int](ex), nil
 	}))
 	if err != nil {
@@ -113,10 +114,10 @@ func TestHooksInitBeforeBeforeOnRunningLoop(t *testing.T) {
 	<-entered
 	f := future.Then(pr.Future(), addOne) // Init mailed while the loop is held
 	close(made)
-	if v, err := await(t, f); v != 2 || err != nil {
+	if v, err := spindletest.Await(t, f); v != 2 || err != nil {
 		t.Fatalf("got %d, %v", v, err)
 	}
-	if _, err := await(t, blocked); err != nil {
+	if _, err := spindletest.Await(t, blocked); err != nil {
 		t.Fatal(err)
 	}
 	ex.Close()

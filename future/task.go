@@ -2,7 +2,7 @@ package future
 
 // Spawned tasks.
 //
-// A task is an executor.Fiber whose body is the user's function. The task
+// A task is an loop.Fiber whose body is the user's function. The task
 // object is also the task's context.Context and the future of its result, so
 // Spawn costs one allocation (the goroutine comes from the executor's pool of
 // idle task goroutines).
@@ -28,12 +28,13 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/hooks"
+	"github.com/spindle-rt/spindle/internal/loop"
 )
 
 // taskBase is the untyped part of a task: its fiber, its wait link, and its
 // context.
 type taskBase struct {
-	fiber     executor.Fiber
+	fiber     loop.Fiber
 	wl        *taskLink
 	own       taskLink // wl's first storage
 	out       *core
@@ -57,7 +58,8 @@ type task[T any] struct {
 // returned future is cancelled or the executor closes. A panic in fn fails
 // the future with a *PanicError. Spawn may be called from any goroutine;
 // when the executor is closing the future fails with executor.ErrClosed.
-func Spawn[T any](ex *executor.Executor, fn func(ctx context.Context) (T, error)) *Future[T] {
+func Spawn[T any](e *executor.Executor, fn func(ctx context.Context) (T, error)) *Future[T] {
+	ex := (*loop.Loop)(e)
 	if ex == nil {
 		panic("future: Spawn with nil executor")
 	}
@@ -176,7 +178,7 @@ func (t *taskBase) Done() <-chan struct{} {
 // Err returns context.Canceled once the task is cancelled or its executor
 // has closed, nil before.
 func (t *taskBase) Err() error {
-	if t.cancelled.Load() || t.fiber.Executor().Closed() {
+	if t.cancelled.Load() || t.fiber.Loop().Closed() {
 		return context.Canceled
 	}
 	return nil
@@ -198,10 +200,10 @@ func (t *taskBase) String() string { return "spindle task context" }
 // suspendUntil suspends the running task fib until c completes. It returns
 // nil once c is done, executor.ErrClosed if the executor closes first, or
 // ctx's error if ctx ends first.
-func suspendUntil(fib *executor.Fiber, c *core, ctx context.Context) error {
+func suspendUntil(fib *loop.Fiber, c *core, ctx context.Context) error {
 	t := fib.Body().(taskBody).base()
 	ex := c.ex
-	if ex != fib.Executor() {
+	if ex != fib.Loop() {
 		return awaitOther(fib, t, c, ctx)
 	}
 	own := ctx == context.Context(t)
@@ -240,25 +242,22 @@ func suspendUntil(fib *executor.Fiber, c *core, ctx context.Context) error {
 }
 
 // waitErr says why a wait must end early, if it must.
-func waitErr(ex *executor.Executor, t *taskBase, ctx context.Context, own bool) error {
+func waitErr(ex *loop.Loop, t *taskBase, ctx context.Context, own bool) error {
 	if ex.Closed() {
 		return executor.ErrClosed
 	}
-	if own {
-		if t.cancelled.Load() {
-			return context.Canceled
-		}
-		return nil
-	}
 	if t.cancelled.Load() {
 		return context.Canceled
+	}
+	if own {
+		return nil
 	}
 	return ctx.Err()
 }
 
 // awaitOther waits, inside a task, for a future bound to another executor:
 // its completion is handed to this task's loop by a one-off waiter.
-func awaitOther(fib *executor.Fiber, t *taskBase, c *core, ctx context.Context) error {
+func awaitOther(fib *loop.Fiber, t *taskBase, c *core, ctx context.Context) error {
 	w := &wakeFiber{fib: fib}
 	w.l.w = w
 	if !c.addWaiter(&w.l) {
@@ -273,7 +272,7 @@ func awaitOther(fib *executor.Fiber, t *taskBase, c *core, ctx context.Context) 
 		if c.ready() {
 			return nil
 		}
-		if err := waitErr(fib.Executor(), t, ctx, ctx == context.Context(t)); err != nil {
+		if err := waitErr(fib.Loop(), t, ctx, ctx == context.Context(t)); err != nil {
 			return err
 		}
 		fib.Suspend()
@@ -282,7 +281,7 @@ func awaitOther(fib *executor.Fiber, t *taskBase, c *core, ctx context.Context) 
 
 type wakeFiber struct {
 	l   link
-	fib *executor.Fiber
+	fib *loop.Fiber
 }
 
 func (w *wakeFiber) wake(bool) { w.fib.Wake() }
@@ -291,20 +290,9 @@ type taskBody interface{ base() *taskBase }
 
 func (t *taskBase) base() *taskBase { return t }
 
-// TaskContext returns the context that future.Spawn handed to the task that
-// runs on fib, or nil if fib does not run a spawned task. Packages that
-// suspend tasks themselves (channels, merges) compare a ctx with it: the
-// task's own context needs no watching, because its cancellation and the
-// executor's closing already wake the fiber.
-func TaskContext(fib *executor.Fiber) context.Context {
-	if fib == nil {
-		return nil
-	}
-	if tb, ok := fib.Body().(taskBody); ok {
-		return tb.base()
-	}
-	return nil
-}
+// TaskContext returns the task's own context: the loop's waits compare a
+// ctx with it (loop.TaskContext).
+func (t *taskBase) TaskContext() context.Context { return t }
 
 // currentTask returns the task that ctx belongs to if the caller is that
 // task's body, else nil.
@@ -313,7 +301,7 @@ func currentTask(ctx context.Context) *taskBase {
 	if t == nil {
 		t, _ = ctx.Value(taskKey{}).(*taskBase)
 	}
-	if t == nil || t.fiber.Executor().CurrentFiber() != &t.fiber {
+	if t == nil || t.fiber.Loop().CurrentFiber() != &t.fiber {
 		return nil
 	}
 	return t
@@ -329,14 +317,14 @@ func Yield(ctx context.Context) error {
 	if t == nil {
 		panic("future: Yield called outside the body of the task that owns ctx")
 	}
-	if t.fiber.Executor().Closed() {
+	if t.fiber.Loop().Closed() {
 		return executor.ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	t.fiber.Yield()
-	if t.fiber.Executor().Closed() {
+	if t.fiber.Loop().Closed() {
 		return executor.ErrClosed
 	}
 	return ctx.Err()

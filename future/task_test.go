@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 // taskSafety bounds every wait that must not hang; it is never the
@@ -23,18 +24,6 @@ import (
 const taskSafety = 10 * time.Second
 
 var errTask = errors.New("task error")
-
-// awaitOff waits for f from a goroutine that does not hold the loop.
-func awaitOff[T any](t testing.TB, f *Future[T]) (T, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), taskSafety)
-	defer cancel()
-	v, err := f.Await(ctx)
-	if err != nil && ctx.Err() != nil {
-		t.Fatalf("Await: safety timeout (%v) hit: %v", taskSafety, err)
-	}
-	return v, err
-}
 
 // outcome returns the result of f, which must be ready.
 func outcome[T any](t testing.TB, f *Future[T]) (T, error) {
@@ -49,7 +38,7 @@ func outcome[T any](t testing.TB, f *Future[T]) (T, error) {
 // the call (Submit is FIFO per submitter).
 func roundTrip(t testing.TB, ex *executor.Executor) {
 	t.Helper()
-	if _, err := awaitOff(t, Call(ex, func() (struct{}, error) { return struct{}{}, nil })); err != nil {
+	if _, err := spindletest.Await(t, Call(ex, func() (struct{}, error) { return struct{}{}, nil })); err != nil {
 		t.Fatalf("round trip: %v", err)
 	}
 }
@@ -149,12 +138,12 @@ func TestSpawnAwaitResolvedFromAnotherGoroutine(t *testing.T) {
 		return v + "!", err
 	})
 	// The task has run its first slice and is suspended.
-	susp, err := awaitOff(t, Call(ex, func() (int, error) { return ex.Stats().Suspended, nil }))
+	susp, err := spindletest.Await(t, Call(ex, func() (int, error) { return ex.Stats().Suspended, nil }))
 	if err != nil || susp != 1 {
 		t.Fatalf("Suspended = %d (%v), want 1", susp, err)
 	}
 	go p.Resolve("hi")
-	if v, err := awaitOff(t, task); v != "hi!" || err != nil {
+	if v, err := spindletest.Await(t, task); v != "hi!" || err != nil {
 		t.Fatalf("task = (%q, %v)", v, err)
 	}
 }
@@ -370,7 +359,7 @@ func TestTaskCancel(t *testing.T) {
 		if err := recv(t, errs, "the cancelled task"); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Await in a cancelled task = %v", err)
 		}
-		if _, err := awaitOff(t, task); !errors.Is(err, context.Canceled) {
+		if _, err := spindletest.Await(t, task); !errors.Is(err, context.Canceled) {
 			t.Fatalf("task = %v", err)
 		}
 	})
@@ -549,7 +538,7 @@ func TestTaskAwaitForeignCtxDeadline(t *testing.T) {
 				go p.Resolve(9)
 				return p.Future().Await(ctx)
 			})
-			if v, err := awaitOff(t, task); v != 9 || err != nil {
+			if v, err := spindletest.Await(t, task); v != 9 || err != nil {
 				t.Fatalf("task = (%v, %v), want (9, nil)", v, err)
 			}
 		})
@@ -564,7 +553,7 @@ func TestManyTasksSleeping(t *testing.T) {
 	const n = 10_000
 	const d = 5 * time.Millisecond
 	gate := NewPromise[struct{}](ex)
-	fs, err := awaitOff(t, Call(ex, func() ([]*Future[time.Duration], error) {
+	fs, err := spindletest.Await(t, Call(ex, func() ([]*Future[time.Duration], error) {
 		fs := make([]*Future[time.Duration], n)
 		for i := range fs {
 			fs[i] = Spawn(ex, func(ctx context.Context) (time.Duration, error) {
@@ -581,12 +570,12 @@ func TestManyTasksSleeping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	susp, _ := awaitOff(t, Call(ex, func() (int, error) { return ex.Stats().Suspended, nil }))
+	susp, _ := spindletest.Await(t, Call(ex, func() (int, error) { return ex.Stats().Suspended, nil }))
 	if susp != n {
 		t.Fatalf("%d tasks suspended at the gate, want %d", susp, n)
 	}
 	gate.Resolve(struct{}{})
-	ds, err := awaitOff(t, All(fs...))
+	ds, err := spindletest.Await(t, All(fs...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -647,7 +636,7 @@ func TestTaskAwaitFutureOfAnotherExecutor(t *testing.T) {
 		t.Errorf("Suspended = %d while the task awaits B's future, want 1", susp)
 	}
 	pB.Resolve(41)
-	if v, err := awaitOff(t, task); v != 42 || err != nil {
+	if v, err := spindletest.Await(t, task); v != 42 || err != nil {
 		t.Fatalf("task = (%v, %v), want (42, nil)", v, err)
 	}
 }
@@ -716,10 +705,10 @@ func TestTaskWaitLinkNotReusedWhileCompleterHoldsIt(t *testing.T) {
 			"the completer of c followed the task's reused wait link into d's waiters", v, err)
 	}
 	pd.Resolve(2)
-	if v, err := awaitOff(t, task); v != 3 || err != nil {
+	if v, err := spindletest.Await(t, task); v != 3 || err != nil {
 		t.Fatalf("task = (%v, %v), want (3, nil)", v, err)
 	}
-	if v, err := awaitOff(t, dThen); v != 2 || err != nil {
+	if v, err := spindletest.Await(t, dThen); v != 2 || err != nil {
 		t.Fatalf("Then on d = (%v, %v), want (2, nil)", v, err)
 	}
 }
@@ -745,7 +734,7 @@ func TestSpawnFromManyGoroutines(t *testing.T) {
 					}
 					return k, nil
 				})
-				if v, err := awaitOff(t, f); v != k || err != nil {
+				if v, err := spindletest.Await(t, f); v != k || err != nil {
 					t.Errorf("task %d = (%v, %v)", k, v, err)
 					return
 				}
@@ -753,7 +742,7 @@ func TestSpawnFromManyGoroutines(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	bad, _ := awaitOff(t, Call(ex, func() (int, error) {
+	bad, _ := spindletest.Await(t, Call(ex, func() (int, error) {
 		for k, c := range counts {
 			if c != 1 {
 				return k, nil

@@ -1,27 +1,9 @@
 package future
 
 import (
-	"time"
-
-	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/hooks"
+	"github.com/spindle-rt/spindle/internal/frame"
 )
-
-// newID gives a new resource its hook id (0 when no hooks are registered)
-// and, only while a Destroy hook is registered, tracks obj for it.
-func newID[P any](ex *executor.Executor, kind hooks.Kind, trigger hooks.ID, obj *P) hooks.ID {
-	return track(ex, ex.NewResource(kind, trigger), obj)
-}
-
-// track sets obj up for the Destroy hooks of resource id while a Destroy
-// hook is registered (executor.TrackDestroy: no closure per resource,
-// unlike runtime.AddCleanup with ex.ReportDestroy), and returns id.
-func track[P any](ex *executor.Executor, id hooks.ID, obj *P) hooks.ID {
-	if id != 0 && ex.DestroyHooked() {
-		executor.TrackDestroy(ex, obj, id)
-	}
-	return id
-}
 
 // node is what the continuations of Then and Transform share: the waiter on
 // src, the queued task and the derived future, in one allocation.
@@ -29,12 +11,12 @@ type node[T, U any] struct {
 	out Future[U]
 	l   link
 	src *Future[T]
-	fr  *hooks.Frame
+	fr  *frame.Frame
 }
 
 // register links the continuation w (the node's outer object) into src.
 // fr and onLoop are what src's executor's Current returned.
-func (n *node[T, U]) register(src *Future[T], w waiter, fr *hooks.Frame, onLoop bool) *Future[U] {
+func (n *node[T, U]) register(src *Future[T], w waiter, fr *frame.Frame, onLoop bool) *Future[U] {
 	ex := src.ex
 	n.src, n.fr = src, fr
 	n.out.ex = ex
@@ -160,95 +142,10 @@ type completeNode[T any] struct {
 	l   link
 	src *Future[T]
 	fn  func(T, error)
-	fr  *hooks.Frame
+	fr  *frame.Frame
 }
 
 func (n *completeNode[T]) wake(onLoop bool) { schedule(n.src.ex, onLoop, n, n.fr, n.src.id) }
 
 // Run calls the callback on the loop.
 func (n *completeNode[T]) Run() { n.fn(n.src.val, n.src.err) }
-
-// Resolved returns a future bound to ex that is already resolved with v.
-func Resolved[T any](ex *executor.Executor, v T) *Future[T] {
-	return done(ex, v, nil)
-}
-
-// Failed returns a future bound to ex that has already failed with err,
-// which must not be nil.
-func Failed[T any](ex *executor.Executor, err error) *Future[T] {
-	if err == nil {
-		panic("future: Failed with nil error")
-	}
-	var zero T
-	return done(ex, zero, err)
-}
-
-func done[T any](ex *executor.Executor, v T, err error) *Future[T] {
-	if ex == nil {
-		panic("future: nil executor")
-	}
-	f := newObjHere[Future[T]](ex)
-	f.val, f.err = v, err
-	f.ex = ex
-	f.id = newID(ex, hooks.KindFuture, 0, f)
-	f.publish(nil, fromAnywhere)
-	return f
-}
-
-// callNode runs a function on the loop and completes its future with the
-// result.
-type callNode[T any] struct {
-	out Future[T]
-	fn  func() (T, error)
-}
-
-// Call runs fn on ex's loop and returns a future of its result. It may be
-// called from any goroutine: it is how code outside the loop hands work to
-// it (f := future.Call(ex, fn); v, err := f.Await(ctx)). A panic in fn fails
-// the future with a *PanicError; if the executor is closing, the future
-// fails with executor.ErrClosed.
-func Call[T any](ex *executor.Executor, fn func() (T, error)) *Future[T] {
-	if ex == nil {
-		panic("future: Call with nil executor")
-	}
-	if fn == nil {
-		panic("future: Call with nil func")
-	}
-	fr, onLoop := ex.Current()
-	n := newObj[callNode[T]](ex, onLoop)
-	n.fn = fn
-	n.out.ex = ex
-	n.out.id = newID(ex, hooks.KindFuture, 0, n)
-	if err := ex.SubmitRunnable(n, fr, n.out.id); err != nil {
-		var zero T
-		n.out.complete(zero, err, fromAnywhere)
-	}
-	return &n.out
-}
-
-// Run calls fn on the loop.
-func (n *callNode[T]) Run() {
-	if n.out.settled() {
-		return
-	}
-	v, err := n.fn()
-	n.fn = nil
-	n.out.complete(v, err, fromLoop)
-}
-
-// CatchPanic fails the future with fn's panic.
-func (n *callNode[T]) CatchPanic(v any, stack []byte) {
-	var zero T
-	if !n.out.complete(zero, &PanicError{Value: v, Stack: stack}, fromLoop) {
-		n.out.ex.ReportPanic(v, stack) // the future was cancelled meanwhile
-	}
-}
-
-// Sleep returns a future resolved on ex's loop once d has elapsed.
-// Cancelling the future stops the timer.
-func Sleep(ex *executor.Executor, d time.Duration) *Future[struct{}] {
-	p := NewPromise[struct{}](ex)
-	t := ex.AfterFunc(d, func() { p.Resolve(struct{}{}) })
-	p.OnCancel(func() { t.Stop() })
-	return p.Future()
-}

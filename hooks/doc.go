@@ -2,8 +2,8 @@
 // resources and async-local storage: values that follow a request through
 // callbacks, timers and tasks without being passed along by hand.
 //
-// The package is a leaf: it does not import the executor. Storage takes a
-// small interface, Loop, that *executor.Executor implements, and hooks are
+// The package is a leaf: it does not import the executor. [Storage] takes a
+// small interface, [Loop], that *executor.Executor implements, and hooks are
 // registered with executor.WithHooks or Executor.AddHooks.
 //
 // # Async-local storage
@@ -45,7 +45,7 @@
 //
 //   - Code off the loop. A goroutine that does not hold the loop has no
 //     current frame: Get there reports false, and what it schedules with
-//     Submit or future.Call runs under the empty frame. Run, Bind and Snapshot
+//     Submit or future.Call runs under the empty frame. Run, [Bind] and [Snapshot]
 //     panic there.
 //   - Plain callbacks kept and called later by other code: a pool that
 //     serves waiters in turn, an emitter that calls its listeners from
@@ -57,11 +57,11 @@
 //   - Work handed to another executor: frames belong to the loop that made
 //     them. Bind on one loop and call the result on the same loop.
 //
-// # Hooks
+// # [Hooks]
 //
 // Hooks observe the life of every resource an executor runs: futures
 // (promises, Then, Transform, Call, Resolved, Failed, combinators), tasks
-// started by future.Spawn, and timers. Each gets an ID; the hooks report
+// started by future.Spawn, and timers. Each gets an [ID]; the hooks report
 //
 //   - Init(id, kind, trigger) when it is created. trigger is why: for a
 //     future derived with Then or Transform, the future it hangs on;
@@ -94,6 +94,6 @@
 // makes the collector work. Tracking is set up only for resources created
 // while a Destroy hook is registered; without one nothing is tracked.
 // Destroy comes late (when the collector gets to it) and not at all for
-// resources still alive when the executor closes. docs/hooks.md has the
-// measured costs.
+// resources still alive when the executor closes. docs/benchmarks.md has
+// the measured costs (BenchmarkHooks).
 package hooks

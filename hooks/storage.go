@@ -1,17 +1,11 @@
 package hooks
 
-// Loop is the part of an executor that async-local storage needs: the
-// current frame of the loop, and a way to run code under another one.
-// *executor.Executor implements it (package hooks does not import the
-// executor; the executor imports hooks).
-type Loop interface {
-	// Frame returns the async-local frame of the continuation that is
-	// running, or nil when the caller does not hold the loop.
-	Frame() *Frame
-	// WithFrame runs fn with fr as the current frame and then restores the
-	// previous one. It panics when the caller does not hold the loop.
-	WithFrame(fr *Frame, fn func())
-}
+import "github.com/spindle-rt/spindle/internal/frame"
+
+// Loop is an executor as async-local storage sees it: *executor.Executor
+// satisfies it. Its method is internal to spindle (package hooks does not
+// import the executor; the executor imports hooks).
+type Loop = frame.Loop
 
 // Storage is an async-local value of type T: a value that follows the
 // logical flow of a request through callbacks and tasks, as
@@ -50,20 +44,17 @@ func (s *Storage[T]) Run(ex Loop, v T, fn func()) {
 	if fn == nil {
 		panic("hooks: Storage.Run with nil func")
 	}
-	ex.WithFrame(ex.Frame().With(s, v), fn)
+	h := mustHold(ex, "Storage.Run")
+	h.Run(h.Cur.With(s, v), fn)
 }
 
 // Get returns the value bound to s in the current frame and true, or the
 // zero value and false when s has no value there (outside any Run, or when
 // the caller does not hold the loop). It does not allocate.
 func (s *Storage[T]) Get(ex Loop) (T, bool) {
-	// Frame.Lookup, with the key compared as a *Storage[T] (a type word and
-	// a pointer) rather than as an interface (a runtime call).
-	for f := ex.Frame(); f != nil; f = f.parent {
-		if k, ok := f.key.(*Storage[T]); ok && k == s {
-			t, _ := f.value.(T) // a nil interface T is stored as a nil any
-			return t, true
-		}
+	if v, ok := frame.Find(frame.Of(ex).Current(), s); ok {
+		t, _ := v.(T) // a nil interface T is stored as a nil any
+		return t, true
 	}
 	var zero T
 	return zero, false
@@ -84,8 +75,9 @@ func Bind(ex Loop, fn func()) func() {
 	if fn == nil {
 		panic("hooks: Bind with nil func")
 	}
-	fr := ex.Frame()
-	return func() { ex.WithFrame(fr, fn) }
+	h := mustHold(ex, "Bind")
+	fr := h.Cur
+	return func() { mustHold(ex, "a Bind func").Run(fr, fn) }
 }
 
 // Snapshot captures the current frame and returns a function that runs any
@@ -97,6 +89,17 @@ func Bind(ex Loop, fn func()) func() {
 // The same rules apply: both calls must be made by code that holds the
 // loop.
 func Snapshot(ex Loop) func(fn func()) {
-	fr := ex.Frame()
-	return func(fn func()) { ex.WithFrame(fr, fn) }
+	h := mustHold(ex, "Snapshot")
+	fr := h.Cur
+	return func(fn func()) { mustHold(ex, "a Snapshot func").Run(fr, fn) }
+}
+
+// mustHold returns ex's holder, and panics, naming op, when the caller does
+// not hold the loop.
+func mustHold(ex Loop, op string) *frame.Holder {
+	h := frame.Of(ex)
+	if !h.OnLoop() {
+		panic("hooks: " + op + " called from a goroutine that does not hold the loop; call it in a callback or task body, or hand it to the loop with Submit")
+	}
+	return h
 }

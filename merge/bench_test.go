@@ -9,6 +9,7 @@ import (
 	"github.com/spindle-rt/spindle/channel"
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/loop"
 )
 
 // BenchmarkReceive measures the ways of receiving from a merge of n
@@ -70,7 +71,7 @@ func benchReceive(b *testing.B, n int, mode string) {
 		return got, nil
 	}
 	drive := func(ctx context.Context) (int, error) {
-		fib := ex.CurrentFiber()
+		fib := (*loop.Loop)(ex).CurrentFiber()
 		if mode == "PollRecv" {
 			m.PollRecv(fib)
 		}

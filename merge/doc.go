@@ -3,7 +3,7 @@
 //
 // # Streams
 //
-// A Stream is anything with a PollRecv method of the shape of
+// A [Stream] is anything with a PollRecv method of the shape of
 // channel.Chan's: it returns an item, or reports "nothing yet" and keeps the
 // executor.Waker it was given to wake it later, or reports that it has ended
 // (channel.ErrClosed) or failed (any other error). A *channel.Chan[T] is a
@@ -19,7 +19,7 @@
 //   - a task started by future.Spawn ranges over All, or calls RecvWait; the
 //     task waits in place and nothing is allocated per item;
 //   - a callback calls Recv, which returns a future of the next item;
-//   - a stream combinator calls PollRecv with its own waker (Merged is a
+//   - a stream combinator calls PollRecv with its own waker ([Merged] is a
 //     Stream).
 //
 // A consumer task:
@@ -52,10 +52,10 @@
 // # Growing, shrinking, ending
 //
 // Merge(ex, streams...) ends once every stream has ended: then PollRecv,
-// Recv and RecvWait fail with ErrClosed (which is channel.ErrClosed) and All
-// stops. New returns an open group that waits while it has no stream, for
+// Recv and RecvWait fail with [ErrClosed] (which is channel.ErrClosed) and All
+// stops. [New] returns an open group that waits while it has no stream, for
 // streams that arrive over time; Seal lets it end. Add adds a stream to a
-// merge that has not ended and returns its Handle; Handle.Remove (O(1)) and
+// merge that has not ended and returns its [Handle]; Handle.Remove (O(1)) and
 // Merged.Remove drop one; Close drops all and ends the merge.
 //
 // A stream that ends is dropped quietly. A stream that fails is dropped
@@ -67,7 +67,7 @@
 // A Merged belongs to its executor's loop: every method is loop-only (call
 // it from a callback or a task body). Recv, RecvWait, All, Add, Remove, Seal
 // and Close panic when called elsewhere; PollRecv, the hot path, does not
-// check, and go test -race reports the mistake. Merge and New touch only the
+// check, and go test -race reports the mistake. [Merge] and New touch only the
 // merge they make and may be called anywhere. The wakers the merge hands its streams may be
 // woken from any goroutine: a wake off the loop is handed to the loop with
 // one task, however many wakes arrive meanwhile.

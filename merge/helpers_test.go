@@ -1,33 +1,18 @@
 package merge
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// safety bounds every wait on a running loop; it is never the
-// synchronisation itself.
-const safety = 20 * time.Second
-
-// onLoop runs fn on the loop of a stepped executor and drives the loop
-// until it is idle.
-func onLoop(t testing.TB, ex *executor.Executor, fn func()) {
-	t.Helper()
-	if err := ex.Submit(fn); err != nil {
-		t.Fatal(err)
-	}
-	ex.RunUntilIdle()
-}
 
 // queue is the tests' stream: a loop-owned FIFO that keeps the waker of its
 // last pending poll and wakes it on Push, Close and Fail.
@@ -165,22 +150,10 @@ func (m *Merged[T]) check(t testing.TB) {
 	}
 }
 
-// awaitOff waits, off the loop, for f with the safety timeout.
-func awaitOff[T any](t testing.TB, f *future.Future[T]) (T, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), safety)
-	defer cancel()
-	v, err := f.Await(ctx)
-	if ctx.Err() != nil {
-		t.Fatalf("safety timeout waiting for a future")
-	}
-	return v, err
-}
-
 // callOn runs fn on a running loop and returns its result.
 func callOn[T any](t testing.TB, ex *executor.Executor, fn func() T) T {
 	t.Helper()
-	v, err := awaitOff(t, future.Call(ex, func() (T, error) { return fn(), nil }))
+	v, err := spindletest.Await(t, future.Call(ex, func() (T, error) { return fn(), nil }))
 	if err != nil {
 		t.Fatalf("callOn: %v", err)
 	}

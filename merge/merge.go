@@ -45,10 +45,11 @@ package merge
 
 import (
 	"errors"
-	"github.com/spindle-rt/spindle/alloc"
 	"sync/atomic"
 
+	"github.com/spindle-rt/spindle/alloc"
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/internal/loop"
 	"github.com/spindle-rt/spindle/internal/ring"
 )
 
@@ -153,11 +154,17 @@ func (m *Merged[T]) Executor() *executor.Executor { return m.ex }
 
 // Len returns the number of substreams that have neither ended nor been
 // removed. Loop only.
-func (m *Merged[T]) Len() int { return len(m.subs) }
+func (m *Merged[T]) Len() int {
+	m.mustLoop("Len")
+	return len(m.subs)
+}
 
 // Ended reports whether the merge has ended: PollRecv and Recv now fail with
 // ErrClosed (after any item already taken from a substream). Loop only.
-func (m *Merged[T]) Ended() bool { return m.ended }
+func (m *Merged[T]) Ended() bool {
+	m.mustLoop("Ended")
+	return m.ended
+}
 
 // Add adds s to the merge and returns its handle. s is polled at the next
 // PollRecv (it is queued as ready, since its state is unknown); a consumer
@@ -248,6 +255,7 @@ func (h *Handle[T]) Stream() Stream[T] { return h.s }
 // returns pending and is woken at most once, when a substream wakes or the
 // merge ends; a nil w polls without asking to be woken. Loop only.
 func (m *Merged[T]) PollRecv(w executor.Waker) (v T, ok bool, err error) {
+	m.mustLoop("PollRecv")
 	if m.hasStash {
 		return m.takeStash()
 	}
@@ -303,7 +311,7 @@ func (w *subWaker[T]) Wake() {
 		return
 	}
 	if h.remote.CompareAndSwap(false, true) {
-		if m.ex.Schedule((*subRemote[T])(h), nil, 0) != nil {
+		if (*loop.Loop)(m.ex).Schedule((*subRemote[T])(h), nil, 0) != nil {
 			h.remote.Store(false) // the executor has closed: nobody will poll
 		}
 	}
@@ -381,6 +389,6 @@ func (m *Merged[T]) takeStash() (v T, ok bool, err error) {
 
 func (m *Merged[T]) mustLoop(op string) {
 	if !m.ex.OnLoop() {
-		panic("merge: " + op + " called from a goroutine that does not hold the loop")
+		panic("merge: " + op + " called from a goroutine that does not hold the loop; hand it to the loop: use executor.Submit or future.Call")
 	}
 }

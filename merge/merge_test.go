@@ -10,6 +10,7 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 type item struct{ src, seq int }
@@ -109,7 +110,7 @@ func exactlyOncePoll(t *testing.T, seed int64) {
 	p := newProducer(nStreams, perItems, seed)
 	r := newReceiver(nStreams)
 	var w countWaker
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		m := Merge(ex, p.streams()...)
 		for p.left > 0 {
 			p.burst(1 + p.r.Intn(8))
@@ -165,9 +166,9 @@ func exactlyOnceRecv(t *testing.T, seed int64) {
 			}
 		})
 	}
-	onLoop(t, ex, func() { m = Merge(ex, p.streams()...) })
+	ex.Drive(func() { m = Merge(ex, p.streams()...) })
 	for p.left > 0 {
-		onLoop(t, ex, func() {
+		ex.Drive(func() {
 			for k := p.r.Intn(8); k > 0; k-- {
 				recv()
 			}
@@ -175,7 +176,7 @@ func exactlyOnceRecv(t *testing.T, seed int64) {
 			m.check(t)
 		})
 	}
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		for range nStreams*perItems - r.n + 3 {
 			recv()
 		}
@@ -193,7 +194,7 @@ func exactlyOnceAll(t *testing.T, seed int64) {
 	p := newProducer(nStreams, perItems, seed)
 	r := newReceiver(nStreams)
 	var task *future.Future[int]
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		m := Merge(ex, p.streams()...)
 		task = future.Spawn(ex, func(ctx context.Context) (int, error) {
 			for v, err := range m.All(ctx) {
@@ -206,10 +207,10 @@ func exactlyOnceAll(t *testing.T, seed int64) {
 		})
 	})
 	for p.left > 0 {
-		onLoop(t, ex, func() { p.burst(1 + p.r.Intn(8)) })
+		ex.Drive(func() { p.burst(1 + p.r.Intn(8)) })
 	}
-	onLoop(t, ex, p.closeAll)
-	if n, err := awaitOff(t, task); err != nil || n != nStreams*perItems {
+	ex.Drive(p.closeAll)
+	if n, err := spindletest.Await(t, task); err != nil || n != nStreams*perItems {
 		t.Errorf("task: %d items, %v", n, err)
 	}
 	r.verify(t, perItems)
@@ -220,7 +221,7 @@ func TestFairness(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
 	counts := map[int]int{}
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		m := Merge[int](ex, forever(0), forever(1))
 		for range 1000 {
 			v, ok, err := m.PollRecv(nil)
@@ -243,7 +244,7 @@ func TestFairness(t *testing.T) {
 func TestNoStarvation(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		busy, quiet := &queue[int]{}, &queue[int]{}
 		for i := range 10000 {
 			busy.items = append(busy.items, i)
@@ -267,7 +268,7 @@ func TestNoStarvation(t *testing.T) {
 func TestParentWakes(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		qs := make([]*queue[int], 50)
 		ss := make([]Stream[int], len(qs))
 		for i := range qs {
@@ -326,7 +327,7 @@ func TestParentWakes(t *testing.T) {
 func TestNoScan(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		const n = 1000
 		qs := make([]*queue[int], n)
 		ss := make([]Stream[int], n)
@@ -365,7 +366,7 @@ func TestNoScan(t *testing.T) {
 func TestGrowAndRemove(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		m := New[int](ex)
 		var w countWaker
 		if _, ok, err := m.PollRecv(&w); ok || err != nil {
@@ -444,7 +445,7 @@ func TestGrowAndRemove(t *testing.T) {
 func TestRemoveLastAndClose(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		a := &queue[int]{}
 		m := Merge[int](ex, a)
 		var w countWaker
@@ -481,7 +482,7 @@ var errBoom = errors.New("boom")
 func TestEndedAndFailing(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		a, b, c := &queue[int]{}, &queue[int]{}, &queue[int]{}
 		m := Merge[int](ex, a, b, c)
 		var w countWaker
@@ -531,7 +532,7 @@ func TestFailureThroughRecvAndAll(t *testing.T) {
 	defer ex.Close()
 	var recvRes []string
 	var task *future.Future[[]string]
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		a, b := &queue[int]{}, &queue[int]{}
 		m := Merge[int](ex, a, b)
 		for range 3 {
@@ -558,7 +559,7 @@ func TestFailureThroughRecvAndAll(t *testing.T) {
 	if fmt.Sprint(recvRes) != "[0 boom 7 <nil> 0 channel: closed]" {
 		t.Errorf("Recv results %q", recvRes)
 	}
-	out, err := awaitOff(t, task)
+	out, err := spindletest.Await(t, task)
 	if err != nil || fmt.Sprint(out) != "[1 <nil> 2 <nil> 0 boom]" {
 		t.Errorf("All: %q, %v", out, err)
 	}
@@ -569,7 +570,7 @@ func TestRecvOrderAndCancel(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
 	var got []string
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		a := &queue[int]{}
 		m := Merge[int](ex, a)
 		fs := make([]*future.Future[int], 4)
@@ -613,7 +614,7 @@ func TestCancelRaceLosesNothing(t *testing.T) {
 	defer ex.Close()
 	var got []string
 	var m *Merged[int]
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		s := &hookStream{}
 		m = Merge[int](ex, s)
 		first := m.Recv()
@@ -623,7 +624,7 @@ func TestCancelRaceLosesNothing(t *testing.T) {
 		s.onPoll = func() { first.Cancel() }
 		s.Push(5)
 	})
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		if !m.hasStash {
 			t.Errorf("the item taken for the cancelled Recv was not kept")
 		}
@@ -642,7 +643,7 @@ func TestRecvWait(t *testing.T) {
 	var m *Merged[int]
 	a := &queue[int]{}
 	var task *future.Future[int]
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		m = Merge[int](ex, a)
 		if _, err := m.RecvWait(context.Background()); !errors.Is(err, future.ErrDeadlock) {
 			t.Errorf("RecvWait outside a task: %v, want ErrDeadlock", err)
@@ -665,10 +666,10 @@ func TestRecvWait(t *testing.T) {
 			}
 		})
 	})
-	onLoop(t, ex, func() { a.Push(2, 3) })
-	onLoop(t, ex, func() { a.Push(4) })
-	onLoop(t, ex, a.Close)
-	if v, err := awaitOff(t, task); v != 9 || err != nil {
+	ex.Drive(func() { a.Push(2, 3) })
+	ex.Drive(func() { a.Push(4) })
+	ex.Drive(a.Close)
+	if v, err := spindletest.Await(t, task); v != 9 || err != nil {
 		t.Errorf("task: %d %v, want 9", v, err)
 	}
 }
@@ -686,7 +687,7 @@ func TestRecvWaitCancelled(t *testing.T) {
 		return future.Spawn(ex, func(context.Context) (int, error) { return m.RecvWait(ctx) })
 	})
 	cancel()
-	if _, err := awaitOff(t, task); !errors.Is(err, context.Canceled) {
+	if _, err := spindletest.Await(t, task); !errors.Is(err, context.Canceled) {
 		t.Errorf("RecvWait after cancel: %v", err)
 	}
 	callOn(t, ex, func() int {
@@ -718,7 +719,7 @@ func TestAllEdges(t *testing.T) {
 		})
 	})
 	cancel()
-	if s, err := awaitOff(t, task); s != "[1 <nil> 0 context canceled]" || err != nil {
+	if s, err := spindletest.Await(t, task); s != "[1 <nil> 0 context canceled]" || err != nil {
 		t.Errorf("All with a cancelled ctx: %q %v", s, err)
 	}
 	// Leave a range early; the next items stay for the next receiver.
@@ -731,7 +732,7 @@ func TestAllEdges(t *testing.T) {
 			return "", nil
 		})
 	})
-	if s, _ := awaitOff(t, task); s != "2" {
+	if s, _ := spindletest.Await(t, task); s != "2" {
 		t.Errorf("first item: %q", s)
 	}
 	task = callOn(t, ex, func() *future.Future[string] {
@@ -762,7 +763,7 @@ func TestAllEdges(t *testing.T) {
 func TestNested(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		a, b, c := &queue[int]{}, &queue[int]{}, &queue[int]{}
 		inner := Merge[int](ex, a, b)
 		outer := Merge[int](ex, inner, c)
@@ -806,7 +807,7 @@ func (s *selfWaker) PollRecv(w executor.Waker) (int, bool, error) {
 func TestSelfWakingStream(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		s := &selfWaker{left: 3}
 		m := Merge[int](ex, s)
 		var w countWaker
@@ -832,7 +833,7 @@ func TestRemoteWakeCoalesced(t *testing.T) {
 	var m *Merged[int]
 	q := &queue[int]{}
 	var w countWaker
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		m = Merge[int](ex, q)
 		m.PollRecv(&w)
 	})
@@ -854,7 +855,7 @@ func TestRemoteWakeCoalesced(t *testing.T) {
 	if w.count() != 1 {
 		t.Errorf("consumer woken %d times, want 1", w.count())
 	}
-	onLoop(t, ex, func() { m.check(t) })
+	ex.Drive(func() { m.check(t) })
 }
 
 // Streams pushed from many goroutines while the loop runs: every item
@@ -893,7 +894,7 @@ func TestRemoteProducers(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n, err := awaitOff(t, task); n != producers*per || err != nil {
+	if n, err := spindletest.Await(t, task); n != producers*per || err != nil {
 		t.Errorf("task: %d items, %v", n, err)
 	}
 	r.verify(t, per)
@@ -906,7 +907,7 @@ func TestLoopOnly(t *testing.T) {
 	q := &queue[int]{}
 	m := Merge[int](ex, q) // Merge and New may be called anywhere
 	var h *Handle[int]
-	onLoop(t, ex, func() { h = m.Add(&queue[int]{}) })
+	ex.Drive(func() { h = m.Add(&queue[int]{}) })
 	for name, fn := range map[string]func(){
 		"Add":           func() { m.Add(&queue[int]{}) },
 		"Remove":        func() { m.Remove(q) },
@@ -916,15 +917,13 @@ func TestLoopOnly(t *testing.T) {
 		"Recv":          func() { m.Recv() },
 		"RecvWait":      func() { m.RecvWait(context.Background()) },
 		"All":           func() { m.All(context.Background())(func(int, error) bool { return false }) },
+		"PollRecv":      func() { m.PollRecv(&countWaker{}) },
+		"Len":           func() { m.Len() },
+		"Ended":         func() { m.Ended() },
 	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s off the loop did not panic", name)
-				}
-			}()
-			fn()
-		}()
+		t.Run(name, func(t *testing.T) {
+			spindletest.MustPanic(t, "merge: ", "use executor.Submit", fn)
+		})
 	}
 }
 
@@ -932,7 +931,7 @@ func TestLoopOnly(t *testing.T) {
 func TestZeroAllocsPerItem(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		qs := make([]*queue[int], 100)
 		ss := make([]Stream[int], len(qs))
 		for i := range qs {
@@ -989,7 +988,7 @@ func TestTaskCancelledWhileWaiting(t *testing.T) {
 		f.Cancel()
 	}
 	for _, f := range tasks {
-		awaitOff(t, f)
+		spindletest.Await(t, f)
 	}
 	v := callOn(t, ex, func() int {
 		q.Push(9)
@@ -1011,7 +1010,7 @@ func TestTaskReceiveAllocs(t *testing.T) {
 			q := &queue[int]{items: make([]int, 0, 1)}
 			var m *Merged[int]
 			n := 0
-			onLoop(t, ex, func() {
+			ex.Drive(func() {
 				m = Merge[int](ex, q)
 				future.Spawn(ex, func(ctx context.Context) (int, error) {
 					switch mode {
@@ -1057,7 +1056,7 @@ func TestTaskReceiveAllocs(t *testing.T) {
 			if allocs > want {
 				t.Errorf("%v allocations per item, want <= %v", allocs, want)
 			}
-			onLoop(t, ex, q.Close)
+			ex.Drive(q.Close)
 		})
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"iter"
 
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/loop"
 )
 
 // waiter is one queued receiver: a Recv's promise or a waiting task.
@@ -33,7 +34,7 @@ type waiter[T any] struct {
 
 // taskWaiter is the node of a task waiting in RecvWait or All.
 type taskWaiter[T any] struct {
-	future.TaskWaiter
+	loop.TaskWaiter
 	v   T
 	err error
 }
@@ -67,7 +68,7 @@ func (d *drainer[T]) Wake() {
 		return
 	}
 	m.drainPosted = true
-	m.ex.PostRunnable(d, nil, 0)
+	(*loop.Loop)(m.ex).PostRunnable(d, nil, 0)
 }
 
 // Run serves the waiting receivers while items are ready.
@@ -154,7 +155,7 @@ func (m *Merged[T]) RecvWait(ctx context.Context) (T, error) {
 		return v, err
 	}
 	var zero T
-	fib := m.ex.CurrentFiber()
+	fib := (*loop.Loop)(m.ex).CurrentFiber()
 	if fib == nil {
 		return zero, future.ErrDeadlock
 	}
@@ -212,7 +213,7 @@ func (m *Merged[T]) All(ctx context.Context) iter.Seq2[T, error] {
 			v, err, done := m.tryRecv()
 			if !done {
 				if tw == nil {
-					fib := m.ex.CurrentFiber()
+					fib := (*loop.Loop)(m.ex).CurrentFiber()
 					if fib == nil {
 						yield(zero, future.ErrDeadlock)
 						return

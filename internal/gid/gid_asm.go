@@ -5,6 +5,3 @@ package gid
 // Current returns a word that identifies the calling goroutine among all
 // live goroutines (the address of its runtime descriptor).
 func Current() uintptr
-
-// Fast reports whether Current is the cheap assembly version.
-const Fast = true

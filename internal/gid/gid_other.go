@@ -27,6 +27,3 @@ func Current() uintptr {
 	bufs.Put(buf)
 	return id
 }
-
-// Fast reports whether Current is the cheap assembly version.
-const Fast = false

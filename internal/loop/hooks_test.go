@@ -1,4 +1,4 @@
-package executor_test
+package loop_test
 
 import (
 	"fmt"
@@ -9,10 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/hooks"
 	"github.com/spindle-rt/spindle/internal/hooktest"
+	"github.com/spindle-rt/spindle/internal/loop"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 // A timer is a resource: Init when it is started (triggered by the
@@ -23,7 +27,7 @@ func TestHooksTimerOrder(t *testing.T) {
 	defer ex.Close()
 	rec := hooktest.New(ex)
 	ex.AddHooks(rec.HooksWithDestroy())
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		if id := ex.CurrentID(); id != 0 {
 			t.Errorf("CurrentID in a Submit callback = %d, want 0", id)
 		}
@@ -49,10 +53,10 @@ func TestWithHooksOption(t *testing.T) {
 	}))
 	defer ex.Close()
 	rec = hooktest.New(ex)
-	if !ex.HooksEnabled() || ex.DestroyHooked() {
-		t.Fatalf("HooksEnabled %v DestroyHooked %v, want true false", ex.HooksEnabled(), ex.DestroyHooked())
+	if !lp(ex).HooksEnabled() || lp(ex).DestroyHooked() {
+		t.Fatalf("HooksEnabled %v DestroyHooked %v, want true false", lp(ex).HooksEnabled(), lp(ex).DestroyHooked())
 	}
-	onLoop(t, ex, func() { ex.AfterFunc(time.Hour, func() {}).Stop() })
+	ex.Drive(func() { ex.AfterFunc(time.Hour, func() {}).Stop() })
 	rec.Check(t, "init 1 timer 0")
 }
 
@@ -62,10 +66,10 @@ func TestAddHooksAllNil(t *testing.T) {
 	defer ex.Close()
 	remove := ex.AddHooks(hooks.Hooks{})
 	defer remove()
-	if ex.HooksEnabled() {
+	if lp(ex).HooksEnabled() {
 		t.Fatal("HooksEnabled with only nil callbacks")
 	}
-	if id := ex.NewResource(hooks.KindFuture, 0); id != 0 {
+	if id := lp(ex).NewResource(hooks.KindFuture, 0); id != 0 {
 		t.Fatalf("NewResource = %d, want 0", id)
 	}
 }
@@ -79,7 +83,7 @@ func TestHooksRemoveStopsCalls(t *testing.T) {
 	rec := hooktest.New(ex)
 	remove := ex.AddHooks(rec.HooksWithDestroy())
 	var late *hooktest.Recorder
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		ex.AfterFunc(0, func() {
 			remove()
 			remove() // idempotent
@@ -105,7 +109,7 @@ func TestHooksRemoveStopsCalls(t *testing.T) {
 	done := make(chan struct{})
 	go func() { remove2(); close(done) }()
 	<-done
-	onLoop(t, ex, func() { ex.AfterFunc(0, func() {}) })
+	ex.Drive(func() { ex.AfterFunc(0, func() {}) })
 	rec2.Check(t)
 }
 
@@ -128,7 +132,7 @@ func TestHookPanicGoesToHandler(t *testing.T) {
 	})
 	ex.AddHooks(rec.HooksWithDestroy())
 	runs := 0
-	onLoop(t, ex, func() { ex.AfterFunc(0, func() { runs++ }) })
+	ex.Drive(func() { ex.AfterFunc(0, func() { runs++ }) })
 	if runs != 1 {
 		t.Fatalf("continuation ran %d times, want 1", runs)
 	}
@@ -147,7 +151,7 @@ func TestHooksAfterOnPanickingContinuation(t *testing.T) {
 	defer ex.Close()
 	rec := hooktest.New(ex)
 	ex.AddHooks(rec.HooksWithDestroy())
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		ex.AfterFunc(0, func() { panic("cb") })
 		ex.AfterFunc(0, func() { rec.Add("next cur=%d", ex.CurrentID()) })
 	})
@@ -164,9 +168,9 @@ func TestHookEventsFromOtherGoroutinesRunOnLoop(t *testing.T) {
 	defer ex.Close()
 	rec := hooktest.New(ex)
 	ex.AddHooks(rec.HooksWithDestroy())
-	id := ex.NewResource(hooks.KindFuture, 0)
-	id2 := ex.NewResource(hooks.KindTask, id)
-	ex.ResolveHook(id)
+	id := lp(ex).NewResource(hooks.KindFuture, 0)
+	id2 := lp(ex).NewResource(hooks.KindTask, id)
+	lp(ex).ResolveHook(id)
 	ex.Submit(func() { rec.Add("submitted") })
 	if got := rec.Events(); len(got) != 0 {
 		t.Fatalf("hooks ran before the loop did: %v", got)
@@ -183,8 +187,8 @@ func TestHookEventsFromOtherGoroutinesRunOnLoop(t *testing.T) {
 	before := ex.Stats().TasksRun
 	var want []string
 	for range 500 {
-		id := ex.NewResource(hooks.KindFuture, 0)
-		ex.ResolveHook(id)
+		id := lp(ex).NewResource(hooks.KindFuture, 0)
+		lp(ex).ResolveHook(id)
 		want = append(want, fmt.Sprintf("init %d future 0", id), fmt.Sprintf("resolve %d", id))
 	}
 	ex.RunUntilIdle()
@@ -208,15 +212,15 @@ func TestHookInitBeforeResolveAcrossGoroutines(t *testing.T) {
 		// Wait, on the loop, for a resource created elsewhere, then resolve
 		// it here before the mailbox's drain task has run.
 		<-got
-		ex.ResolveHook(id)
+		lp(ex).ResolveHook(id)
 	})
-	id = ex.NewResource(hooks.KindFuture, 0)
+	id = lp(ex).NewResource(hooks.KindFuture, 0)
 	close(got)
 	done := make(chan struct{})
 	ex.Submit(func() { close(done) })
 	select {
 	case <-done:
-	case <-waitCtx(t).Done():
+	case <-spindletest.Context(t).Done():
 		t.Fatal("loop stuck")
 	}
 	ex.Close()
@@ -230,12 +234,12 @@ func TestDestroyAfterGC(t *testing.T) {
 	defer ex.Close()
 	rec := hooktest.New(ex)
 	remove := ex.AddHooks(hooks.Hooks{Init: func(hooks.ID, hooks.Kind, hooks.ID) {}})
-	if ex.DestroyHooked() {
+	if lp(ex).DestroyHooked() {
 		t.Fatal("DestroyHooked without a Destroy hook")
 	}
-	ex.ReportDestroy(ex.NewResource(hooks.KindFuture, 0)) // no Destroy hook: dropped
+	lp(ex).ReportDestroy(lp(ex).NewResource(hooks.KindFuture, 0)) // no Destroy hook: dropped
 	removeD := ex.AddHooks(hooks.Hooks{Destroy: func(id hooks.ID) { rec.Hook("destroy %d", id) }})
-	if !ex.DestroyHooked() {
+	if !lp(ex).DestroyHooked() {
 		t.Fatal("DestroyHooked false with a Destroy hook")
 	}
 	const n = 10
@@ -243,8 +247,8 @@ func TestDestroyAfterGC(t *testing.T) {
 	func() {
 		for range n {
 			obj := new([4]uint64) // pointer-free but not tiny
-			id := ex.NewResource(hooks.KindFuture, 0)
-			executor.TrackDestroy(ex, obj, id)
+			id := lp(ex).NewResource(hooks.KindFuture, 0)
+			loop.TrackDestroy(lp(ex), obj, id)
 			ids = append(ids, id)
 		}
 	}()
@@ -280,16 +284,16 @@ func TestNoHooksFastPath(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
 	if n := testing.AllocsPerRun(100, func() {
-		if ex.NewResource(hooks.KindFuture, 0) != 0 {
+		if lp(ex).NewResource(hooks.KindFuture, 0) != 0 {
 			t.Fatal("id without hooks")
 		}
-		ex.ResolveHook(0)
+		lp(ex).ResolveHook(0)
 	}); n != 0 {
 		t.Fatalf("%v allocs", n)
 	}
 	// Added then removed: back to the fast path.
 	ex.AddHooks(hooks.Hooks{Init: func(hooks.ID, hooks.Kind, hooks.ID) {}})()
-	if ex.HooksEnabled() || ex.NewResource(hooks.KindFuture, 0) != 0 {
+	if lp(ex).HooksEnabled() || lp(ex).NewResource(hooks.KindFuture, 0) != 0 {
 		t.Fatal("hooks still enabled after remove")
 	}
 }
@@ -304,10 +308,10 @@ func TestEnabledHooksDoNotAllocate(t *testing.T) {
 		Resolve: func(hooks.ID) { calls++ },
 	})
 	var allocs float64
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		allocs = testing.AllocsPerRun(100, func() {
-			id := ex.NewResource(hooks.KindFuture, 0)
-			ex.ResolveHook(id)
+			id := lp(ex).NewResource(hooks.KindFuture, 0)
+			lp(ex).ResolveHook(id)
 		})
 	})
 	if allocs != 0 || calls == 0 {
@@ -343,8 +347,8 @@ func TestHooksConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 200 {
-				id := ex.NewResource(hooks.KindFuture, 0)
-				ex.ResolveHook(id)
+				id := lp(ex).NewResource(hooks.KindFuture, 0)
+				lp(ex).ResolveHook(id)
 				ex.AddHooks(hooks.Hooks{Before: func(hooks.ID) {}})()
 			}
 		}()
@@ -372,7 +376,7 @@ func TestStorageFollowsLoopScheduling(t *testing.T) {
 		v, ok := reqID.Get(ex)
 		got = append(got, fmt.Sprintf("%s=%s/%v", what, v, ok))
 	}
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		reqID.Run(ex, "r1", func() {
 			ex.Post(func() {
 				see("post")
@@ -426,7 +430,7 @@ func TestStorageTimersOnRunningLoop(t *testing.T) {
 			if s != "a=a" && s != "b=b" {
 				t.Fatalf("timer saw %s", s)
 			}
-		case <-waitCtx(t).Done():
+		case <-spindletest.Context(t).Done():
 			t.Fatal("timers did not fire")
 		}
 	}
@@ -456,7 +460,7 @@ func TestStorageIsolationInterleaved(t *testing.T) {
 			ex.AfterFunc(0, func() { step(req, want, n-1) })
 		}
 	}
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		for i, req := range []string{"a", "b", "c"} {
 			reqID.Run(ex, req, func() {
 				user.Run(ex, i, func() { step(req, i, 20) })
@@ -486,7 +490,7 @@ func TestStorageOffLoop(t *testing.T) {
 	}()
 	var bound func()
 	var gotPlain, gotBound string
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		reqID.Run(ex, "req", func() {
 			bound = hooks.Bind(ex, func() { gotBound, _ = reqID.Get(ex) })
 		})
@@ -517,7 +521,7 @@ func TestStorageNoAllocsWhenFrameUnchanged(t *testing.T) {
 		})
 	}
 	var outside, inside float64
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		measure() // grow the queue
 		outside = measure()
 		reqID.Run(ex, "x", func() { inside = measure() })
@@ -554,11 +558,11 @@ func TestMailedHooksSeeNoContext(t *testing.T) {
 		})
 	})
 	<-entered
-	ex.NewResource(hooks.KindFuture, 0) // 2, mailed while the loop is in timer 1
+	lp(ex).NewResource(hooks.KindFuture, 0) // 2, mailed while the loop is in timer 1
 	close(made)
 	select {
 	case <-done:
-	case <-waitCtx(t).Done():
+	case <-spindletest.Context(t).Done():
 		t.Fatal("stuck")
 	}
 	ex.Close()
@@ -581,8 +585,8 @@ func TestDestroyTimers(t *testing.T) {
 	defer ex.Close()
 	rec := hooktest.New(ex)
 	ex.AddHooks(rec.HooksWithDestroy())
-	onLoop(t, ex, func() { ex.AfterFunc(0, func() {}) }) // 1, on the loop
-	ex.AfterFunc(0, func() {})                           // 2, off the loop: its id comes from the loop
+	ex.Drive(func() { ex.AfterFunc(0, func() {}) }) // 1, on the loop
+	lp(ex).AfterFunc(0, func() {})                  // 2, off the loop: its id comes from the loop
 	ex.RunUntilIdle()
 	destroyed := func() (n int) {
 		for _, e := range rec.Events() {
@@ -609,7 +613,7 @@ func TestHooksAddedMidBatch(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
 	rec := hooktest.New(ex)
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		ex.AddHooks(rec.HooksWithDestroy())
 		p := future.NewPromise[int](ex)
 		future.Then(p.Future(), func(v int) (int, error) {
@@ -628,7 +632,7 @@ func TestHooksCombinatorEntriesWrapped(t *testing.T) {
 	rec := hooktest.New(ex)
 	ex.AddHooks(hooks.Hooks{Before: func(id hooks.ID) { rec.Hook("before %d", id) }})
 	var cur []hooks.ID
-	onLoop(t, ex, func() {
+	ex.Drive(func() {
 		p := future.NewPromise[int](ex) // 1
 		all := future.All(p.Future())   // 2
 		all.OnComplete(func([]int, error) { cur = append(cur, ex.CurrentID()) })
@@ -639,3 +643,8 @@ func TestHooksCombinatorEntriesWrapped(t *testing.T) {
 		t.Fatalf("OnComplete of All ran with CurrentID %v, want [2]", cur)
 	}
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// lp is the loop behind ex.
+func lp(ex *executor.Executor) *loop.Loop { return (*loop.Loop)(ex) }

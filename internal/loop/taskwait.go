@@ -1,4 +1,4 @@
-package future
+package loop
 
 // Waiting in place.
 //
@@ -18,8 +18,6 @@ package future
 
 import (
 	"context"
-
-	"github.com/spindle-rt/spindle/executor"
 )
 
 const (
@@ -35,7 +33,7 @@ const (
 // all its methods run on the loop. The zero value is not waiting; call
 // Init for each wait.
 type TaskWaiter struct {
-	fib   *executor.Fiber
+	fib   *Fiber
 	ctx   context.Context
 	tc    context.Context // the task's own context when ctx is not it (nil otherwise)
 	after bool            // ctx can end apart from the task: Watch must watch it
@@ -45,7 +43,7 @@ type TaskWaiter struct {
 // Init prepares w for the task running fib to wait with ctx. It returns why
 // the task must not wait at all (see Err), if it must not. Init must be
 // called from that task's body.
-func (w *TaskWaiter) Init(fib *executor.Fiber, ctx context.Context) error {
+func (w *TaskWaiter) Init(fib *Fiber, ctx context.Context) error {
 	w.fib, w.ctx, w.tc, w.after, w.state = fib, ctx, nil, false, twWaiting
 	if tc := TaskContext(fib); !ownContext(tc, ctx) {
 		// A context other than the task's: watch the task's too (as Await
@@ -63,9 +61,6 @@ func (w *TaskWaiter) Rearm() error {
 	return w.Err()
 }
 
-// Release drops w's references, for a node kept on a free list.
-func (w *TaskWaiter) Release() { *w = TaskWaiter{} }
-
 // ownContext reports whether ctx ends exactly when the task whose context
 // is tc ends: it is tc, or a value-only wrapper of it. Then the task's own
 // cancellation and the executor closing already wake the fiber, and nothing
@@ -81,12 +76,12 @@ func ownContext(tc, ctx context.Context) bool {
 	return d != nil && d == tc.Done()
 }
 
-// Err says why the wait must end, if it must: executor.ErrClosed once the
+// Err says why the wait must end, if it must: ErrClosed once the
 // executor has closed, ctx's error once it has ended, or the task's
 // (context.Canceled) once the task was cancelled.
 func (w *TaskWaiter) Err() error {
-	if w.fib.Executor().Closed() {
-		return executor.ErrClosed
+	if w.fib.Loop().Closed() {
+		return ErrClosed
 	}
 	if err := w.ctx.Err(); err != nil {
 		return err

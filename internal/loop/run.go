@@ -1,8 +1,7 @@
-package executor
+package loop
 
 import (
 	"context"
-	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -14,7 +13,7 @@ import (
 // closes at once, without draining, and Run returns ctx.Err()). It returns
 // ErrRunning if the loop already runs and ErrClosed if the executor has
 // already closed.
-func (e *Executor) Run(ctx context.Context) error {
+func (e *Loop) Run(ctx context.Context) error {
 	if ctx == nil {
 		panic("executor: Run with nil context")
 	}
@@ -30,7 +29,7 @@ func (e *Executor) Run(ctx context.Context) error {
 // Start runs the loop in a new goroutine, as Run(context.Background()). It
 // panics if the loop is already running or the executor has closed. Close
 // waits for that goroutine to finish.
-func (e *Executor) Start() {
+func (e *Loop) Start() {
 	if e.phase.Load() == phaseClosed {
 		panic("executor: Start after the executor closed")
 	}
@@ -45,7 +44,7 @@ func (e *Executor) Start() {
 // of tasks run. It is how tests and benchmarks drive an executor step by step
 // without a loop goroutine. It panics if the loop runs elsewhere; on a closed
 // executor it runs nothing.
-func (e *Executor) RunUntilIdle() int { return e.step("RunUntilIdle", nil) }
+func (e *Loop) RunUntilIdle() int { return e.step("RunUntilIdle", nil) }
 
 // Drive runs fn on the calling goroutine as loop code, so that it may do
 // what only code holding the loop may (Post, channel operations, AfterFunc
@@ -54,7 +53,7 @@ func (e *Executor) RunUntilIdle() int { return e.step("RunUntilIdle", nil) }
 // It panics if the loop runs elsewhere; on a closed executor it does not
 // call fn and returns 0. A panic in fn propagates to the caller after the
 // loop has been given up.
-func (e *Executor) Drive(fn func()) int {
+func (e *Loop) Drive(fn func()) int {
 	if fn == nil {
 		panic("executor: Drive with nil func")
 	}
@@ -63,7 +62,7 @@ func (e *Executor) Drive(fn func()) int {
 
 // step runs the loop on the calling goroutine until idle, first running
 // first (if not nil), for RunUntilIdle and Drive (named op in panics).
-func (e *Executor) step(op string, first func()) int {
+func (e *Loop) step(op string, first func()) int {
 	if e.phase.Load() == phaseClosed {
 		return 0
 	}
@@ -85,7 +84,7 @@ func (e *Executor) step(op string, first func()) int {
 // goroutine. Called from the loop itself it begins the shutdown and returns
 // nil without waiting. Shutdown may be called any number of times, from any
 // goroutine.
-func (e *Executor) Shutdown(ctx context.Context) error {
+func (e *Loop) Shutdown(ctx context.Context) error {
 	if ctx == nil {
 		panic("executor: Shutdown with nil context")
 	}
@@ -114,15 +113,15 @@ func (e *Executor) Shutdown(ctx context.Context) error {
 
 // Close is Shutdown with no deadline: it drains the queue, releases every
 // waiter and returns once the loop has finished. It always returns nil.
-func (e *Executor) Close() error {
+func (e *Loop) Close() error {
 	return e.Shutdown(context.Background())
 }
 
 // loop runs the executor on the calling goroutine. e.running is already set.
 // With untilIdle it returns as soon as nothing is ready. first, if not nil,
 // runs on the loop before anything queued.
-func (e *Executor) loop(ctx context.Context, untilIdle bool, first func()) (err error) {
-	e.loopG.Store(gid.Current())
+func (e *Loop) loop(ctx context.Context, untilIdle bool, first func()) (err error) {
+	e.LoopG.Store(gid.Current())
 	ctxDone := ctx.Done()
 	if ctxDone != nil {
 		stop := context.AfterFunc(ctx, func() {
@@ -164,9 +163,9 @@ func (e *Executor) loop(ctx context.Context, untilIdle bool, first func()) (err 
 
 // leave gives the loop up. If a Shutdown began while RunUntilIdle ran (and so
 // waits for someone to finish the loop), the goroutine leaving finishes it.
-func (e *Executor) leave() {
+func (e *Loop) leave() {
 	e.publish()
-	e.loopG.Store(0)
+	e.LoopG.Store(0)
 	e.running.Store(false)
 	if e.phase.Load() == phaseDraining && e.running.CompareAndSwap(false, true) {
 		_ = e.loop(context.Background(), false, nil)
@@ -182,12 +181,12 @@ func (e *Executor) leave() {
 // snapshot and a registration change takes effect from the next task. Its
 // hooks' panics come here too and recoverItem sorts them out. A task with
 // id 0 (every task, while no hooks are registered) costs one branch.
-func (e *Executor) runBatch() {
+func (e *Loop) runBatch() {
 	var cur item
 	defer func() {
 		if v := recover(); v != nil {
 			e.recoverItem(cur, v, debug.Stack())
-			e.frame, e.curID = nil, 0
+			e.Cur, e.curID = nil, 0
 		}
 	}()
 	for range batchSize {
@@ -197,8 +196,8 @@ func (e *Executor) runBatch() {
 		}
 		cur = it
 		e.ran++
-		if e.frame != it.fr {
-			e.frame = it.fr
+		if e.Cur != it.fr {
+			e.Cur = it.fr
 		}
 		e.curID = it.id
 		if it.id != 0 && e.hooks.wrapping.Load() {
@@ -207,13 +206,13 @@ func (e *Executor) runBatch() {
 			it.r.Run()
 		}
 	}
-	e.frame, e.curID = nil, 0
+	e.Cur, e.curID = nil, 0
 }
 
 // poll takes in submitted work and queues the callbacks of due timers at the
 // front of the queue, so a long burst of local work delays neither by more
 // than a batch.
-func (e *Executor) poll() {
+func (e *Loop) poll() {
 	if e.hasInbox.Load() {
 		e.takeInbox()
 	}
@@ -226,7 +225,7 @@ func (e *Executor) poll() {
 // takeInbox queues the inbox behind the work already queued, keeping its
 // order. While a batch taken earlier is still being consumed the inbox
 // waits, so submitted work keeps its place.
-func (e *Executor) takeInbox() {
+func (e *Loop) takeInbox() {
 	if e.q.Batching() {
 		return
 	}
@@ -238,23 +237,10 @@ func (e *Executor) takeInbox() {
 	e.spare = e.q.TakeBatch(in)
 }
 
-// spinRounds bounds how long an idle loop keeps looking for submitted work
-// before it parks: a few microseconds of runtime.Gosched, which hands the
-// processor to any other runnable goroutine. Parking and being woken costs a
-// futex round trip, so a loop fed by a steady stream of Submits from another
-// goroutine stays awake between them.
-const spinRounds = 0
-
 // sleep blocks until work is submitted, the next timer is due, or ctxDone
 // closes. Before it blocks it marks the loop as sleeping under mu, so a
 // Submit that comes after the check wakes it.
-func (e *Executor) sleep(ctxDone <-chan struct{}) {
-	for range spinRounds {
-		if e.hasInbox.Load() || e.stopReq.Load() {
-			return
-		}
-		runtime.Gosched()
-	}
+func (e *Loop) sleep(ctxDone <-chan struct{}) {
 	e.mu.Lock()
 	if e.hasInbox.Load() || e.phase.Load() != phaseOpen || e.stopReq.Load() {
 		e.mu.Unlock()
@@ -292,7 +278,7 @@ func (e *Executor) sleep(ctxDone <-chan struct{}) {
 // deadline passed), stops the timers, releases suspended tasks with ErrClosed
 // and runs them until they have unwound, stops the idle task goroutines and
 // finally closes Done, which releases goroutines blocked in Await.
-func (e *Executor) finish(drop bool) {
+func (e *Loop) finish(drop bool) {
 	e.mu.Lock()
 	e.phase.Store(phaseClosed)
 	if drop {

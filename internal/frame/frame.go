@@ -1,4 +1,4 @@
-package hooks
+package frame
 
 // Frame is an immutable set of async-local values: the context that
 // continuations carry. A nil *Frame is the empty frame.
@@ -64,4 +64,16 @@ func (f *Frame) Len() int {
 		n++
 	}
 	return n
+}
+
+// Find returns the value bound to key k in f, comparing keys as values of
+// type K (a type word and a pointer for a pointer K) rather than as
+// interfaces, which needs no runtime call.
+func Find[K comparable](f *Frame, k K) (any, bool) {
+	for ; f != nil; f = f.parent {
+		if fk, ok := f.key.(K); ok && fk == k {
+			return f.value, true
+		}
+	}
+	return nil, false
 }

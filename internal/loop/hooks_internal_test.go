@@ -1,4 +1,4 @@
-package executor
+package loop
 
 // Tests of the loop's side of hook dispatch (runHooked and recoverItem),
 // driven the way runBatch drives them. The TestMain of package
@@ -32,7 +32,7 @@ func (r catchRun) CatchPanic(v any, _ []byte) { *r.log = append(*r.log, fmt.Spri
 
 // runLikeLoop runs one item as runBatch does: runHooked under a recovery
 // that hands a panic to recoverItem.
-func runLikeLoop(e *Executor, it item) {
+func runLikeLoop(e *Loop, it item) {
 	defer func() {
 		if v := recover(); v != nil {
 			e.recoverItem(it, v, debug.Stack())
@@ -69,7 +69,7 @@ func TestRunHookedPanics(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var log, handled []string
-			e := New(WithPanicHandler(func(v any) { handled = append(handled, fmt.Sprint(v)) }))
+			e := New(Config{PanicHandler: func(v any) { handled = append(handled, fmt.Sprint(v)) }})
 			defer e.Close()
 			hook := func(name string, fail bool) func(hooks.ID) {
 				return func(hooks.ID) {
@@ -113,7 +113,7 @@ func TestRunHookedPanics(t *testing.T) {
 // Without Before or After hooks a resource's item runs plainly.
 func TestRunHookedInitOnly(t *testing.T) {
 	var log []string
-	e := New()
+	e := New(Config{})
 	defer e.Close()
 	e.AddHooks(hooks.Hooks{Init: func(hooks.ID, hooks.Kind, hooks.ID) {}})
 	e.Submit(func() { runLikeLoop(e, item{r: logRun{log: &log}, id: 3}) })

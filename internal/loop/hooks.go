@@ -1,4 +1,4 @@
-package executor
+package loop
 
 // Hook dispatch.
 //
@@ -54,8 +54,8 @@ import (
 	"github.com/spindle-rt/spindle/hooks"
 )
 
-// Executor is the loop async-local storage runs on.
-var _ hooks.Loop = (*Executor)(nil)
+// Loop is the loop async-local storage runs on.
+var _ hooks.Loop = (*Loop)(nil)
 
 type hookState struct {
 	mu     sync.Mutex
@@ -196,7 +196,7 @@ func (h *hookState) rebuild() {
 // applies as soon as the loop sees the new registrations (at once for
 // resources created afterwards, from the next continuation on for
 // Before/After).
-func (e *Executor) AddHooks(h hooks.Hooks) (remove func()) {
+func (e *Loop) AddHooks(h hooks.Hooks) (remove func()) {
 	reg := e.hooks.add(h)
 	var once sync.Once
 	return func() { once.Do(func() { e.hooks.remove(reg) }) }
@@ -204,11 +204,11 @@ func (e *Executor) AddHooks(h hooks.Hooks) (remove func()) {
 
 // HooksEnabled reports whether any hooks are registered: resources created
 // now get ids.
-func (e *Executor) HooksEnabled() bool { return e.hooks.snap.Load() != nil }
+func (e *Loop) HooksEnabled() bool { return e.hooks.snap.Load() != nil }
 
 // DestroyHooked reports whether a Destroy hook is registered: resources
 // created now should be tracked for it (see TrackDestroy).
-func (e *Executor) DestroyHooked() bool {
+func (e *Loop) DestroyHooked() bool {
 	s := e.hooks.snap.Load()
 	return s != nil && len(s.destroy) > 0
 }
@@ -219,7 +219,7 @@ func (e *Executor) DestroyHooked() bool {
 // pass 0 to use CurrentID. From a goroutine that does not hold the loop the
 // trigger stays as given and Init runs later on the loop, before any other
 // hook of the resource.
-func (e *Executor) NewResource(kind hooks.Kind, trigger hooks.ID) hooks.ID {
+func (e *Loop) NewResource(kind hooks.Kind, trigger hooks.ID) hooks.ID {
 	if e.hooks.snap.Load() == nil {
 		return 0
 	}
@@ -229,7 +229,7 @@ func (e *Executor) NewResource(kind hooks.Kind, trigger hooks.ID) hooks.ID {
 // NewResourceOnLoop is NewResource for a caller that already knows whether
 // it holds the loop: onLoop is what Current or OnLoop told the same
 // goroutine. It saves NewResource that check.
-func (e *Executor) NewResourceOnLoop(kind hooks.Kind, trigger hooks.ID, onLoop bool) hooks.ID {
+func (e *Loop) NewResourceOnLoop(kind hooks.Kind, trigger hooks.ID, onLoop bool) hooks.ID {
 	if e.hooks.snap.Load() == nil {
 		return 0
 	}
@@ -237,7 +237,7 @@ func (e *Executor) NewResourceOnLoop(kind hooks.Kind, trigger hooks.ID, onLoop b
 }
 
 // newID is NewResource with the trigger taken from CurrentID.
-func (h *hookState) newID(e *Executor, kind hooks.Kind) hooks.ID {
+func (h *hookState) newID(e *Loop, kind hooks.Kind) hooks.ID {
 	if h.snap.Load() == nil {
 		return 0
 	}
@@ -248,7 +248,7 @@ func (h *hookState) newID(e *Executor, kind hooks.Kind) hooks.ID {
 // onLoop tells where the caller runs. The hooks are guarded by one deferred
 // recover for all of them (cheaper than one each): after a panic the rest
 // are called one by one, each guarded.
-func (e *Executor) newResource(kind hooks.Kind, trigger hooks.ID, known, onLoop bool) (id hooks.ID) {
+func (e *Loop) newResource(kind hooks.Kind, trigger hooks.ID, known, onLoop bool) (id hooks.ID) {
 	h := &e.hooks
 	id = hooks.ID(h.nextID.Add(1))
 	s := h.snap.Load()
@@ -275,7 +275,7 @@ func (e *Executor) newResource(kind hooks.Kind, trigger hooks.ID, known, onLoop 
 // ResolveHook reports that resource id completed. It runs the Resolve hooks
 // on the loop: at once when the caller holds it, else from the mailbox. It
 // does nothing for id 0.
-func (e *Executor) ResolveHook(id hooks.ID) {
+func (e *Loop) ResolveHook(id hooks.ID) {
 	if id != 0 && e.hooks.resolving.Load() {
 		e.resolveHook(id, false, false)
 	}
@@ -283,13 +283,13 @@ func (e *Executor) ResolveHook(id hooks.ID) {
 
 // ResolveHookOnLoop is ResolveHook for a caller that already knows whether
 // it holds the loop (see NewResourceOnLoop).
-func (e *Executor) ResolveHookOnLoop(id hooks.ID, onLoop bool) {
+func (e *Loop) ResolveHookOnLoop(id hooks.ID, onLoop bool) {
 	if id != 0 && e.hooks.resolving.Load() {
 		e.resolveHook(id, true, onLoop)
 	}
 }
 
-func (e *Executor) resolveHook(id hooks.ID, known, onLoop bool) {
+func (e *Loop) resolveHook(id hooks.ID, known, onLoop bool) {
 	h := &e.hooks
 	s := h.snap.Load()
 	if s == nil || len(s.resolve) == 0 {
@@ -312,7 +312,7 @@ func (e *Executor) resolveHook(id hooks.ID, known, onLoop bool) {
 // which calls the Destroy hooks. It may be called from any goroutine (it is
 // meant for runtime.AddCleanup functions; see TrackDestroy). Reports that
 // arrive together are delivered by one loop task.
-func (e *Executor) ReportDestroy(id hooks.ID) {
+func (e *Loop) ReportDestroy(id hooks.ID) {
 	if id == 0 {
 		return
 	}
@@ -329,7 +329,7 @@ func (e *Executor) ReportDestroy(id hooks.ID) {
 // must stay reachable exactly as long as the resource can be used. It costs
 // what runtime.AddCleanup costs: two small allocations and work for the
 // collector.
-func TrackDestroy[T any](e *Executor, obj *T, id hooks.ID) {
+func TrackDestroy[T any](e *Loop, obj *T, id hooks.ID) {
 	if id == 0 {
 		return
 	}
@@ -337,7 +337,7 @@ func TrackDestroy[T any](e *Executor, obj *T, id hooks.ID) {
 }
 
 type destroyArg struct {
-	e  *Executor
+	e  *Loop
 	id hooks.ID
 }
 
@@ -346,7 +346,7 @@ type destroyArg struct {
 func reportDestroy(a destroyArg) { a.e.ReportDestroy(a.id) }
 
 // mail queues ev for the loop and, if no drain task is queued, queues one.
-func (h *hookState) mail(e *Executor, ev hookEvent) {
+func (h *hookState) mail(e *Loop, ev hookEvent) {
 	h.mbMu.Lock()
 	b := h.mbTail
 	if b == nil || b.n == blockEvents {
@@ -397,10 +397,10 @@ func (h *hookState) recycle(b *eventBlock) {
 }
 
 // hookDrain is the task that delivers the mailbox on the loop.
-type hookDrain Executor
+type hookDrain Loop
 
 func (d *hookDrain) Run() {
-	e := (*Executor)(d)
+	e := (*Loop)(d)
 	e.hooks.mbMu.Lock()
 	e.hooks.mbQueued = false
 	e.hooks.mbMu.Unlock()
@@ -411,7 +411,7 @@ func (d *hookDrain) Run() {
 // that raises hooks of its own on the loop does not dispatch the mailbox
 // again from inside (that would reorder it): the outer call picks up what
 // arrives meanwhile.
-func (e *Executor) drainHooks() {
+func (e *Loop) drainHooks() {
 	h := &e.hooks
 	if h.draining {
 		return
@@ -419,8 +419,8 @@ func (e *Executor) drainHooks() {
 	h.draining = true
 	// Events raised off the loop belong to no continuation: their hooks see
 	// the empty frame and CurrentID 0, wherever the loop delivers them.
-	fr, cur := e.frame, e.curID
-	e.frame, e.curID = nil, 0
+	fr, cur := e.Cur, e.curID
+	e.Cur, e.curID = nil, 0
 	for h.mbHas.Load() {
 		h.mbMu.Lock()
 		head := h.mbHead
@@ -436,12 +436,12 @@ func (e *Executor) drainHooks() {
 		h.recycle(head)
 		h.mbMu.Unlock()
 	}
-	e.frame, e.curID = fr, cur
+	e.Cur, e.curID = fr, cur
 	h.draining = false
 }
 
 // dispatch calls the hooks of one mailbox event with the current snapshot.
-func (e *Executor) dispatch(ev hookEvent) {
+func (e *Loop) dispatch(ev hookEvent) {
 	s := e.hooks.snap.Load()
 	if s == nil {
 		return
@@ -477,7 +477,7 @@ const (
 // own (the costliest part of a hook call): the loop's recovery learns from
 // stage and hookAt that a hook panicked and finishes the item's protocol on
 // a guarded slow path.
-func (e *Executor) runHooked(r Runnable, id hooks.ID) {
+func (e *Loop) runHooked(r Runnable, id hooks.ID) {
 	h := &e.hooks
 	s := h.snap.Load()
 	if s == nil || !s.wrap {
@@ -508,64 +508,9 @@ func (e *Executor) runHooked(r Runnable, id hooks.ID) {
 	h.inflight = nil
 }
 
-// recoverItem handles a panic, with its stack, that escaped the queued item
-// it: one of its Before or After hooks panicked (reported to the panic
-// handler; the rest of the item's protocol then runs, guarded: the other
-// hooks, the continuation, once), or its continuation did (the item's
-// PanicCatcher or the panic handler gets it; its After hooks run). Loop
-// only; the loop calls it from its recovery, with the item's frame and id
-// still current.
-func (e *Executor) recoverItem(it item, v any, stack []byte) {
-	h := &e.hooks
-	switch h.stage {
-	case stageBefore:
-		h.stage = stageNone
-		e.handlePanic(v, stack)
-		for _, fn := range h.inflight.before[h.hookAt+1:] {
-			e.callID(fn, it.id)
-		}
-		e.runGuarded(it.r)
-		e.hooksAfter(it.id)
-		return
-	case stageAfter:
-		h.stage = stageNone
-		e.handlePanic(v, stack)
-		s := h.inflight
-		h.inflight = nil
-		for _, fn := range s.after[h.hookAt+1:] {
-			e.callID(fn, it.id)
-		}
-		return
-	}
-	e.catchPanic(it.r, v, stack)
-	if it.id != 0 {
-		e.hooksAfter(it.id)
-	}
-}
-
-// runGuarded runs r, handing a panic to catchPanic.
-func (e *Executor) runGuarded(r Runnable) {
-	defer func() {
-		if v := recover(); v != nil {
-			e.catchPanic(r, v, debug.Stack())
-		}
-	}()
-	r.Run()
-}
-
-// catchPanic gives the panic of r to r's PanicCatcher, or to the panic
-// handler.
-func (e *Executor) catchPanic(r Runnable, v any, stack []byte) {
-	if c, ok := r.(PanicCatcher); ok {
-		c.CatchPanic(v, stack)
-		return
-	}
-	e.handlePanic(v, stack)
-}
-
 // hooksAfter calls, each guarded, the After hooks of the snapshot whose
 // Before hooks ran for the running continuation, if any.
-func (e *Executor) hooksAfter(id hooks.ID) {
+func (e *Loop) hooksAfter(id hooks.ID) {
 	s := e.hooks.inflight
 	if s == nil {
 		return
@@ -580,7 +525,7 @@ func (e *Executor) hooksAfter(id hooks.ID) {
 // guards the whole run (a deferred recover is the largest part of a hook
 // call's cost): a panicking hook goes to the panic handler, and the hooks
 // after it are still called, each guarded on its own.
-func eachGuarded[F any](e *Executor, fns []F, call func(F)) {
+func eachGuarded[F any](e *Loop, fns []F, call func(F)) {
 	i := 0
 	defer func() {
 		if v := recover(); v != nil {
@@ -596,7 +541,7 @@ func eachGuarded[F any](e *Executor, fns []F, call func(F)) {
 }
 
 // guardOne calls call(fn); a panic in it goes to the panic handler.
-func guardOne[F any](e *Executor, fn F, call func(F)) {
+func guardOne[F any](e *Loop, fn F, call func(F)) {
 	defer func() {
 		if v := recover(); v != nil {
 			e.handlePanic(v, debug.Stack())
@@ -606,11 +551,11 @@ func guardOne[F any](e *Executor, fn F, call func(F)) {
 }
 
 // callID calls one hook; a panic in it goes to the panic handler.
-func (e *Executor) callID(fn func(hooks.ID), id hooks.ID) {
+func (e *Loop) callID(fn func(hooks.ID), id hooks.ID) {
 	guardOne(e, fn, func(f func(hooks.ID)) { f(id) })
 }
 
 // callInit calls one Init hook; a panic in it goes to the panic handler.
-func (e *Executor) callInit(fn func(hooks.ID, hooks.Kind, hooks.ID), id hooks.ID, kind hooks.Kind, trigger hooks.ID) {
+func (e *Loop) callInit(fn func(hooks.ID, hooks.Kind, hooks.ID), id hooks.ID, kind hooks.Kind, trigger hooks.ID) {
 	guardOne(e, fn, func(f func(hooks.ID, hooks.Kind, hooks.ID)) { f(id, kind, trigger) })
 }

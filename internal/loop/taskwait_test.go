@@ -1,4 +1,4 @@
-package future
+package loop_test
 
 import (
 	"context"
@@ -7,53 +7,59 @@ import (
 	"time"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/loop"
 )
 
 type ctxKey struct{}
 
 // The task's own context (or a value-only wrapper of it) needs no watcher:
-// the task's cancellation wakes it. Another context is watched, and so is
-// the task's.
+// the task's cancellation wakes it. Another context that can end is
+// watched.
 func TestTaskWaiterWatchesOnlyForeignContexts(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
 	var res []string
 	ex.Drive(func() {
-		Spawn(ex, func(ctx context.Context) (int, error) {
-			fib := ex.CurrentFiber()
+		future.Spawn(ex, func(ctx context.Context) (int, error) {
+			fib := lp(ex).CurrentFiber()
 			wctx, cancel := context.WithCancel(ctx)
 			defer cancel()
 			for _, c := range []context.Context{ctx, context.WithValue(ctx, ctxKey{}, 1), wctx, context.Background()} {
-				var w TaskWaiter
+				var w loop.TaskWaiter
 				if err := w.Init(fib, c); err != nil {
 					t.Error(err)
 				}
-				res = append(res, fmt.Sprint(w.after, w.tc != nil))
+				stop := w.Watch()
+				res = append(res, fmt.Sprint(stop != nil))
+				if stop != nil {
+					stop()
+				}
 			}
 			return 0, nil
 		})
 	})
-	if want := "[false false false false true true false true]"; fmt.Sprint(res) != want {
-		t.Errorf("(watches ctx, watches task) per context: %v, want %v", res, want)
+	if want := "[false false true false]"; fmt.Sprint(res) != want {
+		t.Errorf("watches ctx, per context: %v, want %v", res, want)
 	}
 }
 
-// A task waits on a TaskWaiter until a peer fires it; a foreign ctx that
+// A task waits on a loop.TaskWaiter until a peer fires it; a foreign ctx that
 // ends withdraws it, and a withdrawn waiter is not claimable.
 func TestTaskWaiterFireAndWithdraw(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	var w TaskWaiter
+	var w loop.TaskWaiter
 	var first error
 	wctx, cancel := context.WithCancel(context.Background())
-	var task *Future[int]
+	var task *future.Future[int]
 	ex.Drive(func() {
-		task = Spawn(ex, func(ctx context.Context) (int, error) {
-			if err := w.Init(ex.CurrentFiber(), ctx); err != nil {
+		task = future.Spawn(ex, func(ctx context.Context) (int, error) {
+			if err := w.Init(lp(ex).CurrentFiber(), ctx); err != nil {
 				return 0, err
 			}
 			first = w.Wait()
-			if err := w.Init(ex.CurrentFiber(), wctx); err != nil {
+			if err := w.Init(lp(ex).CurrentFiber(), wctx); err != nil {
 				return 0, err
 			}
 			return 0, w.Wait()
@@ -74,7 +80,7 @@ func TestTaskWaiterFireAndWithdraw(t *testing.T) {
 		t.Fatalf("second wait = %v, want context.Canceled", err)
 	}
 	var withdrawn, claimable bool
-	Call(ex, func() (int, error) {
+	future.Call(ex, func() (int, error) {
 		withdrawn, claimable = w.Withdrawn(), w.Claimable()
 		return 0, nil
 	}).Await(safety)

@@ -1,4 +1,4 @@
-package executor
+package loop
 
 // Fibers: straight-line task bodies that suspend and resume on the loop.
 //
@@ -13,7 +13,7 @@ package executor
 //   - state moves new -> running -> (suspended -> running)* -> done;
 //   - a fiber is in e.suspended exactly while its state is suspended;
 //   - e.fiber is the running fiber while its body runs, nil otherwise, and
-//     e.coroG is then the fiber's goroutine (see executor.go);
+//     e.CoroG is then the fiber's goroutine (see executor.go);
 //   - a coroutine (goroutine) belongs to at most one fiber between its start
 //     and its end, and goes back to the idle pool when the fiber is done;
 //   - scheduled coalesces wake-ups: Wake queues a fiber only when it is not
@@ -23,11 +23,13 @@ package executor
 //     it waited for.
 
 import (
+	"context"
 	"iter"
 	"runtime/debug"
 	"sync/atomic"
 
 	"github.com/spindle-rt/spindle/hooks"
+	"github.com/spindle-rt/spindle/internal/frame"
 	"github.com/spindle-rt/spindle/internal/gid"
 )
 
@@ -53,14 +55,35 @@ type Interrupter interface {
 	Interrupt(err error)
 }
 
+// ContextBody is implemented by a FiberBody that runs a task with a
+// context of its own (future.Spawn's tasks): TaskContext returns it.
+type ContextBody interface {
+	TaskContext() context.Context
+}
+
+// TaskContext returns the context of the task that runs on fib, or nil if
+// fib is nil or its body has none. Packages that suspend tasks themselves
+// (channels, merges) compare a ctx with it: the task's own context needs no
+// watching, because its cancellation and the loop's closing already wake the
+// fiber.
+func TaskContext(fib *Fiber) context.Context {
+	if fib == nil {
+		return nil
+	}
+	if cb, ok := fib.body.(ContextBody); ok {
+		return cb.TaskContext()
+	}
+	return nil
+}
+
 // Fiber is a task body that can suspend itself and later resume on the loop,
 // written as straight-line code: the machinery under future.Spawn. Embed it
 // in a larger object, call Init, then Start. The zero value is not usable.
 type Fiber struct {
-	ex         *Executor
+	ex         *Loop
 	body       FiberBody
 	co         *coro
-	frame      *hooks.Frame
+	frame      *frame.Frame
 	id         hooks.ID
 	state      uint8
 	scheduled  atomic.Bool
@@ -68,7 +91,7 @@ type Fiber struct {
 }
 
 // Init binds f to ex and body. It must be called once, before Start.
-func (f *Fiber) Init(ex *Executor, body FiberBody, id hooks.ID) {
+func (f *Fiber) Init(ex *Loop, body FiberBody, id hooks.ID) {
 	if ex == nil || body == nil {
 		panic("executor: Fiber.Init with nil executor or body")
 	}
@@ -78,8 +101,8 @@ func (f *Fiber) Init(ex *Executor, body FiberBody, id hooks.ID) {
 // Body returns the body f runs.
 func (f *Fiber) Body() FiberBody { return f.body }
 
-// Executor returns the executor f runs on.
-func (f *Fiber) Executor() *Executor { return f.ex }
+// Loop returns the executor f runs on.
+func (f *Fiber) Loop() *Loop { return f.ex }
 
 // Start queues f's first run. From code that holds the loop the body will run
 // under the current async-local frame; elsewhere under the empty frame, and
@@ -87,7 +110,7 @@ func (f *Fiber) Executor() *Executor { return f.ex }
 func (f *Fiber) Start() error {
 	e := f.ex
 	if e.OnLoop() {
-		f.frame = e.frame
+		f.frame = e.Cur
 		e.post(item{r: f, id: f.id})
 		return nil
 	}
@@ -135,8 +158,8 @@ func (f *Fiber) Run() {
 // CurrentFiber returns the fiber whose body is running if the caller is that
 // body, and nil otherwise (on the loop goroutine itself, or on a goroutine
 // that does not hold the loop).
-func (e *Executor) CurrentFiber() *Fiber {
-	if me := gid.Current(); me == 0 || me != e.coroG.Load() {
+func (e *Loop) CurrentFiber() *Fiber {
+	if me := gid.Current(); me == 0 || me != e.CoroG.Load() {
 		return nil
 	}
 	return e.fiber
@@ -150,13 +173,13 @@ func (f *Fiber) Suspend() {
 	if e.fiber != f {
 		panic("executor: Fiber.Suspend called outside the fiber's body")
 	}
-	f.frame = e.frame
+	f.frame = e.Cur
 	f.state = fiberSuspended
 	e.suspended.push(f)
 	f.co.yield(struct{}{})
 	// Resumed by Run on the loop.
 	f.co.hold(e)
-	e.frame = f.frame
+	e.Cur = f.frame
 	e.curID = f.id
 }
 
@@ -170,9 +193,6 @@ func (f *Fiber) Yield() {
 	f.Suspend()
 }
 
-// Suspended reports whether f is suspended. Loop only.
-func (f *Fiber) Suspended() bool { return f.state == fiberSuspended }
-
 // coro is a reusable task goroutine driven by the runtime's coroutine switch.
 type coro struct {
 	next  func() (struct{}, bool)
@@ -182,7 +202,7 @@ type coro struct {
 	fiber *Fiber
 }
 
-func (e *Executor) getCoro() *coro {
+func (e *Loop) getCoro() *coro {
 	if n := len(e.idle); n > 0 {
 		c := e.idle[n-1]
 		e.idle[n-1] = nil
@@ -192,7 +212,7 @@ func (e *Executor) getCoro() *coro {
 	return e.newCoro()
 }
 
-func (e *Executor) putCoro(c *coro) {
+func (e *Loop) putCoro(c *coro) {
 	if len(e.idle) < maxIdleCoros && !e.dead.Load() {
 		e.idle = append(e.idle, c)
 		return
@@ -202,20 +222,20 @@ func (e *Executor) putCoro(c *coro) {
 
 // stopCoro ends an idle task goroutine. coroG forgets it first: its
 // descriptor may be reused by an unrelated goroutine.
-func (e *Executor) stopCoro(c *coro) {
-	e.coroG.CompareAndSwap(c.g, 0)
+func (e *Loop) stopCoro(c *coro) {
+	e.CoroG.CompareAndSwap(c.g, 0)
 	c.stop()
 }
 
 // hold records that c's goroutine holds the loop now; it stores only when
 // the loop switched to a different task goroutine than last time.
-func (c *coro) hold(e *Executor) {
-	if e.coroG.Load() != c.g {
-		e.coroG.Store(c.g)
+func (c *coro) hold(e *Loop) {
+	if e.CoroG.Load() != c.g {
+		e.CoroG.Store(c.g)
 	}
 }
 
-func (e *Executor) newCoro() *coro {
+func (e *Loop) newCoro() *coro {
 	c := &coro{}
 	c.next, c.stop = iter.Pull(func(yield func(struct{}) bool) {
 		c.g = gid.Current()
@@ -223,7 +243,7 @@ func (e *Executor) newCoro() *coro {
 		for {
 			f := c.fiber
 			c.hold(e)
-			e.frame, e.curID = f.frame, f.id
+			e.Cur, e.curID = f.frame, f.id
 			e.runFiberBody(f)
 			f.state = fiberDone
 			c.fiber = nil
@@ -237,7 +257,7 @@ func (e *Executor) newCoro() *coro {
 
 // runFiberBody runs the body; a panic that escapes it is reported, and the
 // goroutine stays usable.
-func (e *Executor) runFiberBody(f *Fiber) {
+func (e *Loop) runFiberBody(f *Fiber) {
 	defer func() {
 		if v := recover(); v != nil {
 			e.handlePanic(v, debug.Stack())

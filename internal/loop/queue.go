@@ -1,4 +1,4 @@
-package executor
+package loop
 
 // The task queue.
 //

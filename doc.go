@@ -1,0 +1,24 @@
+// Package spindle is the root of spindle, an embeddable event loop for Go
+// services: a single-threaded reactor executor that runs a FIFO queue of
+// continuations on one goroutine, futures resolved by callback or by
+// parking, spawned tasks written as straight-line Go that suspend by
+// coroutine switch, async channels, a perfect-waking merge of N streams,
+// allocation strategies, and lifecycle hooks with async-local storage.
+//
+// This package holds no code; the API lives in its packages:
+//
+//   - [github.com/spindle-rt/spindle/executor]: the loop (New, Run, Start,
+//     Submit, Post, AfterFunc, Shutdown, Close, Stats).
+//   - [github.com/spindle-rt/spindle/future]: Future, Promise, Then,
+//     Transform, Await, Spawn, Call, Sleep, Next and the combinators.
+//   - [github.com/spindle-rt/spindle/channel]: async channels bound to one
+//     executor, with select.
+//   - [github.com/spindle-rt/spindle/merge]: a merge of N streams that
+//     polls only the woken ones.
+//   - [github.com/spindle-rt/spindle/hooks]: lifecycle hooks and
+//     async-local storage.
+//   - [github.com/spindle-rt/spindle/alloc]: loop-owned free lists and slabs.
+//
+// The package example is the README's quick start, kept compiled and run
+// by go test.
+package spindle

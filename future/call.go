@@ -1,0 +1,99 @@
+package future
+
+import (
+	"time"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/hooks"
+	"github.com/spindle-rt/spindle/internal/loop"
+)
+
+// Futures that need no continuation: already-completed ones, Call and Sleep.
+
+// Resolved returns a future bound to ex that is already resolved with v.
+func Resolved[T any](e *executor.Executor, v T) *Future[T] {
+	return done((*loop.Loop)(e), v, nil)
+}
+
+// Failed returns a future bound to ex that has already failed with err,
+// which must not be nil.
+func Failed[T any](e *executor.Executor, err error) *Future[T] {
+	ex := (*loop.Loop)(e)
+	if err == nil {
+		panic("future: Failed with nil error")
+	}
+	var zero T
+	return done(ex, zero, err)
+}
+
+func done[T any](ex *loop.Loop, v T, err error) *Future[T] {
+	if ex == nil {
+		panic("future: nil executor")
+	}
+	f := newObjHere[Future[T]](ex)
+	f.val, f.err = v, err
+	f.ex = ex
+	f.id = newID(ex, hooks.KindFuture, 0, f)
+	f.publish(nil, fromAnywhere)
+	return f
+}
+
+// callNode runs a function on the loop and completes its future with the
+// result.
+type callNode[T any] struct {
+	out Future[T]
+	fn  func() (T, error)
+}
+
+// Call runs fn on ex's loop and returns a future of its result. It may be
+// called from any goroutine: it is how code outside the loop hands work to
+// it (f := future.Call(ex, fn); v, err := f.Await(ctx)). A panic in fn fails
+// the future with a *PanicError; if the executor is closing, the future
+// fails with executor.ErrClosed.
+func Call[T any](e *executor.Executor, fn func() (T, error)) *Future[T] {
+	ex := (*loop.Loop)(e)
+	if ex == nil {
+		panic("future: Call with nil executor")
+	}
+	if fn == nil {
+		panic("future: Call with nil func")
+	}
+	fr, onLoop := ex.Current()
+	n := newObj[callNode[T]](ex, onLoop)
+	n.fn = fn
+	n.out.ex = ex
+	n.out.id = newID(ex, hooks.KindFuture, 0, n)
+	if err := ex.SubmitRunnable(n, fr, n.out.id); err != nil {
+		var zero T
+		n.out.complete(zero, err, fromAnywhere)
+	}
+	return &n.out
+}
+
+// Run calls fn on the loop.
+func (n *callNode[T]) Run() {
+	if n.out.settled() {
+		return
+	}
+	v, err := n.fn()
+	n.fn = nil
+	n.out.complete(v, err, fromLoop)
+}
+
+// CatchPanic fails the future with fn's panic.
+func (n *callNode[T]) CatchPanic(v any, stack []byte) {
+	var zero T
+	if !n.out.complete(zero, &PanicError{Value: v, Stack: stack}, fromLoop) {
+		n.out.ex.ReportPanic(v, stack) // the future was cancelled meanwhile
+	}
+}
+
+// Sleep returns a future resolved on ex's loop once d has elapsed.
+// Cancelling the future stops the timer.
+func Sleep(e *executor.Executor, d time.Duration) *Future[struct{}] {
+	ex := (*loop.Loop)(e)
+	p := NewPromise[struct{}](e)
+	t := ex.AfterFunc(d, func() { p.Resolve(struct{}{}) })
+	p.OnCancel(func() { t.Stop() })
+	return p.Future()
+}

@@ -1,0 +1,34 @@
+package loop
+
+// Loop-local values: a short table of per-loop state that packages built on
+// the loop keep there (the slabs of package future, for instance).
+
+// localEntry is one loop-local value.
+type localEntry struct {
+	key, val any
+}
+
+// Local returns the loop-local value stored under key by SetLocal, or nil.
+// Packages built on the executor keep per-loop state there (the allocators
+// of package future, for instance). Loop only. Keys are compared with ==;
+// use a value of an unexported type. The table is a short slice: it is
+// meant for a handful of keys.
+func (e *Loop) Local(key any) any {
+	for i := range e.locals {
+		if e.locals[i].key == key {
+			return e.locals[i].val
+		}
+	}
+	return nil
+}
+
+// SetLocal stores val under key for Local. Loop only.
+func (e *Loop) SetLocal(key, val any) {
+	for i := range e.locals {
+		if e.locals[i].key == key {
+			e.locals[i].val = val
+			return
+		}
+	}
+	e.locals = append(e.locals, localEntry{key, val})
+}

@@ -1,0 +1,354 @@
+package loop
+
+// The executor's state and who may touch it.
+//
+// Loop-owned fields (q, timers, frame, curID, fiber, suspended, idle, ran)
+// are read and written only by the goroutine that holds the loop: the
+// goroutine inside Run (or RunUntilIdle, Drive, or a Shutdown that drains a
+// loop nobody runs), or the spawned task it has switched to. Every entry
+// point that may be called from anywhere first asks whether its caller holds
+// the loop (OnLoop) and reads loop-owned state only then.
+//
+// Who holds the loop: loopG is the gid of the goroutine running the loop (0
+// when none does) and coroG the gid of the task goroutine that the loop last
+// switched to. Of these two goroutines only the holder executes at any
+// moment: the loop goroutine is blocked in the coroutine switch while a task
+// runs, and a task goroutine is blocked in it while the loop (or another
+// task) runs. So "the caller's gid is loopG or coroG" is exactly "the caller
+// holds the loop", and coroG changes only when the loop switches to a
+// different task goroutine than last time. A task goroutine that exits
+// clears coroG first, so a goroutine that later reuses its descriptor is not
+// mistaken for it.
+//
+// The inbox (inbox, spare, sleeping) is guarded by mu. hasInbox is set under
+// mu whenever inbox is non-empty, so the loop can look at it between batches
+// without taking the lock. phase only moves forward (open -> draining ->
+// closed) and is written under mu, so a Submit that saw phaseOpen under mu
+// has its item taken in before the loop can finish draining.
+//
+// Wake-ups: the loop sets sleeping under mu before it blocks on wake; a
+// submitter that appends while sleeping is set clears it and sends one token
+// on wake (capacity 1), so no wake-up is lost and a busy loop costs a
+// submitter no channel operation.
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spindle-rt/spindle/hooks"
+	"github.com/spindle-rt/spindle/internal/frame"
+)
+
+// ErrClosed is returned by Submit once Shutdown or Close has begun, and is
+// the error with which goroutines blocked in Await and suspended tasks are
+// released when the executor closes.
+var ErrClosed = errors.New("executor: closed")
+
+// ErrRunning is returned by Run when the loop is already running.
+var ErrRunning = errors.New("executor: Run called while the loop is already running")
+
+// Waker is what a poll-based operation wakes when it may make progress: a
+// channel's PollRecv wakes it when an item arrives or the channel closes.
+type Waker interface {
+	// Wake signals that the operation polled with this waker may now make
+	// progress. It may be called from any goroutine, more than once.
+	Wake()
+}
+
+// Runnable is a unit of work the loop runs. Post and Submit take plain
+// functions; packages built on the executor queue their own continuation
+// objects as Runnables so that scheduling them allocates nothing.
+type Runnable interface {
+	// Run runs the work on the loop.
+	Run()
+}
+
+// PanicCatcher is implemented by a Runnable that wants a panic raised by its
+// Run: the loop hands it the recovered value and the stack instead of the
+// executor's panic handler (a future's continuation turns it into the
+// future's error).
+type PanicCatcher interface {
+	// CatchPanic receives the value and stack of a panic raised by Run.
+	CatchPanic(v any, stack []byte)
+}
+
+const (
+	phaseOpen int32 = iota
+	phaseDraining
+	phaseClosed
+)
+
+// batchSize bounds how many tasks the loop runs before it takes in
+// submitted work and fires due timers.
+const batchSize = 128
+
+// maxIdleCoros bounds the pool of idle task goroutines.
+const maxIdleCoros = 256
+
+// item is one queued task: the work, the async-local frame it was
+// registered under, and the resource it resolves (for hooks).
+type item struct {
+	r  Runnable
+	fr *frame.Frame
+	id hooks.ID
+}
+
+type funcRunnable func()
+
+func (f funcRunnable) Run() { f() }
+
+// Loop is a single-threaded event loop: one goroutine runs its queue of
+// continuations one at a time, in FIFO order. Create one with New, run it
+// with Run or Start, and stop it with Shutdown or Close.
+type Loop struct {
+	frame.Holder // who holds the loop, and the current frame (loop-owned)
+
+	// Loop-owned.
+	q         taskQueue
+	timers    timerHeap
+	curID     hooks.ID
+	fiber     *Fiber
+	suspended fiberList
+	idle      []*coro
+	ran       uint64
+
+	spare      []item      // loop-owned: the next inbox slice
+	sleepTimer *time.Timer // loop-owned: wakes a sleeping loop for the next timer
+
+	mu       sync.Mutex
+	inbox    []item
+	sleeping bool
+	hasInbox atomic.Bool
+	phase    atomic.Int32
+	wake     chan struct{}
+
+	running atomic.Bool   // a goroutine runs the loop (Run, Start, RunUntilIdle, draining Shutdown)
+	stopReq atomic.Bool   // Run's ctx ended or Shutdown's ctx expired: close without draining
+	dead    atomic.Bool   // the loop has finished closing
+	closed  chan struct{} // closed once the executor is closed and everything released
+
+	// Published by the loop between batches for Stats from other goroutines.
+	pubRan       atomic.Uint64
+	pubQueued    atomic.Int64
+	pubSuspended atomic.Int64
+	timersActive atomic.Int64
+
+	name         string
+	panicHandler func(v any)
+	alloc        Allocation
+	locals       []localEntry // loop-owned
+	hooks        hookState
+}
+
+// Config is what New needs to know: the settings of executor.Option.
+type Config struct {
+	Name         string      // in logs and panics; "spindle" when empty
+	PanicHandler func(v any) // nil: log with log/slog
+	Alloc        Allocation
+	Hooks        []hooks.Hooks // registered from the start
+}
+
+// New returns a loop that is not yet running. Work submitted before Run or
+// Start waits in its queue.
+func New(cfg Config) *Loop {
+	e := &Loop{
+		wake:         make(chan struct{}, 1),
+		closed:       make(chan struct{}),
+		name:         cfg.Name,
+		panicHandler: cfg.PanicHandler,
+		alloc:        cfg.Alloc,
+	}
+	if e.name == "" {
+		e.name = "spindle"
+	}
+	for _, h := range cfg.Hooks {
+		e.hooks.add(h)
+	}
+	return e
+}
+
+// Name returns the loop's name.
+func (e *Loop) Name() string { return e.name }
+
+// Done returns a channel that is closed once the executor has closed and
+// released everything that waited on it.
+func (e *Loop) Done() <-chan struct{} { return e.closed }
+
+// Closing reports whether Shutdown or Close has begun.
+func (e *Loop) Closing() bool { return e.phase.Load() != phaseOpen }
+
+// Closed reports whether the executor has stopped running work: every
+// operation that would wait on the loop now fails with ErrClosed.
+func (e *Loop) Closed() bool { return e.phase.Load() == phaseClosed }
+
+// Post queues fn to run on the loop after the work already queued. It is the
+// cheapest way to schedule work and may be called only from code that holds
+// the loop (a callback or task body); use Submit elsewhere. fn runs under the
+// async-local frame that is current when Post is called.
+func (e *Loop) Post(fn func()) {
+	if fn == nil {
+		panic("executor: Post of nil func")
+	}
+	if !e.OnLoop() {
+		panic("executor: Post called from a goroutine that does not hold the loop; use Submit")
+	}
+	e.post(item{r: funcRunnable(fn), fr: e.Cur})
+}
+
+// PostRunnable is Post for a Runnable: it queues r to run on the loop under
+// frame fr, reporting Before/After hooks for resource id (0 for none). Loop
+// only.
+func (e *Loop) PostRunnable(r Runnable, fr *frame.Frame, id hooks.ID) {
+	if r == nil {
+		panic("executor: PostRunnable of nil Runnable")
+	}
+	e.post(item{r: r, fr: fr, id: id})
+}
+
+func (e *Loop) post(it item) {
+	if e.dead.Load() {
+		panic("executor: Post after the executor closed")
+	}
+	e.q.Push(it)
+}
+
+// Submit queues fn to run on the loop. It may be called from any goroutine;
+// the calls of one goroutine run in the order they were made. fn runs under
+// the async-local frame of the caller when the caller holds the loop, and
+// under the empty frame otherwise. Once Shutdown or Close has begun, Submit
+// returns ErrClosed and fn will not run.
+func (e *Loop) Submit(fn func()) error {
+	if fn == nil {
+		panic("executor: Submit of nil func")
+	}
+	it := item{r: funcRunnable(fn)}
+	if e.OnLoop() {
+		it.fr = e.Cur
+	}
+	return e.submit(it, phaseOpen)
+}
+
+// Schedule queues r to run on the loop from any goroutine, under frame fr
+// with hook resource id. When the caller holds the loop it is Post; otherwise
+// the item goes through the inbox. Unlike Submit it is still accepted while
+// the executor drains (it carries continuations of work that was accepted);
+// it returns ErrClosed once the executor has closed.
+func (e *Loop) Schedule(r Runnable, fr *frame.Frame, id hooks.ID) error {
+	if r == nil {
+		panic("executor: Schedule of nil Runnable")
+	}
+	if e.OnLoop() {
+		e.post(item{r: r, fr: fr, id: id})
+		return nil
+	}
+	return e.submit(item{r: r, fr: fr, id: id}, phaseDraining)
+}
+
+// submit appends it to the inbox while the phase is at most maxPhase.
+func (e *Loop) submit(it item, maxPhase int32) error {
+	e.mu.Lock()
+	if e.phase.Load() > maxPhase {
+		e.mu.Unlock()
+		return ErrClosed
+	}
+	e.inbox = append(e.inbox, it)
+	if !e.hasInbox.Load() {
+		e.hasInbox.Store(true)
+	}
+	if e.sleeping {
+		e.sleeping = false
+		e.signal()
+	}
+	e.mu.Unlock()
+	return nil
+}
+
+// signal leaves one wake-up token for the loop.
+func (e *Loop) signal() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// SubmitRunnable is Submit for a Runnable, with the frame and hook resource
+// id to run it under. It returns ErrClosed once Shutdown or Close has begun.
+func (e *Loop) SubmitRunnable(r Runnable, fr *frame.Frame, id hooks.ID) error {
+	if r == nil {
+		panic("executor: SubmitRunnable of nil Runnable")
+	}
+	if e.OnLoop() {
+		if e.phase.Load() != phaseOpen {
+			return ErrClosed
+		}
+		e.post(item{r: r, fr: fr, id: id})
+		return nil
+	}
+	return e.submit(item{r: r, fr: fr, id: id}, phaseOpen)
+}
+
+// Current returns the async-local frame of the running continuation and
+// true when the caller holds the loop, and nil and false otherwise: the one
+// check that code registering a continuation needs.
+func (e *Loop) Current() (fr *frame.Frame, onLoop bool) {
+	if !e.OnLoop() {
+		return nil, false
+	}
+	return e.Cur, true
+}
+
+// CurrentID returns the id of the resource whose continuation is running,
+// or 0 at top level, when no hooks are registered, or when the caller does
+// not hold the loop.
+func (e *Loop) CurrentID() hooks.ID {
+	if !e.OnLoop() {
+		return 0
+	}
+	return e.curID
+}
+
+// Stats has the fields of executor.Stats (which documents them), so that
+// the executor converts one into the other.
+type Stats struct {
+	// TasksRun counts the tasks the loop has run: callbacks, continuations,
+	// timer callbacks and each slice of a spawned task.
+	TasksRun uint64
+	// Queued is the number of tasks waiting to run, submitted ones included.
+	Queued int
+	// Timers is the number of timers that are pending (not fired, not
+	// stopped).
+	Timers int
+	// Suspended is the number of spawned tasks suspended in Await or Yield.
+	Suspended int
+}
+
+// Stats returns the executor's counters. From code on the loop they are
+// exact; from other goroutines they are as of the loop's last pass between
+// batches (or its last return from Run or RunUntilIdle).
+func (e *Loop) Stats() Stats {
+	if e.OnLoop() {
+		e.mu.Lock()
+		in := len(e.inbox)
+		e.mu.Unlock()
+		return Stats{
+			TasksRun:  e.ran,
+			Queued:    e.q.Len() + in,
+			Timers:    int(e.timersActive.Load()),
+			Suspended: e.suspended.n,
+		}
+	}
+	return Stats{
+		TasksRun:  e.pubRan.Load(),
+		Queued:    int(e.pubQueued.Load()),
+		Timers:    int(e.timersActive.Load()),
+		Suspended: int(e.pubSuspended.Load()),
+	}
+}
+
+func (e *Loop) publish() {
+	e.pubRan.Store(e.ran)
+	e.pubQueued.Store(int64(e.q.Len()))
+	e.pubSuspended.Store(int64(e.suspended.n))
+}

@@ -1,0 +1,57 @@
+package spindletest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Safety bounds every wait that must not hang. It is never the
+// synchronisation itself: a test that reaches it has failed.
+const Safety = 20 * time.Second
+
+// Awaiter is what Await waits on: a *future.Future.
+type Awaiter[T any] interface {
+	Await(ctx context.Context) (T, error)
+}
+
+// Await waits for f from a goroutine that does not hold its loop, and fails
+// the test if the safety net ends the wait. An Await that succeeded is never
+// failed, however late it returned.
+func Await[T any](t testing.TB, f Awaiter[T]) (T, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), Safety)
+	defer cancel()
+	v, err := f.Await(ctx)
+	if err != nil && ctx.Err() != nil {
+		t.Fatalf("Await: safety timeout (%v) hit: %v", Safety, err)
+	}
+	return v, err
+}
+
+// Context returns a context that ends after Safety, or when the test ends.
+func Context(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), Safety)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// MustPanic runs fn and fails the test unless fn panics with a message
+// that starts with prefix and contains want.
+func MustPanic(t testing.TB, prefix, want string, fn func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		v := recover()
+		if v == nil {
+			t.Fatalf("no panic, want one starting with %q and containing %q", prefix, want)
+		}
+		msg := fmt.Sprint(v)
+		if !strings.HasPrefix(msg, prefix) || !strings.Contains(msg, want) {
+			t.Fatalf("panic %q, want one starting with %q and containing %q", msg, prefix, want)
+		}
+	}()
+	fn()
+}
