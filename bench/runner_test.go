@@ -416,6 +416,9 @@ func TestCheckRegistryFindsProblems(t *testing.T) {
 		{Group: "Chain", Name: "depth=8/x", Unit: "link", Baseline: "depth=8/then_value", Fn: nop},    // baseline has a baseline
 		{Group: "Bogus", Name: "y", Fn: nop},                                                          // unknown group, no unit
 		{Group: "Alloc", Name: "heap", Unit: "op"},                                                    // no Fn
+		{Group: "Post", Name: "k", Unit: "op", Kind: "rust", Metric: "furlongs", Fn: nop},             // unknown kind and metric
+		{Group: "Post", Name: "m", Unit: "op", Metric: "B", Fn: nop},
+		{Group: "Post", Name: "n", Unit: "op", Baseline: "m", Fn: nop}, // metric differs
 	}
 	rec := &recordingTB{TB: t}
 	checkRegistry(rec, bad)
@@ -428,6 +431,9 @@ func TestCheckRegistryFindsProblems(t *testing.T) {
 		`Bogus/y: group "Bogus" has no Benchmark function`,
 		"Bogus/y: no Unit",
 		"Alloc/heap: no Fn",
+		`Post/k: unknown kind "rust"`,
+		`Post/k: unknown metric "furlongs"`,
+		`Post/n: metric "ns", but its baseline Post/m has metric "B"`,
 	} {
 		found := false
 		for _, e := range rec.errs {
@@ -437,7 +443,7 @@ func TestCheckRegistryFindsProblems(t *testing.T) {
 			t.Errorf("no error containing %q; got:\n%s", want, strings.Join(rec.errs, "\n"))
 		}
 	}
-	if len(rec.errs) != 8 {
-		t.Errorf("%d errors, want 8:\n%s", len(rec.errs), strings.Join(rec.errs, "\n"))
+	if len(rec.errs) != 11 {
+		t.Errorf("%d errors, want 11:\n%s", len(rec.errs), strings.Join(rec.errs, "\n"))
 	}
 }
