@@ -60,8 +60,9 @@ var benchmarkGroups = []string{"Chain", "Post", "Parallel", "Immediate", "Channe
 
 // TestRegistry checks the case table: every case belongs to one of the
 // groups that have a Benchmark function, has a unit and a function, has a
-// unique Group/Name, and names as Baseline a registered case of its group
-// that is not itself compared with a baseline.
+// unique Group/Name and a known kind and metric, and names as Baseline a
+// registered case of its group, with its unit and metric, that is not
+// itself compared with a baseline.
 func TestRegistry(t *testing.T) {
 	checkRegistry(t, cases)
 }
@@ -87,6 +88,12 @@ func checkRegistry(t testing.TB, cs []Case) {
 		if _, dup := seen[name]; dup {
 			t.Errorf("%s: registered twice", name)
 		}
+		if k := c.Kind; k != "" && k != kindSpindle && k != kindGo && k != kindPeer && k != kindVariant {
+			t.Errorf("%s: unknown kind %q", name, k)
+		}
+		if m := metricOf(c); m != "ns" && m != "cpu-ns" && m != "B" {
+			t.Errorf("%s: unknown metric %q", name, m)
+		}
 		seen[name] = c
 	}
 	for _, c := range cs {
@@ -101,6 +108,8 @@ func checkRegistry(t testing.TB, cs []Case) {
 			t.Errorf("%s: baseline %s itself has a baseline (%q)", fullName(c), fullName(base), base.Baseline)
 		case base.Unit != c.Unit:
 			t.Errorf("%s: unit %q, but its baseline %s has unit %q", fullName(c), c.Unit, fullName(base), base.Unit)
+		case metricOf(base) != metricOf(c):
+			t.Errorf("%s: metric %q, but its baseline %s has metric %q", fullName(c), metricOf(c), fullName(base), metricOf(base))
 		}
 	}
 }

@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"path"
+	"slices"
+	"testing"
+)
 
 // Case is one leaf benchmark of the bundled suite.
 //
@@ -19,9 +23,17 @@ type Case struct {
 	// "item". The case reports "ns/<unit>" and "allocs/<unit>" (and, where it
 	// runs on an executor, "tasks/<unit>") with b.ReportMetric.
 	Unit string
-	// Baseline names the plain-Go case (same Group, full Name) this case is
-	// compared with; empty for the baselines themselves.
+	// Baseline names the case (same Group, full Name) this case is compared
+	// with, usually the plain-Go way of doing the same job; empty for the
+	// baselines themselves. The table prints it beside the ratio.
 	Baseline string
+	// Kind says who does the work: kindSpindle, kindGo, kindPeer or
+	// kindVariant. Empty: kindOf decides from the name.
+	Kind string
+	// Metric is the figure the case is ranked by, reported as
+	// "<Metric>/<Unit>": "ns" (wall time, the default when empty), "cpu-ns"
+	// (CPU time of the process) or "B" (bytes).
+	Metric string
 	// Fn runs the case for b.N iterations.
 	Fn func(b *testing.B)
 }
@@ -30,3 +42,51 @@ type Case struct {
 var cases []Case
 
 func register(cs ...Case) { cases = append(cases, cs...) }
+
+// Kinds of case. The closing summary compares every spindle case with the
+// fastest go or peer case measured beside it; variants are left out of it.
+const (
+	kindSpindle = "spindle" // spindle does the job
+	kindGo      = "go"      // plain Go or golang.org/x: what a user would write without spindle
+	kindPeer    = "peer"    // another project (bench/peers)
+	kindVariant = "variant" // a design spindle does not use, or a raw runtime cost, shown for scale
+)
+
+// goCaseNames are the last path elements of the cases that are plain Go
+// (or golang.org/x/sync) ways of doing a job, as DESIGN.md lists them:
+// a case without a Kind whose name ends in one of them is of kind go.
+var goCaseNames = []string{
+	"goroutines", "go_chan", "gosched", "reflect_select", "goroutine_fanin",
+	"mutex", "chan_actor", "errgroup", "errgroup_limit8", "xsync",
+	"counter_mutex", "counter_syncmap",
+	"heap", "sync_pool", // Alloc: the Go heap and sync.Pool
+}
+
+// variantCaseNames are, likewise, the cases of kind variant: poll_all is the
+// O(N) merge that perfect waking replaces; addcleanup_raw is the raw cost of
+// runtime.AddCleanup, the floor of destroy tracking.
+var variantCaseNames = []string{"poll_all", "addcleanup_raw"}
+
+// kindOf returns c's kind: c.Kind, or else the kind its name implies
+// (goCaseNames, variantCaseNames), or else kindSpindle.
+func kindOf(c Case) string {
+	if c.Kind != "" {
+		return c.Kind
+	}
+	leaf := path.Base(c.Name)
+	switch {
+	case slices.Contains(goCaseNames, leaf):
+		return kindGo
+	case slices.Contains(variantCaseNames, leaf):
+		return kindVariant
+	}
+	return kindSpindle
+}
+
+// metricOf returns the metric c is ranked by: c.Metric or "ns".
+func metricOf(c Case) string {
+	if c.Metric == "" {
+		return "ns"
+	}
+	return c.Metric
+}

@@ -1,18 +1,25 @@
 // Command bench runs spindle's bundled benchmarks and prints a
 // perf_tests-style table: for every case the median, median absolute
 // deviation, minimum and maximum time per unit over several runs, the
-// allocations, executor tasks, instructions and cycles per unit, and the
-// ratio to the case's plain-Go baseline measured in the same process.
+// allocations, executor tasks, instructions and cycles per unit, the case
+// it is compared with and the ratio to it, measured in the same process;
+// then a summary of where spindle wins and loses against the best
+// non-spindle case.
 //
 // Usage:
 //
-//	go run ./bench [-bench REGEXP] [-runs N] [-time D] [-alloc heap|slab] [-json FILE] [-list]
+//	go run ./bench [-bench REGEXP] [-runs N] [-time D] [-alloc heap|slab] [-peers]
+//	               [-json FILE] [-plot DIR] [-compare OLD.json] [-in FILE] [-list]
+//
+// -peers adds the cases of the nested module bench/peers (other projects
+// doing the same jobs), run by `go test` in a subprocess. -plot writes one
+// SVG chart per group. -in reads the figures of an earlier -json run instead
+// of running, for -plot and -compare.
 //
 // The same cases run under `go test -bench . ./bench` (see bench_test.go).
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -39,6 +46,11 @@ type config struct {
 	perRun   time.Duration // -test.benchtime of each measured run
 	jsonPath string        // "" none, "-" stdout
 	list     bool
+	peers    bool   // also run bench/peers
+	peersDir string // where bench/peers is; "" to find it
+	plotDir  string // "" no charts
+	compare  string // an earlier -json report to compare with
+	in       string // read the figures from this -json report instead of running
 }
 
 // main parses the flags, runs the selected cases and exits with run's status.
@@ -56,6 +68,11 @@ func run() int {
 	flag.DurationVar(&cfg.perRun, "time", 200*time.Millisecond, "target `duration` of each run (sets -test.benchtime)")
 	flag.StringVar(&cfg.jsonPath, "json", "", "also write every figure as JSON to `file` (\"-\": stdout, the table then goes to stderr)")
 	flag.BoolVar(&cfg.list, "list", false, "print the names of the selected cases and exit")
+	flag.BoolVar(&cfg.peers, "peers", false, "also run the peers (bench/peers: other projects doing the same jobs) with go test in a subprocess")
+	flag.StringVar(&cfg.peersDir, "peers-dir", "", "`directory` of the bench/peers module (default: found from the working directory's module)")
+	flag.StringVar(&cfg.plotDir, "plot", "", "write one SVG chart per group into `directory`")
+	flag.StringVar(&cfg.compare, "compare", "", "compare the figures with an earlier -json report `file`: change of the medians and its p-value")
+	flag.StringVar(&cfg.in, "in", "", "read the figures from a -json report `file` instead of running (for -plot and -compare)")
 	flag.Func("alloc", "how the cases' executors allocate futures: `heap` or slab (executor.WithAllocation)", setAllocation)
 	flag.Usage = usage
 	flag.Parse()
@@ -77,55 +94,55 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "bench: bad -bench: %v\n", err)
 		return 2
 	}
-	selected := selectCases(cases, re)
-	if cfg.list {
-		for _, c := range selected {
-			fmt.Println(fullName(c))
+
+	var env environment
+	var sums []caseSummary
+	status := 0
+	if cfg.in != "" {
+		env, sums, err = readJSONFile(cfg.in)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			return 2
 		}
-		return 0
-	}
-	if len(selected) == 0 {
-		fmt.Fprintf(os.Stderr, "bench: no case matches -bench %q (%d registered)\n", cfg.bench, len(cases))
-		return 2
-	}
-
-	// The counters cover every thread of the process (see perf_linux.go);
-	// locking first starts the runtime's template thread before they are
-	// opened, and keeps the main goroutine on the thread it started on.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	env := environment{
-		GoVersion:  runtime.Version(),
-		GOOS:       runtime.GOOS,
-		GOARCH:     runtime.GOARCH,
-		GOMAXPROCS: runtime.GOMAXPROCS(0),
-		NumCPU:     runtime.NumCPU(),
-		Runs:       cfg.runs,
-		PerRun:     cfg.perRun,
-		Alloc:      allocation.String(),
-	}
-	if h, err := openHWCounters(); err != nil {
-		env.Counters = err.Error()
+		var keep []caseSummary
+		for _, s := range sums {
+			if re.MatchString(fullName(s.Case)) {
+				keep = append(keep, s)
+			}
+		}
+		sums = keep
+		linkBaselines(sums)
 	} else {
-		hwc = h
-		defer func() { h.close(); hwc = nil }()
+		var code int
+		env, sums, code = runSuite(cfg, re)
+		if cfg.list || len(sums) == 0 {
+			return code
+		}
+		status = code // the peers failed: print what ran, then fail
 	}
-
-	start := time.Now()
-	sums := make([]caseSummary, len(selected))
-	for i, c := range selected {
-		sums[i] = measure(c, cfg, i, len(selected), os.Stderr)
-	}
-	linkBaselines(sums)
-	fmt.Fprintf(os.Stderr, "bench: %d cases in %v\n", len(sums), time.Since(start).Round(100*time.Millisecond))
 
 	table := io.Writer(os.Stdout)
 	if cfg.jsonPath == "-" {
 		table = os.Stderr
 	}
 	writeTable(table, env, sums)
-
-	status := 0
+	if cfg.compare != "" {
+		oldEnv, old, err := readJSONFile(cfg.compare)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			status = 1
+		} else {
+			writeCompare(table, cfg.compare, oldEnv, old, sums)
+		}
+	}
+	if cfg.plotDir != "" {
+		paths, err := writePlots(cfg.plotDir, env, sums)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: -plot: %v\n", err)
+			status = 1
+		}
+		fmt.Fprintf(os.Stderr, "bench: wrote %d charts into %s\n", len(paths), cfg.plotDir)
+	}
 	if cfg.jsonPath != "" {
 		if err := writeJSONFile(cfg.jsonPath, env, sums); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -138,6 +155,81 @@ func run() int {
 		}
 	}
 	return status
+}
+
+// runSuite runs (or, with -list, lists) the selected cases of the suite
+// and, with -peers, of bench/peers. code is non-zero when nothing could
+// run (2: usage) or the peers could not run (1).
+func runSuite(cfg config, re *regexp.Regexp) (env environment, sums []caseSummary, code int) {
+	selected := selectCases(cases, re)
+	var peerSums []caseSummary
+	var notes map[string]string
+	var peersErr error
+	if cfg.list {
+		for _, c := range selected {
+			fmt.Println(fullName(c))
+		}
+		if cfg.peers {
+			peerSums, _, peersErr = runPeers(cfg, re, os.Stderr)
+			for _, s := range peerSums {
+				fmt.Println(fullName(s.Case))
+			}
+			if peersErr != nil {
+				fmt.Fprintf(os.Stderr, "bench: %v\n", peersErr)
+				return env, nil, 1
+			}
+		}
+		return env, nil, 0
+	}
+	if len(selected) == 0 && !cfg.peers {
+		fmt.Fprintf(os.Stderr, "bench: no case matches -bench %q (%d registered)\n", cfg.bench, len(cases))
+		return env, nil, 2
+	}
+
+	// The counters cover every thread of the process (see perf_linux.go);
+	// locking first starts the runtime's template thread before they are
+	// opened, and keeps the main goroutine on the thread it started on.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	env = environment{
+		GoVersion:  runtime.Version(),
+		GOOS:       runtime.GOOS,
+		GOARCH:     runtime.GOARCH,
+		GOMAXPROCS: runtime.GOMAXPROCS(0),
+		NumCPU:     runtime.NumCPU(),
+		Runs:       cfg.runs,
+		PerRun:     cfg.perRun,
+		Alloc:      allocation.String(),
+		Date:       time.Now().UTC().Format(time.RFC3339),
+	}
+	if h, err := openHWCounters(); err != nil {
+		env.Counters = err.Error()
+	} else {
+		hwc = h
+		defer func() { h.close(); hwc = nil }()
+	}
+
+	start := time.Now()
+	sums = make([]caseSummary, len(selected))
+	for i, c := range selected {
+		sums[i] = measure(c, cfg, i, len(selected), os.Stderr)
+	}
+	if cfg.peers {
+		peerSums, notes, peersErr = runPeers(cfg, re, os.Stderr)
+		if peersErr != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", peersErr)
+			code = 1
+		}
+		sums = append(sums, peerSums...)
+		env.Notes = notes
+	}
+	linkBaselines(sums)
+	fmt.Fprintf(os.Stderr, "bench: %d cases in %v\n", len(sums), time.Since(start).Round(100*time.Millisecond))
+	if len(sums) == 0 {
+		fmt.Fprintf(os.Stderr, "bench: no case matches -bench %q\n", cfg.bench)
+		return env, nil, 2
+	}
+	return env, sums, code
 }
 
 // usage prints the runner's own flags (not the testing package's -test.*
@@ -168,22 +260,6 @@ func usage() {
 		}
 		fmt.Fprintln(out, line)
 	})
-}
-
-// writeJSONFile writes the JSON report to path, "-" meaning stdout.
-func writeJSONFile(path string, env environment, sums []caseSummary) error {
-	if path == "-" {
-		return writeJSON(os.Stdout, env, sums)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := writeJSON(f, env, sums); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return f.Close()
 }
 
 // setBenchtime sets the testing package's -test.benchtime, which
@@ -220,12 +296,12 @@ func measure(c Case, cfg config, idx, total int, progress io.Writer) caseSummary
 				break
 			}
 			inst, cycles := p.perIteration()
-			runs = append(runs, figuresFromResult(res, c.Unit, inst, cycles))
+			runs = append(runs, figuresFromResult(res, c.Unit, metricOf(c), inst, cycles))
 		}
 	}
 	s := summarize(c, runs, status)
 	if s.Status == statusOK {
-		fmt.Fprintf(progress, ": %s/%s\n", fmtTime(s.Median), c.Unit)
+		fmt.Fprintf(progress, ": %s/%s\n", fmtValue(metricOf(c), s.Median), c.Unit)
 	} else {
 		fmt.Fprintf(progress, ": %s\n", s.Status)
 	}
@@ -281,11 +357,4 @@ func (p *probe) perIteration() (inst, cycles *float64) {
 		return nil, nil
 	}
 	return ptr(p.inst / float64(p.n)), ptr(p.cycles / float64(p.n))
-}
-
-// writeJSON encodes the report for tools.
-func writeJSON(w io.Writer, env environment, sums []caseSummary) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(jsonReportOf(env, sums))
 }

@@ -21,7 +21,7 @@ const (
 // runFigures are one run's per-unit figures, read from the BenchmarkResult.
 type runFigures struct {
 	N      int      // b.N of the run
-	Ns     float64  // ns/<unit>
+	Ns     float64  // the case's metric per unit: ns/<unit> for most cases (see metricOf)
 	Allocs float64  // allocs/<unit>
 	Tasks  *float64 // tasks/<unit>; nil when the case reports none
 	Inst   *float64 // inst/<unit>; nil without hardware counters
@@ -34,7 +34,8 @@ type caseSummary struct {
 	Status string // statusOK, statusFailed or statusSkipped
 	Runs   []runFigures
 
-	// Statistics of Runs' Ns; meaningful when Runs is not empty.
+	// Statistics of Runs' Ns (the case's metric); meaningful when Runs is
+	// not empty.
 	N                     int // b.N of the median run
 	Median, MAD, Min, Max float64
 
@@ -42,8 +43,15 @@ type caseSummary struct {
 	Allocs, Tasks, Inst, Cycles *float64
 
 	// VsBaseline is the baseline's median over this case's median (above 1:
-	// this case is faster); nil without a measured baseline.
+	// this case takes less); nil without a measured baseline.
 	VsBaseline *float64
+
+	// BestOther is the Name of the case, in this case's comparison set (see
+	// comparisonSet), that has the lowest median among the go and peer
+	// cases; VsBest is its median over this case's median. Both are set
+	// for spindle cases only, when there is such a case.
+	BestOther string
+	VsBest    *float64
 }
 
 // environment describes the machine and settings, for the table header and
@@ -55,6 +63,10 @@ type environment struct {
 	PerRun                  time.Duration
 	Counters                string // "" when inst and cycles are measured, else why not
 	Alloc                   string // the executors' allocation strategy (-alloc)
+	Date                    string // when the run started, RFC 3339
+	// Notes says, per group, what its comparison leaves out (the peers'
+	// groups carry one).
+	Notes map[string]string
 }
 
 // fullName is the case's "Group/Name", what -bench matches.
@@ -106,12 +118,14 @@ func selectCases(all []Case, re *regexp.Regexp) []Case {
 }
 
 // figuresFromResult reads one run's per-unit figures from r.Extra
-// ("ns/<unit>", "allocs/<unit>", "tasks/<unit>", "inst/<unit>",
-// "cycles/<unit>"). A case that reports no "ns/<unit>" did not use a Meter:
-// its time and allocations fall back to the per-op figures (NsPerOp,
-// AllocsPerOp, at float precision) and its instructions and cycles to
-// instPerOp and cyclesPerOp, which the runner measured around the round.
-func figuresFromResult(r testing.BenchmarkResult, unit string, instPerOp, cyclesPerOp *float64) runFigures {
+// ("<metric>/<unit>", "allocs/<unit>", "tasks/<unit>", "inst/<unit>",
+// "cycles/<unit>"). A case ranked by time ("ns") that reports no
+// "ns/<unit>" did not use a Meter: its time and allocations fall back to
+// the per-op figures (NsPerOp, AllocsPerOp, at float precision) and its
+// instructions and cycles to instPerOp and cyclesPerOp, which the runner
+// measured around the round. A case ranked by another metric that does not
+// report it gets NaN, which summarize turns into a failure.
+func figuresFromResult(r testing.BenchmarkResult, unit, metric string, instPerOp, cyclesPerOp *float64) runFigures {
 	f := runFigures{N: r.N}
 	extra := func(kind string) *float64 {
 		if v, ok := r.Extra[kind+"/"+unit]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -119,9 +133,12 @@ func figuresFromResult(r testing.BenchmarkResult, unit string, instPerOp, cycles
 		}
 		return nil
 	}
-	metered := extra("ns") != nil
-	if v := extra("ns"); v != nil {
+	v := extra(metric)
+	metered := v != nil
+	if metered {
 		f.Ns = *v
+	} else if metric != "ns" {
+		f.Ns = math.NaN()
 	} else if v, ok := r.Extra["ns/op"]; ok {
 		f.Ns = v
 	} else if r.N > 0 {
@@ -178,9 +195,16 @@ func medianOf(vs []*float64) *float64 {
 	return ptr(median(have))
 }
 
-// summarize computes a case's statistics over its runs.
+// summarize computes a case's statistics over its runs. A case without
+// runs, or with a run that lacks its metric (NaN), has failed.
 func summarize(c Case, runs []runFigures, status string) caseSummary {
 	s := caseSummary{Case: c, Status: status, Runs: runs}
+	for _, r := range runs {
+		if math.IsNaN(r.Ns) {
+			s.Status, s.Runs = statusFailed, nil
+			return s
+		}
+	}
 	if len(runs) == 0 {
 		if s.Status == statusOK {
 			s.Status = statusFailed
@@ -220,8 +244,16 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
+// comparable reports whether a and b measured the same figure: same
+// group, unit and metric, both ok with a positive median.
+func comparable(a, b *caseSummary) bool {
+	return a.Case.Group == b.Case.Group && a.Case.Unit == b.Case.Unit && metricOf(a.Case) == metricOf(b.Case) &&
+		a.Status == statusOK && b.Status == statusOK && a.Median > 0 && b.Median > 0
+}
+
 // linkBaselines sets VsBaseline for every case whose Baseline (same group,
-// same unit) was measured in the same run.
+// unit and metric) was measured in the same run, and BestOther and VsBest
+// for every spindle case (see comparisonSet).
 func linkBaselines(sums []caseSummary) {
 	byName := map[string]*caseSummary{}
 	for i := range sums {
@@ -229,16 +261,43 @@ func linkBaselines(sums []caseSummary) {
 	}
 	for i := range sums {
 		s := &sums[i]
-		s.VsBaseline = nil
-		if s.Case.Baseline == "" || s.Status != statusOK || !(s.Median > 0) {
+		s.VsBaseline, s.BestOther, s.VsBest = nil, "", nil
+		if s.Case.Baseline != "" {
+			if base, ok := byName[s.Case.Group+"/"+s.Case.Baseline]; ok && comparable(s, base) {
+				s.VsBaseline = ptr(base.Median / s.Median)
+			}
+		}
+		if kindOf(s.Case) != kindSpindle || s.Status != statusOK {
 			continue
 		}
-		base, ok := byName[s.Case.Group+"/"+s.Case.Baseline]
-		if !ok || base.Status != statusOK || base.Case.Unit != s.Case.Unit || !(base.Median > 0) {
-			continue
+		var best *caseSummary
+		for _, o := range comparisonSet(sums, *s) {
+			if k := kindOf(o.Case); (k == kindGo || k == kindPeer) && comparable(s, o) && (best == nil || o.Median < best.Median) {
+				best = o
+			}
 		}
-		s.VsBaseline = ptr(base.Median / s.Median)
+		if best != nil {
+			s.BestOther, s.VsBest = best.Case.Name, ptr(best.Median/s.Median)
+		}
 	}
+}
+
+// comparisonSet returns the cases measured against the same baseline as s:
+// s's baseline (or s itself, when it has none) and every case of its group
+// whose Baseline is that case.
+func comparisonSet(sums []caseSummary, s caseSummary) []*caseSummary {
+	key := s.Case.Baseline
+	if key == "" {
+		key = s.Case.Name
+	}
+	var set []*caseSummary
+	for i := range sums {
+		c := sums[i].Case
+		if c.Group == s.Case.Group && (c.Name == key || c.Baseline == key) {
+			set = append(set, &sums[i])
+		}
+	}
+	return set
 }
 
 // fmtTime formats nanoseconds with a unit suffix: ns, us, ms or s.
@@ -255,6 +314,26 @@ func fmtTime(ns float64) string {
 	return fmt.Sprintf("%.3fs", ns/1e9)
 }
 
+// fmtBytes formats a byte count: B, KiB or MiB.
+func fmtBytes(b float64) string {
+	a := math.Abs(b)
+	switch {
+	case a < 1<<10:
+		return fmt.Sprintf("%.1fB", b)
+	case a < 1<<20:
+		return fmt.Sprintf("%.2fKiB", b/(1<<10))
+	}
+	return fmt.Sprintf("%.2fMiB", b/(1<<20))
+}
+
+// fmtValue formats a figure of metric.
+func fmtValue(metric string, v float64) string {
+	if metric == "B" {
+		return fmtBytes(v)
+	}
+	return fmtTime(v)
+}
+
 // fmtFixed formats v with the given decimals, or missing when v is nil.
 func fmtFixed(v *float64, decimals int, missing string) string {
 	if v == nil {
@@ -263,83 +342,162 @@ func fmtFixed(v *float64, decimals int, missing string) string {
 	return fmt.Sprintf("%.*f", decimals, *v)
 }
 
-// fmtRatio formats a baseline ratio (baseline time / case time) as
-// "7.3x faster" or "1.4x slower".
-func fmtRatio(r float64) string {
-	if r >= 1 {
-		return fmt.Sprintf("%.1fx faster", r)
+// ratioWords are the words for a ratio above and below 1 in metric.
+func ratioWords(metric string) (better, worse string) {
+	if metric == "B" {
+		return "smaller", "larger"
 	}
-	return fmt.Sprintf("%.1fx slower", 1/r)
+	return "faster", "slower"
 }
 
-// vsGo is the vs-go cell: "-" for a case without a baseline, "n/a" when the
-// baseline was not measured in this run.
-func vsGo(s caseSummary) string {
+// fmtRatio formats a time ratio (other's time / this time) as "7.3x
+// faster" or "1.4x slower".
+func fmtRatio(r float64) string { return fmtRatioOf("ns", r) }
+
+// fmtRatioOf formats a ratio (other's figure / this figure) of metric.
+func fmtRatioOf(metric string, r float64) string {
+	better, worse := ratioWords(metric)
+	if r >= 1 {
+		return fmt.Sprintf("%.1fx %s", r, better)
+	}
+	return fmt.Sprintf("%.1fx %s", 1/r, worse)
+}
+
+// column is one column of the table.
+type column struct {
+	name string
+	left bool // aligned left (the others right)
+	cell func(s caseSummary) string
+}
+
+// tableColumns returns the table's columns for sums: inst and cycles only
+// when some case has the figure.
+func tableColumns(sums []caseSummary) []column {
+	val := func(get func(s caseSummary) float64) func(s caseSummary) string {
+		return func(s caseSummary) string { return fmtValue(metricOf(s.Case), get(s)) }
+	}
+	cols := []column{
+		{name: "test", left: true, cell: func(s caseSummary) string { return fullName(s.Case) }},
+		{name: "iterations", cell: func(s caseSummary) string { return fmt.Sprint(s.N) }},
+		{name: "median", cell: val(func(s caseSummary) float64 { return s.Median })},
+		{name: "mad", cell: val(func(s caseSummary) float64 { return s.MAD })},
+		{name: "min", cell: val(func(s caseSummary) float64 { return s.Min })},
+		{name: "max", cell: val(func(s caseSummary) float64 { return s.Max })},
+		{name: "allocs", cell: func(s caseSummary) string { return fmtFixed(s.Allocs, 3, "-") }},
+		{name: "tasks", cell: func(s caseSummary) string { return fmtFixed(s.Tasks, 3, "-") }},
+	}
+	if hasCounters(sums) {
+		cols = append(cols,
+			column{name: "inst", cell: func(s caseSummary) string { return fmtFixed(s.Inst, 1, "n/a") }},
+			column{name: "cycles", cell: func(s caseSummary) string { return fmtFixed(s.Cycles, 1, "n/a") }},
+		)
+	}
+	return append(cols,
+		column{name: "kind", left: true, cell: func(s caseSummary) string { return kindOf(s.Case) }},
+		column{name: "baseline", left: true, cell: func(s caseSummary) string { return orDash(s.Case.Baseline) }},
+		column{name: "ratio", left: true, cell: ratioCell},
+	)
+}
+
+// orDash returns s, or "-" when s is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// hasCounters reports whether any case has an inst or cycles figure.
+func hasCounters(sums []caseSummary) bool {
+	for _, s := range sums {
+		if s.Inst != nil || s.Cycles != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// ratioCell is the ratio cell: "-" for a case without a baseline, "n/a"
+// when the baseline was not measured in this run.
+func ratioCell(s caseSummary) string {
 	switch {
 	case s.Case.Baseline == "":
 		return "-"
 	case s.VsBaseline == nil:
 		return "n/a"
 	}
-	return fmtRatio(*s.VsBaseline)
+	return fmtRatioOf(metricOf(s.Case), *s.VsBaseline)
 }
-
-// tableColumns are the table's columns; all but the first and last are
-// right-aligned.
-var tableColumns = []string{"test", "iterations", "median", "mad", "min", "max", "allocs", "tasks", "inst", "cycles", "vs-go"}
 
 // tableRow returns the cells of one case's row.
-func tableRow(s caseSummary) []string {
-	if s.Status != statusOK {
-		row := make([]string, len(tableColumns))
-		row[0], row[1] = fullName(s.Case), s.Status
-		return row
+func tableRow(cols []column, s caseSummary) []string {
+	row := make([]string, len(cols))
+	for j, c := range cols {
+		if s.Status != statusOK && j > 0 {
+			if j == 1 {
+				row[j] = s.Status
+			}
+			continue
+		}
+		row[j] = c.cell(s)
 	}
-	return []string{
-		fullName(s.Case),
-		fmt.Sprint(s.N),
-		fmtTime(s.Median),
-		fmtTime(s.MAD),
-		fmtTime(s.Min),
-		fmtTime(s.Max),
-		fmtFixed(s.Allocs, 3, "-"),
-		fmtFixed(s.Tasks, 3, "-"),
-		fmtFixed(s.Inst, 1, "n/a"),
-		fmtFixed(s.Cycles, 1, "n/a"),
-		vsGo(s),
-	}
+	return row
 }
 
-// sectionTitle names a (Group, Unit) section and the unit of its figures.
-func sectionTitle(group, unit string) string {
-	return fmt.Sprintf("%s: ns/%s (median mad min max), allocs/%s, tasks/%s, inst/%s, cycles/%s",
-		group, unit, unit, unit, unit, unit)
+// sectionTitle names a (Group, Unit) section and the figures of its
+// columns.
+func sectionTitle(c Case, counters bool) string {
+	metric, unit := metricOf(c), c.Unit
+	t := fmt.Sprintf("%s: %s/%s (median mad min max), allocs/%s, tasks/%s", c.Group, metric, unit, unit, unit)
+	if counters {
+		t += fmt.Sprintf(", inst/%s, cycles/%s", unit, unit)
+	}
+	return t
 }
+
+// legend explains the table; writeTable prints it under the header.
+const legend = `How to read it: each figure is per unit of work (the section title names it).
+  median      the middle of the runs' figures, the one to compare
+  mad         median absolute deviation: about half of the runs lie within median +- mad
+  min, max    the best and the worst run; cases whose min-max ranges overlap are not clearly apart
+  iterations  b.N of the median run; allocs: heap allocations; tasks: loop tasks (- without a loop)
+  kind        spindle: this library; go: plain Go or golang.org/x; peer: another project;
+              variant: a design spindle does not use, or a raw runtime cost, shown for scale
+  baseline    the case of the same group this row is compared with, measured in this run
+  ratio       baseline median / this median: "3.0x faster" takes a third of the baseline's time
+              ("smaller" and "larger" for bytes)`
 
 // writeTable prints the perf_tests-style table: a header describing the
-// run, then one section per (Group, Unit) in the order of sums (see
-// selectCases), columns aligned across sections.
+// run and how to read it, one section per (Group, Unit) in the order of
+// sums (see selectCases), columns aligned across sections, then the
+// summary (writeSummary).
 func writeTable(w io.Writer, env environment, sums []caseSummary) {
-	counters := "available"
-	if env.Counters != "" {
-		counters = "n/a (" + env.Counters + ")"
-	}
+	counters := hasCounters(sums)
 	fmt.Fprintf(w, "go version:           %s %s/%s\n", env.GoVersion, env.GOOS, env.GOARCH)
 	fmt.Fprintf(w, "single run duration:  %v\n", env.PerRun)
 	fmt.Fprintf(w, "number of runs:       %d\n", env.Runs)
 	fmt.Fprintf(w, "number of cores:      %d (GOMAXPROCS %d)\n", env.NumCPU, env.GOMAXPROCS)
-	fmt.Fprintf(w, "inst/cycles counters: %s\n", counters)
+	switch {
+	case counters:
+		fmt.Fprintf(w, "inst/cycles counters: available\n")
+	case env.Counters != "":
+		fmt.Fprintf(w, "inst/cycles counters: columns left out: the kernel refuses them (%s)\n", env.Counters)
+	default:
+		fmt.Fprintf(w, "inst/cycles counters: columns left out: no case measured them\n")
+	}
 	if env.Alloc != "" {
 		fmt.Fprintf(w, "future allocation:    %s\n", env.Alloc)
 	}
+	fmt.Fprintf(w, "\n%s\n", legend)
 
+	cols := tableColumns(sums)
 	rows := make([][]string, len(sums))
-	widths := make([]int, len(tableColumns))
-	for i, c := range tableColumns {
-		widths[i] = len(c)
+	widths := make([]int, len(cols))
+	for i, c := range cols {
+		widths[i] = len(c.name)
 	}
 	for i, s := range sums {
-		rows[i] = tableRow(s)
+		rows[i] = tableRow(cols, s)
 		for j, cell := range rows[i] {
 			widths[j] = max(widths[j], len(cell))
 		}
@@ -351,123 +509,27 @@ func writeTable(w io.Writer, env environment, sums []caseSummary) {
 			switch {
 			case j == 0:
 				b.WriteString(cell + pad)
-			case j == len(cells)-1:
-				b.WriteString("  " + cell)
+			case cols[j].left:
+				b.WriteString("  " + cell + pad)
 			default:
 				b.WriteString("  " + pad + cell)
 			}
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
+	header := make([]string, len(cols))
+	for j, c := range cols {
+		header[j] = c.name
+	}
 	for i, s := range sums {
 		if i == 0 || s.Case.Group != sums[i-1].Case.Group || s.Case.Unit != sums[i-1].Case.Unit {
-			fmt.Fprintf(w, "\n%s\n", sectionTitle(s.Case.Group, s.Case.Unit))
-			line(tableColumns)
+			fmt.Fprintf(w, "\n%s\n", sectionTitle(s.Case, counters))
+			if note := env.Notes[s.Case.Group]; note != "" && (i == 0 || s.Case.Group != sums[i-1].Case.Group) {
+				fmt.Fprintf(w, "(%s)\n", note)
+			}
+			line(header)
 		}
 		line(rows[i])
 	}
-}
-
-// jsonReport is the -json output.
-type jsonReport struct {
-	Go          string     `json:"go"`
-	GOOS        string     `json:"goos"`
-	GOARCH      string     `json:"goarch"`
-	GOMAXPROCS  int        `json:"gomaxprocs"`
-	NumCPU      int        `json:"num_cpu"`
-	Runs        int        `json:"runs"`
-	RunTimeNs   int64      `json:"run_time_ns"`    // -time
-	Alloc       string     `json:"alloc"`          // -alloc
-	CountersErr *string    `json:"counters_error"` // why inst and cycles are null; null when measured
-	Cases       []jsonCase `json:"cases"`
-}
-
-// jsonCase is one case in the -json output. Per-unit figures are in the
-// case's unit; missing figures are null.
-type jsonCase struct {
-	Name       string    `json:"name"` // "Group/Name"
-	Group      string    `json:"group"`
-	Case       string    `json:"case"`
-	Unit       string    `json:"unit"`
-	Baseline   string    `json:"baseline,omitempty"`
-	Status     string    `json:"status"` // "ok", "FAILED", "SKIPPED"
-	Iterations int       `json:"iterations"`
-	MedianNs   *float64  `json:"median_ns"`
-	MADNs      *float64  `json:"mad_ns"`
-	MinNs      *float64  `json:"min_ns"`
-	MaxNs      *float64  `json:"max_ns"`
-	Allocs     *float64  `json:"allocs"`
-	Tasks      *float64  `json:"tasks"`
-	Inst       *float64  `json:"inst"`
-	Cycles     *float64  `json:"cycles"`
-	VsBaseline *float64  `json:"vs_baseline"` // baseline median / median
-	Runs       []jsonRun `json:"runs"`
-}
-
-// jsonRun is one run in the -json output.
-type jsonRun struct {
-	Iterations int      `json:"iterations"`
-	Ns         *float64 `json:"ns"`
-	Allocs     *float64 `json:"allocs"`
-	Tasks      *float64 `json:"tasks"`
-	Inst       *float64 `json:"inst"`
-	Cycles     *float64 `json:"cycles"`
-}
-
-// finite returns v as a JSON number, or nil (null) when v is nil, NaN or
-// infinite, which JSON cannot represent.
-func finite(v *float64) *float64 {
-	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
-		return nil
-	}
-	return ptr(*v)
-}
-
-// jsonReportOf builds the -json output.
-func jsonReportOf(env environment, sums []caseSummary) jsonReport {
-	rep := jsonReport{
-		Go:         env.GoVersion,
-		GOOS:       env.GOOS,
-		GOARCH:     env.GOARCH,
-		GOMAXPROCS: env.GOMAXPROCS,
-		NumCPU:     env.NumCPU,
-		Runs:       env.Runs,
-		RunTimeNs:  env.PerRun.Nanoseconds(),
-		Alloc:      env.Alloc,
-		Cases:      []jsonCase{},
-	}
-	if env.Counters != "" {
-		rep.CountersErr = &env.Counters
-	}
-	for _, s := range sums {
-		jc := jsonCase{
-			Name:     fullName(s.Case),
-			Group:    s.Case.Group,
-			Case:     s.Case.Name,
-			Unit:     s.Case.Unit,
-			Baseline: s.Case.Baseline,
-			Status:   s.Status,
-			Runs:     []jsonRun{},
-		}
-		for _, r := range s.Runs {
-			jc.Runs = append(jc.Runs, jsonRun{
-				Iterations: r.N,
-				Ns:         finite(&r.Ns),
-				Allocs:     finite(&r.Allocs),
-				Tasks:      finite(r.Tasks),
-				Inst:       finite(r.Inst),
-				Cycles:     finite(r.Cycles),
-			})
-		}
-		if len(s.Runs) > 0 {
-			jc.Iterations = s.N
-			jc.MedianNs, jc.MADNs = finite(&s.Median), finite(&s.MAD)
-			jc.MinNs, jc.MaxNs = finite(&s.Min), finite(&s.Max)
-			jc.Allocs, jc.Tasks = finite(s.Allocs), finite(s.Tasks)
-			jc.Inst, jc.Cycles = finite(s.Inst), finite(s.Cycles)
-			jc.VsBaseline = finite(s.VsBaseline)
-		}
-		rep.Cases = append(rep.Cases, jc)
-	}
-	return rep
+	writeSummary(w, sums)
 }

@@ -102,7 +102,7 @@ func TestFiguresFromResult(t *testing.T) {
 		N: 1000, T: time.Millisecond, MemAllocs: 5000,
 		Extra: map[string]float64{"ns/link": 12.5, "allocs/link": 0.25, "tasks/link": 1, "inst/link": 40, "cycles/link": 30},
 	}
-	f := figuresFromResult(r, "link", inst, cycles)
+	f := figuresFromResult(r, "link", "ns", inst, cycles)
 	if f.N != 1000 || f.Ns != 12.5 || f.Allocs != 0.25 || f.Tasks == nil || *f.Tasks != 1 ||
 		f.Inst == nil || *f.Inst != 40 || f.Cycles == nil || *f.Cycles != 30 {
 		t.Errorf("metered: got %+v", f)
@@ -110,25 +110,25 @@ func TestFiguresFromResult(t *testing.T) {
 
 	// Metered without counters: inst and cycles stay missing, no fallback.
 	r.Extra = map[string]float64{"ns/link": 12.5, "allocs/link": 0.25}
-	f = figuresFromResult(r, "link", inst, cycles)
+	f = figuresFromResult(r, "link", "ns", inst, cycles)
 	if f.Tasks != nil || f.Inst != nil || f.Cycles != nil {
 		t.Errorf("metered without tasks and counters: got %+v", f)
 	}
 
 	// Not metered: fall back to the per-op figures at float precision.
 	r.Extra = nil
-	f = figuresFromResult(r, "op", inst, cycles)
+	f = figuresFromResult(r, "op", "ns", inst, cycles)
 	if f.Ns != 1000 || f.Allocs != 5 || f.Tasks != nil || f.Inst != inst || f.Cycles != cycles {
 		t.Errorf("fallback: got %+v", f)
 	}
 	r.T = 1500 * time.Nanosecond
-	if f = figuresFromResult(r, "op", nil, nil); f.Ns != 1.5 {
+	if f = figuresFromResult(r, "op", "ns", nil, nil); f.Ns != 1.5 {
 		t.Errorf("fallback keeps sub-ns precision: Ns = %v, want 1.5", f.Ns)
 	}
 
 	// Non-finite metrics are treated as missing.
 	r.Extra = map[string]float64{"ns/op": 3, "tasks/op": math.NaN()}
-	if f = figuresFromResult(r, "op", nil, nil); f.Ns != 3 || f.Tasks != nil {
+	if f = figuresFromResult(r, "op", "ns", nil, nil); f.Ns != 3 || f.Tasks != nil {
 		t.Errorf("NaN tasks: got %+v", f)
 	}
 }
@@ -214,9 +214,11 @@ func TestWriteTable(t *testing.T) {
 	for _, want := range []string{
 		"single run duration:  200ms",
 		"number of runs:       5",
-		"inst/cycles counters: n/a (perf_event_open(instructions): no such file or directory)",
-		"\nChain: ns/link (median mad min max), allocs/link, tasks/link, inst/link, cycles/link\ntest ",
-		"\nPost: ns/op (median mad min max), allocs/op, tasks/op, inst/op, cycles/op\ntest ",
+		"inst/cycles counters: columns left out: the kernel refuses them (perf_event_open(instructions): no such file or directory)",
+		"\nChain: ns/link (median mad min max), allocs/link, tasks/link\ntest ",
+		"\nPost: ns/op (median mad min max), allocs/op, tasks/op\ntest ",
+		"  mad         median absolute deviation",
+		"  ratio       baseline median / this median",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q", want)
@@ -238,12 +240,28 @@ func TestWriteTable(t *testing.T) {
 			t.Errorf("row %s:\n got %q\nwant %q", name, got, append([]string{name}, want...))
 		}
 	}
-	wantRow("Chain/depth=8/goroutines", "1000", "150.00ns", "1.00ns", "146.00ns", "160.00ns", "2.000", "-", "n/a", "n/a", "-")
-	wantRow("Chain/depth=8/then_value", "5000", "20.00ns", "1.00ns", "19.00ns", "22.00ns", "2.000", "1.000", "n/a", "n/a", "7.5x", "faster")
-	wantRow("Chain/depth=8/await_value", "1000", "300.00ns", "10.00ns", "290.00ns", "310.00ns", "2.000", "1.000", "n/a", "n/a", "2.0x", "slower")
-	wantRow("Chain/depth=32/then_value", "1000", "2.050us", "50.00ns", "2.000us", "2.100us", "2.000", "1.000", "n/a", "n/a", "n/a")
+	if strings.Contains(out, " inst ") || strings.Contains(out, " cycles ") {
+		t.Errorf("inst and cycles columns printed without figures")
+	}
+	wantRow("Chain/depth=8/goroutines", "1000", "150.00ns", "1.00ns", "146.00ns", "160.00ns", "2.000", "-", "go", "-", "-")
+	wantRow("Chain/depth=8/then_value", "5000", "20.00ns", "1.00ns", "19.00ns", "22.00ns", "2.000", "1.000", "spindle", "depth=8/goroutines", "7.5x", "faster")
+	wantRow("Chain/depth=8/await_value", "1000", "300.00ns", "10.00ns", "290.00ns", "310.00ns", "2.000", "1.000", "spindle", "depth=8/goroutines", "2.0x", "slower")
+	wantRow("Chain/depth=32/then_value", "1000", "2.050us", "50.00ns", "2.000us", "2.100us", "2.000", "1.000", "spindle", "depth=32/goroutines", "n/a")
 	wantRow("Post/callback", "FAILED")
-	wantRow("Post/go_chan", "1000", "1.250ms", "0.00ns", "1.250ms", "1.250ms", "2.000", "-", "n/a", "n/a", "-")
+	wantRow("Post/go_chan", "1000", "1.250ms", "0.00ns", "1.250ms", "1.250ms", "2.000", "-", "go", "-", "-")
+
+	// The summary: then_value 7.5x and await_value 0.5x against
+	// goroutines, geometric mean sqrt(7.5*0.5); await_value loses.
+	for _, want := range []string{
+		"\nSummary: spindle against the best non-spindle case.",
+		"  Chain  1.9x faster            2      depth=8/goroutines\n",
+		"\nWhere spindle loses",
+		"  Chain/depth=8/await_value  2.0x slower than depth=8/goroutines\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
 
 	// Columns line up: every header and data line of the sections has its
 	// "median" cell ending at the same offset.
@@ -279,6 +297,12 @@ func TestWriteTableCounters(t *testing.T) {
 	if !strings.Contains(out, "inst/cycles counters: available") {
 		t.Errorf("header does not say the counters are available:\n%s", out)
 	}
+	if !strings.Contains(out, "tasks/link, inst/link, cycles/link\n") || !strings.Contains(out, "  inst  cycles  ") {
+		t.Errorf("inst and cycles columns missing:\n%s", out)
+	}
+	if !strings.Contains(out, "  n/a  ") {
+		t.Errorf("a case without counter figures does not read n/a:\n%s", out)
+	}
 	if !strings.Contains(out, "  123.5  ") || !strings.Contains(out, "  78.9  ") {
 		t.Errorf("inst/cycles not printed with one decimal:\n%s", out)
 	}
@@ -306,9 +330,9 @@ func TestWriteJSON(t *testing.T) {
 	then := cs[1].(map[string]any)
 	for k, want := range map[string]any{
 		"name": "Chain/depth=8/then_value", "group": "Chain", "case": "depth=8/then_value", "unit": "link",
-		"baseline": "depth=8/goroutines", "status": "ok", "iterations": 5000.0, "median_ns": 20.0,
-		"mad_ns": 1.0, "min_ns": 19.0, "max_ns": 22.0, "allocs": 2.0, "tasks": 1.0, "inst": nil,
-		"cycles": nil, "vs_baseline": 7.5,
+		"metric": "ns", "kind": "spindle", "baseline": "depth=8/goroutines", "status": "ok", "iterations": 5000.0,
+		"median_ns": 20.0, "mad_ns": 1.0, "min_ns": 19.0, "max_ns": 22.0, "allocs": 2.0, "tasks": 1.0, "inst": nil,
+		"cycles": nil, "vs_baseline": 7.5, "best_other": "depth=8/goroutines", "vs_best_other": 7.5,
 	} {
 		if got, ok := then[k]; !ok || fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("then_value[%q] = %v (present %v), want %v", k, got, ok, want)
@@ -392,6 +416,9 @@ func TestCheckRegistryFindsProblems(t *testing.T) {
 		{Group: "Chain", Name: "depth=8/x", Unit: "link", Baseline: "depth=8/then_value", Fn: nop},    // baseline has a baseline
 		{Group: "Bogus", Name: "y", Fn: nop},                                                          // unknown group, no unit
 		{Group: "Alloc", Name: "heap", Unit: "op"},                                                    // no Fn
+		{Group: "Post", Name: "k", Unit: "op", Kind: "rust", Metric: "furlongs", Fn: nop},             // unknown kind and metric
+		{Group: "Post", Name: "m", Unit: "op", Metric: "B", Fn: nop},
+		{Group: "Post", Name: "n", Unit: "op", Baseline: "m", Fn: nop}, // metric differs
 	}
 	rec := &recordingTB{TB: t}
 	checkRegistry(rec, bad)
@@ -404,6 +431,9 @@ func TestCheckRegistryFindsProblems(t *testing.T) {
 		`Bogus/y: group "Bogus" has no Benchmark function`,
 		"Bogus/y: no Unit",
 		"Alloc/heap: no Fn",
+		`Post/k: unknown kind "rust"`,
+		`Post/k: unknown metric "furlongs"`,
+		`Post/n: metric "ns", but its baseline Post/m has metric "B"`,
 	} {
 		found := false
 		for _, e := range rec.errs {
@@ -413,7 +443,7 @@ func TestCheckRegistryFindsProblems(t *testing.T) {
 			t.Errorf("no error containing %q; got:\n%s", want, strings.Join(rec.errs, "\n"))
 		}
 	}
-	if len(rec.errs) != 8 {
-		t.Errorf("%d errors, want 8:\n%s", len(rec.errs), strings.Join(rec.errs, "\n"))
+	if len(rec.errs) != 11 {
+		t.Errorf("%d errors, want 11:\n%s", len(rec.errs), strings.Join(rec.errs, "\n"))
 	}
 }

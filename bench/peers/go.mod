@@ -1,0 +1,29 @@
+module github.com/spindle-rt/spindle/bench/peers
+
+go 1.26.0
+
+require (
+	github.com/chebyrash/promise v0.0.0-20230709133807-42ec49ba1459
+	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b
+	github.com/dop251/goja_nodejs v0.0.0-20260212111938-1f56ff5bcf14
+	github.com/fanliao/go-promise v0.0.0-20141029170127-1890db352a72
+	github.com/jizhuozhi/go-future v0.1.5
+	github.com/reugn/async v0.10.0
+	github.com/sourcegraph/conc v0.3.0
+	github.com/spindle-rt/spindle v0.0.0
+	go.uber.org/goleak v1.3.0
+	golang.org/x/sync v0.25.0
+)
+
+require (
+	github.com/dlclark/regexp2/v2 v2.5.2 // indirect
+	github.com/go-sourcemap/sourcemap v2.1.4+incompatible // indirect
+	github.com/google/pprof v0.0.0-20240727154555-813a5fbdbec8 // indirect
+	github.com/panjf2000/ants/v2 v2.8.1 // indirect
+	github.com/smartystreets/goconvey v1.8.1 // indirect
+	go.uber.org/atomic v1.7.0 // indirect
+	go.uber.org/multierr v1.9.0 // indirect
+	golang.org/x/text v0.16.0 // indirect
+)
+
+replace github.com/spindle-rt/spindle => ../..
