@@ -55,8 +55,12 @@ func BenchmarkHooks(b *testing.B) { runGroup(b, "Hooks") }
 // BenchmarkAlloc runs the Alloc cases: allocation strategies, per op.
 func BenchmarkAlloc(b *testing.B) { runGroup(b, "Alloc") }
 
+// BenchmarkService runs the Service cases: 64 handler goroutines updating
+// shared state, per request.
+func BenchmarkService(b *testing.B) { runGroup(b, "Service") }
+
 // benchmarkGroups are the groups that have a Benchmark function above.
-var benchmarkGroups = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc"}
+var benchmarkGroups = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc", "Service"}
 
 // TestRegistry checks the case table: every case belongs to one of the
 // groups that have a Benchmark function, has a unit and a function, has a
