@@ -60,7 +60,8 @@
 //
 // A stream that ends is dropped quietly. A stream that fails is dropped
 // too, and its error is delivered once, to the next receiver; the merge goes
-// on with the other streams.
+// on with the other streams. A stream whose PollRecv panics has failed: the
+// next receiver gets the panic as a *future.PanicError.
 //
 // # Who may call what
 //

@@ -41,14 +41,18 @@ package merge
 //     waiters has either a drain posted or the drainer as its parent. An
 //     item that could not be handed to its receiver (a Recv cancelled from
 //     another goroutine meanwhile) goes to m.stash and is the next one
-//     received, so no item is lost.
+//     received, so no item is lost. drain never loses the receiver it
+//     popped: a substream's panic is recovered by poll and becomes the
+//     failure that receiver gets.
 
 import (
 	"errors"
+	"runtime/debug"
 	"sync/atomic"
 
 	"github.com/spindle-rt/spindle/alloc"
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/internal/loop"
 	"github.com/spindle-rt/spindle/internal/ring"
 )
@@ -79,6 +83,13 @@ type Stream[T any] interface {
 // A Merged has one consumer at a time: a caller of PollRecv, or the
 // receivers that Recv, RecvWait and All serve in FIFO order. Mixing the two
 // loses wake-ups.
+//
+// A substream whose PollRecv panics has failed: the merge recovers the
+// panic, drops that substream and hands the panic, as a *future.PanicError
+// (value and stack), to the receiver the poll was for (PollRecv's error, a
+// failed Recv future, RecvWait's error, an error yielded by All), once, like
+// any substream's failure; the panic handler is not called. The receivers
+// queued behind it, and later ones, get the other substreams' items.
 type Merged[T any] struct {
 	ex     *executor.Executor
 	subs   []*Handle[T]
@@ -247,7 +258,8 @@ func (h *Handle[T]) Stream() Stream[T] { return h.s }
 // PollRecv returns the next item of the merge (ok), or reports that none is
 // ready (pending: w is woken once one may be), or that the merge has ended
 // (ErrClosed), or the error with which one substream failed: that error is
-// returned once and that substream is dropped, the others go on.
+// returned once and that substream is dropped, the others go on. A
+// substream whose PollRecv panicked has failed with a *future.PanicError.
 //
 // It polls only the substreams that were woken, in the order they were
 // woken, and never more than were queued when it began: its cost does not
@@ -266,7 +278,7 @@ func (m *Merged[T]) PollRecv(w executor.Waker) (v T, ok bool, err error) {
 	for n := m.ready.Len(); n > 0; n-- {
 		h, _ := m.ready.Pop()
 		h.queued = false
-		v, ok, err = h.s.PollRecv((*subWaker[T])(h))
+		v, ok, err = m.poll(h)
 		if ok {
 			// It may hold more: poll it again after the ones queued now.
 			if !h.queued && h.pos >= 0 {
@@ -277,7 +289,7 @@ func (m *Merged[T]) PollRecv(w executor.Waker) (v T, ok bool, err error) {
 		}
 		if err != nil {
 			m.drop(h)
-			if errors.Is(err, ErrClosed) {
+			if isEnd(err) {
 				if m.ended {
 					return v, false, ErrClosed
 				}
@@ -299,6 +311,32 @@ func (m *Merged[T]) PollRecv(w executor.Waker) (v T, ok bool, err error) {
 	}
 	m.parent = w
 	return v, false, nil
+}
+
+// poll polls h's stream. A panic there is h's failure: it comes back as a
+// *future.PanicError (value and stack) and PollRecv drops h as it drops any
+// failed substream, so the receiver that the poll was for gets the panic and
+// the merge goes on with the others. A panic that ended the poll leaves the
+// merge's bookkeeping as a failure would: h is popped, not yet dropped.
+func (m *Merged[T]) poll(h *Handle[T]) (v T, ok bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			var zero T
+			v, ok, err = zero, false, &future.PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	return h.s.PollRecv((*subWaker[T])(h))
+}
+
+// isEnd reports whether err, from a substream or the merge, is a normal
+// end: it matches ErrClosed and is not a panic (a substream that panicked
+// with ErrClosed as the value has failed, and its receiver is told).
+func isEnd(err error) bool {
+	if !errors.Is(err, ErrClosed) {
+		return false
+	}
+	var pe *future.PanicError
+	return !errors.As(err, &pe)
 }
 
 // Wake queues the substream to be polled. It may be called from any

@@ -19,7 +19,6 @@ package merge
 
 import (
 	"context"
-	"errors"
 	"iter"
 
 	"github.com/spindle-rt/spindle/future"
@@ -89,7 +88,7 @@ func (d *drainer[T]) Run() {
 		// A promise cancelled from another goroutine since trimWaiters
 		// refuses the item: it goes to the next receiver. ErrClosed
 		// sticks, so it needs no keeping.
-		if !w.deliver(v, err) && !errors.Is(err, ErrClosed) {
+		if !w.deliver(v, err) && !isEnd(err) {
 			m.stash(v, err)
 		}
 	}
@@ -232,7 +231,7 @@ func (m *Merged[T]) All(ctx context.Context) iter.Seq2[T, error] {
 				v, err = m.take(tw)
 			}
 			if err != nil {
-				if errors.Is(err, ErrClosed) {
+				if isEnd(err) {
 					return
 				}
 				if !yield(zero, err) {

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"flag"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -86,23 +87,49 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
 	flag.Parse()
 
-	ex := executor.New(executor.WithName("httpserver"))
-	ex.Start()
-	store := NewStore(ex)
-	srv := &http.Server{Addr: *addr, Handler: store.Handler(), ReadHeaderTimeout: 5 * time.Second}
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdownCtx) // stop taking requests first,
-		_ = ex.Shutdown(shutdownCtx)  // then drain the loop
-	}()
-	log.Printf("listening on %s", *addr)
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
 		log.Fatal(err)
 	}
-	_ = ex.Close()
+	ex := executor.New(executor.WithName("httpserver"))
+	ex.Start()
+	srv := &http.Server{Handler: NewStore(ex).Handler(), ReadHeaderTimeout: 5 * time.Second}
+	log.Printf("listening on %s", ln.Addr())
+	if err := run(ctx, srv, ln, ex); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// shutdownGrace bounds the shutdown: the requests in flight, then what is
+// left on the loop's queue.
+const shutdownGrace = 5 * time.Second
+
+// run serves srv on ln until ctx ends, then shuts down in order:
+// srv.Shutdown first, which stops taking requests and waits until every
+// handler in flight has returned (they wait on the loop, so the loop must
+// keep running meanwhile); then ex.Shutdown, which runs what is left on the
+// loop's queue; then ex.Close. Closing the executor as soon as Serve returns
+// would answer the requests still in flight with 503. Past shutdownGrace the
+// server's connections are closed and ex.Shutdown becomes a Close. run owns
+// ex: it returns once ex has closed.
+func run(ctx context.Context, srv *http.Server, ln net.Listener, ex *executor.Executor) error {
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served: // serving failed before a shutdown was asked for
+		return errors.Join(err, srv.Close(), ex.Close())
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if err != nil {
+		err = errors.Join(err, srv.Close()) // the grace ran out: drop what is still open
+	}
+	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return errors.Join(err, ex.Shutdown(sctx), ex.Close())
 }
