@@ -39,7 +39,6 @@ const (
 	cSent
 	cWithdrawn
 	cRecv
-	cPendingReleased
 	cPanicHandler
 	nCounters
 )
@@ -61,11 +60,11 @@ func (t *tally) summary() string {
 	return fmt.Sprintf("awaits %d (ok %d, ErrClosed %d, ctx %d, canceled %d, panic %d); "+
 		"submits accepted %d, rejected %d, run %d, dropped by Close %d; calls %d; "+
 		"tasks %d (bodies run %d, yields %d); sleeps %d; thens %d; cancels %d; "+
-		"items sent %d, withdrawn %d, received %d; pending after Close (Await said ErrClosed) %d; panic handler %d",
+		"items sent %d, withdrawn %d, received %d; panic handler %d",
 		g(cAwait), g(cAwaitOK), g(cAwaitClosed), g(cAwaitCtx), g(cAwaitCanceled), g(cAwaitPanic),
 		g(cSubmitOK), g(cSubmitRejected), g(cSubmitRun), g(cSubmitDropped), g(cCall),
 		g(cTask), g(cBody), g(cYield), g(cSleep), g(cThen), g(cCancel),
-		g(cSent), g(cWithdrawn), g(cRecv), g(cPendingReleased), g(cPanicHandler))
+		g(cSent), g(cWithdrawn), g(cRecv), g(cPanicHandler))
 }
 
 // submitRec is one Submit: what it returned and how often its fn ran.
@@ -80,7 +79,6 @@ type handed interface {
 	what() string
 	ready() bool
 	await(r *round, ctx, task context.Context) error // await and judge the outcome
-	awaitErr(ctx context.Context) error              // await only
 	cancel(r *round)
 }
 
@@ -99,11 +97,6 @@ type entry[T comparable] struct {
 
 func (e *entry[T]) what() string { return fmt.Sprintf("%s #%d", e.kind, e.id) }
 func (e *entry[T]) ready() bool  { return e.f.Ready() }
-
-func (e *entry[T]) awaitErr(ctx context.Context) error {
-	_, err := e.f.Await(ctx)
-	return err
-}
 
 // await awaits e with ctx, from a goroutine (task is nil) or in a task
 // (task is the task's own context).
