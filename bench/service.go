@@ -3,7 +3,8 @@ package main
 // BenchmarkService: the service path. 64 handler goroutines each serve
 // requests that update shared state (one map entry) and then do about a
 // microsecond of their own work. spindle keeps the map on the loop and each
-// request reaches it with future.Call(...).Await; mutex guards the map with
+// request reaches it with future.Do (spindle_call: future.Call(...).Await);
+// mutex guards the map with
 // a sync.Mutex; chan_actor keeps it in one goroutine fed by a channel, with
 // a reply channel per handler. ns/req is wall time per request over all
 // handlers.
@@ -19,6 +20,7 @@ import (
 func init() {
 	register(
 		Case{Group: "Service", Name: "spindle", Unit: "req", Baseline: "chan_actor", Fn: serviceSpindle},
+		Case{Group: "Service", Name: "spindle_call", Unit: "req", Baseline: "chan_actor", Kind: kindVariant, Fn: serviceSpindleCall},
 		Case{Group: "Service", Name: "mutex", Unit: "req", Fn: serviceMutex},
 		Case{Group: "Service", Name: "chan_actor", Unit: "req", Fn: serviceChanActor},
 	)
@@ -53,9 +55,12 @@ var sink struct {
 }
 
 // runHandlers runs b.N requests over serviceHandlers goroutines, calling
-// serve(handler, request) for each, and reports ns/req and allocs/req.
+// serve(handler, request) for each, and reports ns/req and allocs/req, and
+// cpu-ns/req: the process's CPU time per request, which other load on the
+// machine disturbs less than wall time.
 func runHandlers(b *testing.B, serve func(h, i int) uint64) {
 	var wg sync.WaitGroup
+	cpu0, cpuOK := processCPU()
 	m := StartMeter(b)
 	for h := range serviceHandlers {
 		wg.Add(1)
@@ -72,6 +77,9 @@ func runHandlers(b *testing.B, serve func(h, i int) uint64) {
 	}
 	wg.Wait()
 	m.Stop(b, "req", float64(b.N), -1)
+	if cpu1, ok := processCPU(); ok && cpuOK {
+		b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/req")
+	}
 }
 
 // checkCounts fails b unless the counts add up to b.N.
@@ -85,7 +93,43 @@ func checkCounts(b *testing.B, counts map[int]int) {
 	}
 }
 
+// serviceSpindle: each request reaches the loop with future.Do. A handler
+// makes its update func once and sets the key before each call, as a
+// service would keep a per-connection handler, so a request allocates
+// nothing.
 func serviceSpindle(b *testing.B) {
+	ex := newExecutor()
+	ex.Start()
+	defer ex.Close()
+	counts := map[int]int{} // loop-owned
+	ctx := context.Background()
+	type handler struct {
+		key    int
+		update func() (struct{}, error)
+	}
+	hs := make([]handler, serviceHandlers)
+	for i := range hs {
+		h := &hs[i]
+		h.update = func() (struct{}, error) {
+			counts[h.key]++
+			return struct{}{}, nil
+		}
+	}
+	runHandlers(b, func(h, i int) uint64 {
+		hs[h].key = i % serviceKeys
+		if _, err := future.Do(ctx, ex, hs[h].update); err != nil {
+			b.Error(err)
+		}
+		return ownWork(uint64(i))
+	})
+	if _, err := future.Do(ctx, ex, func() (struct{}, error) { checkCounts(b, counts); return struct{}{}, nil }); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// serviceSpindleCall: the same through future.Call(...).Await, which makes
+// a future (and here a closure) per request.
+func serviceSpindleCall(b *testing.B) {
 	ex := newExecutor()
 	ex.Start()
 	defer ex.Close()
@@ -101,7 +145,7 @@ func serviceSpindle(b *testing.B) {
 		}
 		return ownWork(uint64(i))
 	})
-	if _, err := future.Call(ex, func() (struct{}, error) { checkCounts(b, counts); return struct{}{}, nil }).Await(ctx); err != nil {
+	if _, err := future.Do(ctx, ex, func() (struct{}, error) { checkCounts(b, counts); return struct{}{}, nil }); err != nil {
 		b.Fatal(err)
 	}
 }

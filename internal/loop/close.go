@@ -25,6 +25,7 @@ package loop
 import (
 	"context"
 	"runtime/debug"
+	"time"
 )
 
 // Dropper is implemented by a Runnable that must not vanish when its loop
@@ -86,6 +87,9 @@ func (e *Loop) finish(drop bool) {
 	e.mu.Unlock()
 	e.closeCancel()
 	e.stopTimers()
+	if e.trimTimer != nil {
+		e.trimTimer.Stop()
+	}
 	if drop {
 		e.dropItems(in)
 		e.q.each(e.dropItem)
@@ -203,6 +207,46 @@ func (e *Loop) dropGuarded(d Dropper) {
 // memory of its queue and inbox back.
 const trimCap = 1024
 
+// trimIdle is how long a loop whose buffers are oversized stays idle before
+// it gives them back.
+const trimIdle = 250 * time.Millisecond
+
+// oversized reports whether the queue or the inbox holds buffers beyond
+// trimCap. Loop only.
+func (e *Loop) oversized() bool {
+	return e.bigInbox || cap(e.spare) > trimCap || e.q.Oversized(trimCap)
+}
+
+// idleTrim gives the buffers back when the loop goes idle after a quiet
+// spell: the busiest moment since the last idle one (peak) needed less than
+// a quarter of trimCap. After a burst the first idle moment still sees the
+// burst's peak and keeps the buffers (a steady stream of bursts must not
+// reallocate them each time); it arms a runtime timer instead, which wakes
+// the loop after trimIdle, so that the next idle moment gives them back if
+// no burst came meanwhile. The timer is armed at most once per trimIdle,
+// not per sleep. Loop only.
+func (e *Loop) idleTrim() {
+	if e.oversized() {
+		if e.peak < trimCap/4 {
+			e.trim()
+		} else if !e.trimArmed.Load() {
+			e.trimArmed.Store(true)
+			if e.trimTimer == nil {
+				e.trimTimer = time.AfterFunc(trimIdle, e.trimDue)
+			} else {
+				e.trimTimer.Reset(trimIdle)
+			}
+		}
+	}
+	e.peak = 0
+}
+
+// trimDue wakes the loop once trimIdle has passed after a burst.
+func (e *Loop) trimDue() {
+	e.trimArmed.Store(false)
+	e.signal()
+}
+
 // trim gives back the memory a burst made the queue and the inbox grow to,
 // once they are empty. Loop only.
 func (e *Loop) trim() {
@@ -210,9 +254,13 @@ func (e *Loop) trim() {
 	if cap(e.spare) > trimCap {
 		e.spare = nil
 	}
+	if !e.bigInbox {
+		return // the inbox never grew past trimCap: no lock needed
+	}
 	e.mu.Lock()
 	if len(e.inbox) == 0 && cap(e.inbox) > trimCap {
 		e.inbox = nil
 	}
+	e.bigInbox = cap(e.inbox) > trimCap
 	e.mu.Unlock()
 }

@@ -117,6 +117,10 @@ type Loop struct {
 	ran       uint64
 
 	spare      []item      // loop-owned: the next inbox slice
+	bigInbox   bool        // loop-owned: an inbox slice grew past trimCap since the last trim
+	peak       int         // loop-owned: the longest queue or inbox batch since the loop was last idle
+	trimTimer  *time.Timer // loop-owned: wakes an idle loop to give oversized buffers back
+	trimArmed  atomic.Bool // trimTimer is running
 	sleepTimer *time.Timer // loop-owned: wakes a sleeping loop for the next timer
 
 	mu       sync.Mutex

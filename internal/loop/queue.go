@@ -87,6 +87,11 @@ func (q *taskQueue) each(fn func(item)) {
 	}
 }
 
+// Oversized reports whether a buffer of the queue holds more than max items.
+func (q *taskQueue) Oversized(max int) bool {
+	return q.front.Cap() > max || q.back.Cap() > max || cap(q.in) > max
+}
+
 // Trim gives back the buffers of an empty queue that grew beyond max items.
 func (q *taskQueue) Trim(max int) {
 	if q.Len() != 0 {

@@ -156,13 +156,14 @@ func (e *Loop) run(ctx context.Context, untilIdle bool, first func()) (err error
 			e.finish(false)
 			return nil
 		}
-		e.trim() // idle: a burst has drained
 		if untilIdle {
 			if e.hasInbox.Load() {
 				continue
 			}
+			e.trim() // nobody runs the loop until the next step
 			return nil
 		}
+		e.idleTrim()
 		e.sleep(ctxDone)
 	}
 }
@@ -238,6 +239,7 @@ func (e *Loop) poll() {
 	if e.timers.Len() > 0 {
 		e.fireTimers()
 	}
+	e.peak = max(e.peak, e.q.Len())
 	e.publish()
 }
 
@@ -253,13 +255,43 @@ func (e *Loop) takeInbox() {
 	e.inbox = e.spare
 	e.hasInbox.Store(false)
 	e.mu.Unlock()
+	if cap(in) > trimCap {
+		e.bigInbox = true // the inbox grew for a burst: trim it once idle
+	}
+	e.peak = max(e.peak, len(in))
 	e.spare = e.q.TakeBatch(in)
+}
+
+// spinFor is how long an idle loop keeps looking for submitted work before
+// it parks.
+var spinFor = int64(0 * time.Microsecond)
+
+// spin looks for submitted work for up to spinFor, on the loop's own
+// processor, and reports whether some came: parking and being woken costs
+// the submitter a wake-up of the loop's thread, which a loop fed by a
+// steady stream of Submits should not pay per item.
+func (e *Loop) spin() bool {
+	if spinFor <= 0 {
+		return false
+	}
+	deadline := mono() + spinFor
+	for i := 1; ; i++ {
+		if e.hasInbox.Load() || e.stopReq.Load() {
+			return true
+		}
+		if i%64 == 0 && mono() > deadline {
+			return false
+		}
+	}
 }
 
 // sleep blocks until work is submitted, the next timer is due, or ctxDone
 // closes. Before it blocks it marks the loop as sleeping under mu, so a
 // Submit that comes after the check wakes it.
 func (e *Loop) sleep(ctxDone <-chan struct{}) {
+	if e.spin() {
+		return
+	}
 	e.mu.Lock()
 	if e.hasInbox.Load() || e.phase.Load() != phaseOpen || e.stopReq.Load() {
 		e.mu.Unlock()
