@@ -94,7 +94,7 @@ func (e *Loop) Shutdown(ctx context.Context) error {
 	}
 	e.signal()
 	e.mu.Unlock()
-	if e.OnLoop() {
+	if e.OnLoop() || e.onWatchdog() {
 		return nil
 	}
 	if e.phase.Load() != phaseClosed && e.running.CompareAndSwap(false, true) {
@@ -122,6 +122,10 @@ func (e *Loop) Close() error {
 // runs on the loop before anything queued.
 func (e *Loop) loop(ctx context.Context, untilIdle bool, first func()) (err error) {
 	e.LoopG.Store(gid.Current())
+	if !untilIdle {
+		e.beginSession(ctx) // labels, watchdog, busy and idle time (health.go)
+		defer e.endSession()
+	}
 	ctxDone := ctx.Done()
 	if ctxDone != nil {
 		stop := context.AfterFunc(ctx, func() {
@@ -196,6 +200,7 @@ func (e *Loop) runBatch() {
 		}
 		cur = it
 		e.ran++
+		e.pulse()
 		if e.Cur != it.fr {
 			e.Cur = it.fr
 		}
@@ -248,6 +253,7 @@ func (e *Loop) sleep(ctxDone <-chan struct{}) {
 	}
 	e.sleeping = true
 	e.mu.Unlock()
+	e.idleBegin()
 	if d, ok := e.timers.next(); ok {
 		// One reusable runtime timer: with Go 1.23's timers (go.mod says
 		// 1.24) Reset and Stop leave no stale value in its channel.
@@ -268,6 +274,7 @@ func (e *Loop) sleep(ctxDone <-chan struct{}) {
 		case <-ctxDone:
 		}
 	}
+	e.idleEnd()
 	e.mu.Lock()
 	e.sleeping = false
 	e.mu.Unlock()
@@ -314,6 +321,7 @@ func (e *Loop) finish(drop bool) {
 	clear(e.idle)
 	e.idle = nil
 	e.publish()
+	e.endSession()
 	e.dead.Store(true)
 	close(e.closed)
 }
