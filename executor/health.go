@@ -19,7 +19,7 @@ const DefaultStallThreshold = time.Second
 // The delay probe of an executor made without WithDelayProbe.
 const (
 	defaultProbeInterval = 100 * time.Millisecond
-	defaultProbeWindow   = 10 * time.Second
+	defaultProbeWindow   = time.Minute
 )
 
 // Stall describes a task that has held the loop for longer than the stall
@@ -76,7 +76,7 @@ func WithStallHandler(threshold time.Duration, fn func(Stall)) Option {
 // WithDelayProbe sets how Stats.Delay is sampled: a probe every interval,
 // summarised over the probes of the last window (at most 10,000 probes).
 // interval <= 0 turns the probe off. Without this option the probe runs
-// every 100 ms over a 10 s window. Like stall detection, the probe runs
+// every 100 ms over a one-minute window. Like stall detection, the probe runs
 // while the loop runs under Run or Start; it wakes a sleeping loop, and does
 // not count in TasksRun.
 func WithDelayProbe(interval, window time.Duration) Option {
