@@ -31,8 +31,10 @@ func TestWatchdogCheck(t *testing.T) {
 			loop: map[int64]string{5: "task", 15: "task", 25: "task", 35: "task", 45: "task", 55: "task", 65: "task", 75: "task"}, reports: []int64{130}},
 		{name: "a sleeping loop is no stall", end: 200,
 			loop: map[int64]string{5: "sleep", 95: "wake"}, reports: []int64{150}},
+		{name: "a late watchdog keeps counting", end: 200,
+			frozen: [2]int64{10, 50}, reports: []int64{50}},
 		{name: "a frozen watchdog restarts the count", end: 200,
-			frozen: [2]int64{10, 100}, reports: []int64{150}},
+			frozen: [2]int64{10, 70}, reports: []int64{120}},
 		{name: "the next stall is reported again", end: 200,
 			loop: map[int64]string{55: "task"}, reports: []int64{50, 110}},
 	} {
@@ -40,7 +42,7 @@ func TestWatchdogCheck(t *testing.T) {
 			var reported []int64
 			var now int64
 			e := New(Config{StallThreshold: 50 * time.Millisecond, OnStall: func(Stall) { reported = append(reported, now) }})
-			w := &watchdog{e: e, every: 10 * ms, maxGap: 25 * ms}
+			w := &watchdog{e: e, every: 10 * ms, maxGap: 50 * ms}
 			for now = 0; now <= tc.end; now++ {
 				switch tc.loop[now] {
 				case "task":

@@ -14,10 +14,11 @@ package loop
 //   - armed: asked was set by this watchdog at armedAt and the loop has not
 //     been seen asleep since; reported: the stall of the current arming has
 //     been reported, so each stall is reported at most once;
-//   - a check that finds the loop asleep disarms; one that comes much later
-//     than due (the process, not the loop, was frozen: a suspended VM, a
-//     stopped process) restarts the count from now instead of blaming the
-//     task for time it did not have.
+//   - a check that finds the loop asleep disarms; one that comes more than a
+//     threshold after the last (the whole process was frozen, not just the
+//     loop: a stopped process, a paused VM) restarts the count from now
+//     instead of blaming the task for time it did not have. A watchdog that
+//     is merely late (a busy machine) keeps counting.
 //
 // Delay. Every probe period the watchdog submits a probe (a Runnable kept
 // for the session, so probing allocates nothing) stamped with the time it
@@ -47,7 +48,7 @@ type watchdog struct {
 
 	// Stall detection.
 	every    int64 // check period, ns
-	maxGap   int64 // a check later than this after the last one restarts the count
+	maxGap   int64 // a check this long after the last one restarts the count, ns
 	last     int64 // mono() of the last check
 	armed    bool
 	reported bool
@@ -82,7 +83,7 @@ func (e *Loop) startWatchdog() *watchdog {
 	if h.threshold > 0 {
 		w.loopGoid = currentGoid()
 		w.every = max(int64(h.threshold/8), int64(time.Millisecond))
-		w.maxGap = max(int64(h.threshold/2), 2*w.every)
+		w.maxGap = max(int64(h.threshold), 2*w.every)
 	}
 	go w.run()
 	return w
