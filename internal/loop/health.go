@@ -16,9 +16,10 @@ package loop
 //     loop only loads it per task and stores only when it was set, at most
 //     once per watchdog tick;
 //   - the timing fields (active, start, inSession, idle, sleepAt, asleep)
-//     and the delay samples are guarded by mu. They change at session start and end and
-//     around each sleep, never per task or per batch, so the loop's time
-//     splits exactly into Busy (in a session and awake) and Idle (asleep);
+//     and the delay samples are guarded by mu. The timing fields change at
+//     session start and end and around each sleep, never per task or per
+//     batch, so a session's time splits exactly into Busy (awake) and Idle
+//     (asleep); the samples change once per probe;
 //   - stalls only grows; the watchdog adds one per stall it reports.
 
 import (
