@@ -151,12 +151,13 @@ func (w *watchdog) check(now int64) {
 	}
 }
 
-// report counts a stall that has lasted d so far and hands it, with the
-// stack of the goroutine holding the loop, to the stall handler.
+// report hands a stall that has lasted d so far, with the stack of the
+// goroutine holding the loop, to the stall handler. It counts the stall
+// once the stack is taken, so Stats shows it only then.
 func (w *watchdog) report(d time.Duration) {
 	e := w.e
-	e.health.stalls.Add(1)
 	s := Stall{Executor: e.name, Duration: d, Stack: holderStack(allStacks(), w.loopGoid)}
+	e.health.stalls.Add(1)
 	fn := e.health.onStall
 	if fn == nil {
 		slog.Warn("spindle: a task has held the loop too long", "executor", s.Executor, "duration", s.Duration, "stack", string(s.Stack))
