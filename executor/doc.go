@@ -48,6 +48,21 @@
 // calling goroutine until nothing is ready; tests and benchmarks use them to
 // step a loop deterministically.
 //
+// # Health
+//
+// A task that holds the loop stops every other task of it, so the loop
+// reports on itself. While a task (a callback, or one slice of a spawned
+// task) holds the loop longer than the stall threshold, a watchdog goroutine
+// reports it, once, with the stack of the goroutine holding the loop: by
+// default stalls over a second are logged with log/slog, and
+// [WithStallHandler] sets the threshold and the handler. [Executor.Stats]
+// says how busy the loop is (Busy and Idle time, [Stats.Utilization]) and
+// how long scheduled work waits for it ([Delay], sampled by a probe; see
+// [WithDelayProbe]). The loop goroutine and the task goroutines carry the
+// pprof label [ProfileLabel] with the executor's name, so CPU profiles
+// split by loop. docs/health.md explains the figures, how to read a stall
+// report and what to do about one.
+//
 // # Panics
 //
 // A panic in a callback is recovered by the loop, which keeps running. A

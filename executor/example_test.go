@@ -2,6 +2,7 @@ package executor_test
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spindle-rt/spindle/executor"
@@ -41,4 +42,29 @@ func ExampleExecutor_Submit() {
 	// Output:
 	// timer fired on the loop: true
 	// closed: true
+}
+
+// A stall handler hears of a task that holds the loop too long while the
+// task still runs, with the stack of the code holding it.
+func ExampleWithStallHandler() {
+	stalled := make(chan executor.Stall, 1)
+	ex := executor.New(executor.WithName("example"),
+		executor.WithStallHandler(20*time.Millisecond, func(s executor.Stall) { stalled <- s }))
+	ex.Start()
+	ex.Submit(func() { slowCallback(ex) })
+	s := <-stalled
+	ex.Close()
+	fmt.Printf("loop %q stalled for at least 20ms: %v\n", s.Executor, s.Duration >= 20*time.Millisecond)
+	fmt.Println("the stack shows slowCallback:", strings.Contains(string(s.Stack), "slowCallback"))
+	fmt.Println("stalls:", ex.Stats().Stalls)
+	// Output:
+	// loop "example" stalled for at least 20ms: true
+	// the stack shows slowCallback: true
+	// stalls: 1
+}
+
+// slowCallback holds the loop until a stall has been reported.
+func slowCallback(ex *executor.Executor) {
+	for ex.Stats().Stalls == 0 {
+	}
 }

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"time"
 
 	"github.com/spindle-rt/spindle/hooks"
 	"github.com/spindle-rt/spindle/internal/loop"
@@ -34,7 +35,12 @@ func (e *Executor) lp() *loop.Loop { return (*loop.Loop)(e) }
 // New returns an executor that is not yet running. Work submitted before Run
 // or Start waits in its queue.
 func New(opts ...Option) *Executor {
-	cfg := loop.Config{Alloc: loop.Allocation(DefaultAllocation)}
+	cfg := loop.Config{
+		Alloc:          loop.Allocation(DefaultAllocation),
+		StallThreshold: DefaultStallThreshold,
+		ProbeInterval:  defaultProbeInterval,
+		ProbeWindow:    defaultProbeWindow,
+	}
 	for _, o := range opts {
 		if o == nil {
 			panic("executor: New with nil Option")
@@ -151,10 +157,22 @@ type Stats struct {
 	Timers int
 	// Suspended is the number of spawned tasks suspended in Await or Yield.
 	Suspended int
+	// Busy is the time the loop has spent awake (running tasks and passing
+	// between them) and Idle the time it has spent asleep waiting for work,
+	// both summed over every Run or Start of the executor and up to date
+	// when Stats is called; Busy/(Busy+Idle) is the loop's utilization
+	// (Stats.Utilization). RunUntilIdle and Drive are not timed.
+	Busy, Idle time.Duration
+	// Stalls counts the stalls reported so far (WithStallHandler).
+	Stalls uint64
+	// Delay is how long scheduled work has waited before it ran, as
+	// sampled by a periodic probe over a recent window (WithDelayProbe).
+	Delay Delay
 }
 
 // Stats returns the executor's counters. It may be called from any
 // goroutine. From code on the loop they are exact; from other goroutines
-// they are as of the loop's last pass between batches (or its last return
-// from Run or RunUntilIdle).
+// TasksRun, Queued and Suspended are as of the loop's last pass between
+// batches (or its last return from Run or RunUntilIdle), and the health
+// figures (Busy, Idle, Stalls, Delay) are current.
 func (e *Executor) Stats() Stats { return Stats(e.lp().Stats()) }

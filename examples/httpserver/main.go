@@ -6,9 +6,18 @@
 // result with the request's context, so the state needs no lock, and a
 // client that goes away stops waiting at once.
 //
-//	go run ./examples/httpserver -addr 127.0.0.1:8080
+// The loop's health is served as JSON on /debug/spindle (the executor's
+// Stats and its utilization), and a task that holds the loop longer than
+// -stall is logged with its stack while it still runs. With -debug-stall
+// (off by default) /debug/stall?ms=N provokes such a stall: a handler that
+// makes a blocking call of N ms on the loop, the mistake the stall report
+// is there to catch (see docs/health.md).
+//
+//	go run ./examples/httpserver -addr 127.0.0.1:8080 -debug-stall
 //	curl -X POST 127.0.0.1:8080/incr?key=a
 //	curl 127.0.0.1:8080/get?key=a
+//	curl 127.0.0.1:8080/debug/stall?ms=300
+//	curl 127.0.0.1:8080/debug/spindle
 package main
 
 import (
@@ -21,6 +30,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"time"
 
 	"github.com/spindle-rt/spindle/executor"
@@ -30,6 +40,10 @@ import (
 // Store is the service's state. It is owned by the executor's loop: only
 // code running on the loop touches its fields.
 type Store struct {
+	// DebugStall serves /debug/stall, which stalls the loop on purpose.
+	// Off by default: set it before calling Handler.
+	DebugStall bool
+
 	ex     *executor.Executor
 	counts map[string]int
 	recent []string
@@ -68,7 +82,46 @@ func (s *Store) Handler() http.Handler {
 		n, err := s.Get(r.Context(), r.URL.Query().Get("key"))
 		reply(w, n, err)
 	})
+	mux.HandleFunc("GET /debug/spindle", func(w http.ResponseWriter, r *http.Request) {
+		st := s.ex.Stats()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(debugStats{Stats: st, Utilization: st.Utilization()})
+	})
+	if s.DebugStall {
+		mux.HandleFunc("GET /debug/stall", func(w http.ResponseWriter, r *http.Request) {
+			ms, err := strconv.Atoi(r.URL.Query().Get("ms"))
+			if err != nil || ms < 1 || ms > maxStallMS {
+				http.Error(w, "ms: want 1 to "+strconv.Itoa(maxStallMS), http.StatusBadRequest)
+				return
+			}
+			n, err := future.Call(s.ex, func() (int, error) {
+				blockingCall(time.Duration(ms) * time.Millisecond)
+				return ms, nil
+			}).Await(r.Context())
+			reply(w, n, err)
+		})
+	}
 	return mux
+}
+
+// debugStats is what /debug/spindle serves: the executor's Stats (its
+// durations in nanoseconds) and Busy/(Busy+Idle).
+type debugStats struct {
+	executor.Stats
+	Utilization float64
+}
+
+// maxStallMS bounds the stall that /debug/stall provokes.
+const maxStallMS = 10000
+
+// blockingCall stands for a blocking function called on the loop by
+// mistake: the whole loop waits for it.
+func blockingCall(d time.Duration) { time.Sleep(d) }
+
+// logStall logs a stall report: which loop, for how long so far, and the
+// stack of the code holding it.
+func logStall(s executor.Stall) {
+	log.Printf("loop %q stalled: one task has held it for %v so far:\n%s", s.Executor, s.Duration.Round(time.Millisecond), s.Stack)
 }
 
 func reply(w http.ResponseWriter, n int, err error) {
@@ -85,6 +138,8 @@ func reply(w http.ResponseWriter, n int, err error) {
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
+	stall := flag.Duration("stall", 100*time.Millisecond, "log a task that holds the loop longer than this (0: never)")
+	debugStall := flag.Bool("debug-stall", false, "serve /debug/stall?ms=N, which stalls the loop for N ms")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -93,9 +148,11 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ex := executor.New(executor.WithName("httpserver"))
+	ex := executor.New(executor.WithName("httpserver"), executor.WithStallHandler(*stall, logStall))
 	ex.Start()
-	srv := &http.Server{Handler: NewStore(ex).Handler(), ReadHeaderTimeout: 5 * time.Second}
+	store := NewStore(ex)
+	store.DebugStall = *debugStall
+	srv := &http.Server{Handler: store.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	log.Printf("listening on %s", ln.Addr())
 	if err := run(ctx, srv, ln, ex); err != nil {
 		log.Fatal(err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -183,5 +184,74 @@ func receive[T any](t *testing.T, what string, ch <-chan T) T {
 	case <-time.After(spindletest.Safety):
 		t.Fatalf("waited %v for %s", spindletest.Safety, what)
 		panic("unreachable")
+	}
+}
+
+// get fetches path from h and returns the status and body.
+func get(t *testing.T, h http.Handler, path string) (int, []byte) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequestWithContext(spindletest.Context(t), http.MethodGet, path, nil))
+	return rec.Code, rec.Body.Bytes()
+}
+
+// /debug/spindle serves the executor's Stats; /debug/stall is off by
+// default.
+func TestDebugStats(t *testing.T) {
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	store := NewStore(ex)
+	h := store.Handler()
+	if _, err := store.Incr(spindletest.Context(t), "a"); err != nil {
+		t.Fatal(err)
+	}
+	code, body := get(t, h, "/debug/spindle")
+	var st debugStats
+	if err := json.Unmarshal(body, &st); code != http.StatusOK || err != nil {
+		t.Fatalf("status %d, %v: %s", code, err, body)
+	}
+	if st.TasksRun < 1 || st.Busy <= 0 || st.Busy+st.Idle <= 0 || st.Utilization <= 0 || st.Utilization > 1 {
+		t.Fatalf("stats after one request: %s", body)
+	}
+	if code, _ := get(t, h, "/debug/stall?ms=1"); code != http.StatusNotFound {
+		t.Fatalf("/debug/stall without DebugStall: status %d, want 404", code)
+	}
+}
+
+// With DebugStall, /debug/stall?ms=N blocks the loop for N ms; the stall
+// is reported while it lasts, with the blocking call on the stack, and
+// counted in /debug/spindle.
+func TestDebugStall(t *testing.T) {
+	stalls := make(chan executor.Stall, 4)
+	ex := executor.New(executor.WithName("httpserver"), executor.WithStallHandler(20*time.Millisecond, func(s executor.Stall) {
+		logStall(s)
+		stalls <- s
+	}))
+	ex.Start()
+	defer ex.Close()
+	store := NewStore(ex)
+	store.DebugStall = true
+	h := store.Handler()
+	for _, bad := range []string{"", "?ms=0", "?ms=x", "?ms=10001"} {
+		if code, _ := get(t, h, "/debug/stall"+bad); code != http.StatusBadRequest {
+			t.Fatalf("/debug/stall%s: status %d, want 400", bad, code)
+		}
+	}
+	if code, body := get(t, h, "/debug/stall?ms=200"); code != http.StatusOK {
+		t.Fatalf("/debug/stall?ms=200: status %d: %s", code, body)
+	}
+	ex.Close() // stops the watchdog: every report has been made
+	if n := len(stalls); n != 1 {
+		t.Fatalf("%d stalls reported, want 1", n)
+	}
+	s := <-stalls
+	if s.Executor != "httpserver" || s.Duration < 20*time.Millisecond || !bytes.Contains(s.Stack, []byte(".blockingCall(")) {
+		t.Fatalf("Stall{%q, %v}, stack:\n%s", s.Executor, s.Duration, s.Stack)
+	}
+	_, body := get(t, h, "/debug/spindle")
+	var st debugStats
+	if err := json.Unmarshal(body, &st); err != nil || st.Stalls != 1 || st.Busy < 200*time.Millisecond {
+		t.Fatalf("stats after the stall (%v): %s", err, body)
 	}
 }

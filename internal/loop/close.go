@@ -40,7 +40,8 @@ type Dropper interface {
 // dropped (futures it would have completed fail with ErrClosed), timers
 // stop, every task's ctx is cancelled and every suspended task resumes with
 // ErrClosed; Close returns once every task body has returned. Called from
-// the loop itself it begins closing and returns without waiting. It is
+// the loop itself (or from the stall handler, which runs on the loop's
+// watchdog) it begins closing and returns without waiting. It is
 // idempotent and always returns nil.
 func (e *Loop) Close() error {
 	e.mu.Lock()
@@ -50,8 +51,8 @@ func (e *Loop) Close() error {
 	e.stopReq.Store(true)
 	e.signal()
 	e.mu.Unlock()
-	if e.OnLoop() {
-		return nil
+	if e.OnLoop() || e.onWatchdog() {
+		return nil // the loop, or its watchdog, cannot wait for itself
 	}
 	if e.phase.Load() != phaseClosed && e.running.CompareAndSwap(false, true) {
 		return e.loop(context.Background(), false, nil) // nobody runs the loop
@@ -124,6 +125,7 @@ func (e *Loop) finish(drop bool) {
 	e.idle = nil
 	e.trim()
 	e.publish()
+	e.endSession()
 	e.dead.Store(true)
 	close(e.closed)
 }

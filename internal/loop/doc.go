@@ -1,6 +1,7 @@
 // Package loop is the machinery of spindle's event loop: the task queue and
 // the inbox, timers, fibers (task bodies that suspend by coroutine switch),
-// task waits, hook dispatch, loop-local values and panic recovery.
+// task waits, hook dispatch, loop-local values, panic recovery, and the
+// loop's health (the stall watchdog, busy and idle time, the delay probe).
 //
 // executor.Executor is a defined type over [Loop] (type Executor loop.Loop)
 // that shows users only what they call; packages future, channel and merge

@@ -253,6 +253,7 @@ func (e *Loop) newCoro() *coro {
 	c.next, c.stop = iter.Pull(func(yield func(struct{}) bool) {
 		c.g = gid.Current()
 		c.yield = yield
+		e.labelTaskGoroutine()
 		for {
 			f := c.fiber
 			c.hold(e)

@@ -153,6 +153,7 @@ type Loop struct {
 	alloc        Allocation
 	locals       []localEntry // loop-owned
 	hooks        hookState
+	health       health // stall detection, busy and idle time, delay (health.go)
 }
 
 // Config is what New needs to know: the settings of executor.Option.
@@ -161,6 +162,11 @@ type Config struct {
 	PanicHandler func(v any) // nil: log with log/slog
 	Alloc        Allocation
 	Hooks        []hooks.Hooks // registered from the start
+
+	StallThreshold time.Duration // a task holding the loop longer is a stall; <= 0: no detection
+	OnStall        func(Stall)   // receives each stall; nil: log with log/slog
+	ProbeInterval  time.Duration // period of the delay probe; <= 0: no probe
+	ProbeWindow    time.Duration // Delay covers the probes of this long
 }
 
 // New returns a loop that is not yet running. Work submitted before Run or
@@ -177,6 +183,7 @@ func New(cfg Config) *Loop {
 		e.name = "spindle"
 	}
 	e.closeCtx, e.closeCancel = context.WithCancel(context.Background())
+	e.health.init(cfg, e.name)
 	for _, h := range cfg.Hooks {
 		e.hooks.add(h)
 	}
@@ -329,6 +336,13 @@ type Stats struct {
 	Timers int
 	// Suspended is the number of spawned tasks suspended in Await or Yield.
 	Suspended int
+	// Busy is the time the loop has spent running tasks (awake in Run or
+	// Start), and Idle the time it has spent asleep waiting for work.
+	Busy, Idle time.Duration
+	// Stalls counts the stalls the watchdog has reported.
+	Stalls uint64
+	// Delay is how long scheduled work waited before it ran, recently.
+	Delay Delay
 }
 
 // Stats returns the executor's counters. From code on the loop they are
@@ -339,19 +353,23 @@ func (e *Loop) Stats() Stats {
 		e.mu.Lock()
 		in := len(e.inbox)
 		e.mu.Unlock()
-		return Stats{
+		s := Stats{
 			TasksRun:  e.ran,
 			Queued:    e.q.Len() + in,
 			Timers:    int(e.timersActive.Load()),
 			Suspended: e.suspended.n,
 		}
+		e.fillHealth(&s)
+		return s
 	}
-	return Stats{
+	s := Stats{
 		TasksRun:  e.pubRan.Load(),
 		Queued:    int(e.pubQueued.Load()),
 		Timers:    int(e.timersActive.Load()),
 		Suspended: int(e.pubSuspended.Load()),
 	}
+	e.fillHealth(&s)
+	return s
 }
 
 func (e *Loop) publish() {

@@ -94,7 +94,7 @@ func (e *Loop) Shutdown(ctx context.Context) error {
 	}
 	e.signal()
 	e.mu.Unlock()
-	if e.OnLoop() {
+	if e.OnLoop() || e.onWatchdog() {
 		return nil
 	}
 	if e.phase.Load() != phaseClosed && e.running.CompareAndSwap(false, true) {
@@ -124,6 +124,10 @@ func (e *Loop) loop(ctx context.Context, untilIdle bool, first func()) (err erro
 // run is the loop proper; see loop.
 func (e *Loop) run(ctx context.Context, untilIdle bool, first func()) (err error) {
 	e.LoopG.Store(gid.Current())
+	if !untilIdle {
+		e.beginSession(ctx) // labels, watchdog, busy and idle time (health.go)
+		defer e.endSession()
+	}
 	ctxDone := ctx.Done()
 	if ctxDone != nil {
 		stop := context.AfterFunc(ctx, func() {
@@ -216,6 +220,7 @@ func (e *Loop) runBatch() {
 		}
 		cur = it
 		e.ran++
+		e.pulse()
 		if e.Cur != it.fr {
 			e.Cur = it.fr
 		}
@@ -299,6 +304,7 @@ func (e *Loop) sleep(ctxDone <-chan struct{}) {
 	}
 	e.sleeping = true
 	e.mu.Unlock()
+	e.idleBegin()
 	if d, ok := e.timers.next(); ok {
 		// One reusable runtime timer: with Go 1.23's timers (go.mod says
 		// 1.24) Reset and Stop leave no stale value in its channel.
@@ -319,6 +325,7 @@ func (e *Loop) sleep(ctxDone <-chan struct{}) {
 		case <-ctxDone:
 		}
 	}
+	e.idleEnd()
 	e.mu.Lock()
 	e.sleeping = false
 	e.mu.Unlock()
