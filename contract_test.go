@@ -87,7 +87,9 @@ var (
 	_ func(*hooks.Storage[int], *executor.Executor, int, func()) = func(s *hooks.Storage[int], ex *executor.Executor, v int, fn func()) { s.Run(ex, v, fn) }
 	_ func(*hooks.Storage[int], *executor.Executor) (int, bool)  = func(s *hooks.Storage[int], ex *executor.Executor) (int, bool) { return s.Get(ex) }
 
-	_ = executor.Stats{TasksRun: 1, Queued: 1, Timers: 1, Suspended: 1}
+	_                                                           = executor.Stats{TasksRun: 1, Queued: 1, Timers: 1, Suspended: 1, Busy: time.Second, Idle: time.Second, Stalls: 1}
+	_ func(time.Duration, func(executor.Stall)) executor.Option = executor.WithStallHandler
+	_                                                           = executor.Stall{Executor: "e", Duration: time.Second, Stack: []byte{}}
 )
 
 type waker struct{}
