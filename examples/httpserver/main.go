@@ -2,9 +2,11 @@
 // logic on one embedded spindle executor.
 //
 // The state (a counter per key and a log of recent events) lives on the loop:
-// every handler hands its work to the loop with future.Call and awaits the
+// every handler hands its work to the loop with future.Do and waits for the
 // result with the request's context, so the state needs no lock, and a
-// client that goes away stops waiting at once.
+// client that goes away stops waiting at once. The state and its routes are
+// in package counters, which also has the sync.Mutex twin that the bundled
+// benchmarks (BenchmarkHTTP) compare it with.
 //
 // The loop's health is served as JSON on /debug/spindle (the executor's
 // Stats and its utilization), and a task that holds the loop longer than
@@ -33,55 +35,32 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/spindle-rt/spindle/examples/httpserver/counters"
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 )
 
-// Store is the service's state. It is owned by the executor's loop: only
-// code running on the loop touches its fields.
+// Store is the service: counters owned by the executor's loop
+// (counters.Loop) and the debug routes.
 type Store struct {
+	*counters.Loop
+
 	// DebugStall serves /debug/stall, which stalls the loop on purpose.
 	// Off by default: set it before calling Handler.
 	DebugStall bool
 
-	ex     *executor.Executor
-	counts map[string]int
-	recent []string
+	ex *executor.Executor
 }
 
 // NewStore returns a store bound to ex.
 func NewStore(ex *executor.Executor) *Store {
-	return &Store{ex: ex, counts: map[string]int{}}
-}
-
-// Incr adds one to key's counter on the loop and returns the new value.
-func (s *Store) Incr(ctx context.Context, key string) (int, error) {
-	return future.Call(s.ex, func() (int, error) {
-		s.counts[key]++
-		s.recent = append(s.recent, "incr "+key)
-		if len(s.recent) > 16 {
-			s.recent = s.recent[1:]
-		}
-		return s.counts[key], nil
-	}).Await(ctx)
-}
-
-// Get returns key's counter.
-func (s *Store) Get(ctx context.Context, key string) (int, error) {
-	return future.Call(s.ex, func() (int, error) { return s.counts[key], nil }).Await(ctx)
+	return &Store{Loop: counters.NewLoop(ex), ex: ex}
 }
 
 // Handler returns the service's HTTP handler.
 func (s *Store) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /incr", func(w http.ResponseWriter, r *http.Request) {
-		n, err := s.Incr(r.Context(), r.URL.Query().Get("key"))
-		reply(w, n, err)
-	})
-	mux.HandleFunc("GET /get", func(w http.ResponseWriter, r *http.Request) {
-		n, err := s.Get(r.Context(), r.URL.Query().Get("key"))
-		reply(w, n, err)
-	})
+	counters.Routes(mux, s.Loop)
 	mux.HandleFunc("GET /debug/spindle", func(w http.ResponseWriter, r *http.Request) {
 		st := s.ex.Stats()
 		w.Header().Set("Content-Type", "application/json")
@@ -94,11 +73,11 @@ func (s *Store) Handler() http.Handler {
 				http.Error(w, "ms: want 1 to "+strconv.Itoa(maxStallMS), http.StatusBadRequest)
 				return
 			}
-			n, err := future.Call(s.ex, func() (int, error) {
+			n, err := future.Do(r.Context(), s.ex, func() (int, error) {
 				blockingCall(time.Duration(ms) * time.Millisecond)
 				return ms, nil
-			}).Await(r.Context())
-			reply(w, n, err)
+			})
+			counters.Reply(w, n, err)
 		})
 	}
 	return mux
@@ -122,18 +101,6 @@ func blockingCall(d time.Duration) { time.Sleep(d) }
 // stack of the code holding it.
 func logStall(s executor.Stall) {
 	log.Printf("loop %q stalled: one task has held it for %v so far:\n%s", s.Executor, s.Duration.Round(time.Millisecond), s.Stack)
-}
-
-func reply(w http.ResponseWriter, n int, err error) {
-	switch {
-	case errors.Is(err, executor.ErrClosed):
-		http.Error(w, "shutting down", http.StatusServiceUnavailable)
-	case err != nil:
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-	default:
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]int{"value": n})
-	}
 }
 
 func main() {

@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/spindle-rt/spindle/examples/httpserver/counters"
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/internal/spindletest"
@@ -129,7 +130,7 @@ func TestShutdownWaitsForInFlight(t *testing.T) {
 		if err == nil {
 			n, err = store.Incr(ctx, "slow")
 		}
-		reply(w, n, err)
+		counters.Reply(w, n, err)
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	srv.RegisterOnShutdown(func() { began.Resolve(struct{}{}) })
