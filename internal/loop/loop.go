@@ -140,6 +140,7 @@ type Loop struct {
 	alloc        Allocation
 	locals       []localEntry // loop-owned
 	hooks        hookState
+	watches      closeWatches // told when the executor closes (closewatch.go)
 }
 
 // Config is what New needs to know: the settings of executor.Option.

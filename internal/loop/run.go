@@ -291,6 +291,7 @@ func (e *Loop) finish(drop bool) {
 		e.q.Clear()
 	}
 	e.stopTimers()
+	e.watches.fire() // work off the loop that owes it a result (closewatch.go)
 	e.suspended.each(func(f *Fiber) {
 		if i, ok := f.body.(Interrupter); ok {
 			i.Interrupt(ErrClosed)
