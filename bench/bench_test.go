@@ -55,8 +55,14 @@ func BenchmarkHooks(b *testing.B) { runGroup(b, "Hooks") }
 // BenchmarkAlloc runs the Alloc cases: allocation strategies, per op.
 func BenchmarkAlloc(b *testing.B) { runGroup(b, "Alloc") }
 
+// BenchmarkGroup runs the Group cases: 1,000 small tasks in a task group, per task.
+func BenchmarkGroup(b *testing.B) { runGroup(b, "Group") }
+
+// BenchmarkSemaphore runs the Semaphore cases: 8 workers contending for 2 units, per op.
+func BenchmarkSemaphore(b *testing.B) { runGroup(b, "Semaphore") }
+
 // benchmarkGroups are the groups that have a Benchmark function above.
-var benchmarkGroups = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc"}
+var benchmarkGroups = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc", "Group", "Semaphore"}
 
 // TestRegistry checks the case table: every case belongs to one of the
 // groups that have a Benchmark function, has a unit and a function, has a
