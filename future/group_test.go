@@ -365,6 +365,9 @@ func TestGroupMisuse(t *testing.T) {
 	var zero future.Group
 	spindletest.MustPanic(t, "future: ", "NewGroup", func() { zero.Go(func(context.Context) error { return nil }) })
 	spindletest.MustPanic(t, "future: ", "nil func", func() { future.NewGroup(context.Background(), ex).Go(nil) })
-	spindletest.MustPanic(t, "future: ", "nil context", func() { future.NewGroup(nil, ex) }) //nolint:staticcheck // the misuse under test
+	spindletest.MustPanic(t, "future: ", "nil context", func() {
+		//lint:ignore SA1012 passing nil is the mistake under test
+		future.NewGroup(nil, ex)
+	})
 	spindletest.MustPanic(t, "future: ", "nil executor", func() { future.NewGroup(context.Background(), nil) })
 }

@@ -68,7 +68,7 @@ func TestCloseWatchConcurrent(t *testing.T) {
 	ex.Start()
 	const n = 64
 	var (
-		mu      sync.Mutex
+		mu       sync.Mutex
 		counts   = map[int]int{}
 		accepted = map[int]bool{}
 		kept     = map[int]bool{}
