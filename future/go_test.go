@@ -5,7 +5,6 @@ import (
 	"errors"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
@@ -153,24 +152,11 @@ func TestGoAsyncLocal(t *testing.T) {
 			})
 		})
 	})
-	if recvSafe(t, inside) {
+	if spindletest.Recv(t, inside) {
 		t.Error("fn saw an async-local value off the loop")
 	}
-	if v := recvSafe(t, got); v != "req-1" {
+	if v := spindletest.Recv(t, got); v != "req-1" {
 		t.Fatalf("continuation saw %q, want req-1", v)
-	}
-}
-
-// recvSafe receives from ch, failing the test if the safety net ends the
-// wait.
-func recvSafe[T any](t *testing.T, ch <-chan T) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(spindletest.Safety):
-		t.Fatal("safety timeout")
-		panic("unreachable")
 	}
 }
 

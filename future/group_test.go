@@ -95,7 +95,7 @@ func TestGroupFirstErrorCancelsSiblings(t *testing.T) {
 			if !errors.Is(siblingErr, context.Canceled) || !tc.check(siblingCause) {
 				t.Errorf("sibling's ctx: %v, cause %v", siblingErr, siblingCause)
 			}
-			if v := recvSafe(t, reported); v != "second" {
+			if v := spindletest.Recv(t, reported); v != "second" {
 				t.Errorf("reported panic %v, want second", v)
 			}
 		})
@@ -127,7 +127,7 @@ func TestGroupParentCancelsTasks(t *testing.T) {
 		})
 	}
 	for range 3 {
-		recvSafe(t, started)
+		spindletest.Recv(t, started)
 	}
 	cancel()
 	if err := g.Wait(spindletest.Context(t)); !errors.Is(err, context.Canceled) {
@@ -169,7 +169,7 @@ func TestGroupWait(t *testing.T) {
 	if _, err := spindletest.Await(t, inTask); err != nil {
 		t.Errorf("Wait in a task: %v", err)
 	}
-	if err := recvSafe(t, parked); err != nil {
+	if err := spindletest.Recv(t, parked); err != nil {
 		t.Errorf("Wait on a goroutine: %v", err)
 	}
 	if err := onLoop(); err != nil {
@@ -322,11 +322,11 @@ func TestGroupClose(t *testing.T) {
 		return err
 	})
 	g.Go(func(context.Context) error { ranSecond = true; return nil })
-	recvSafe(t, started)
+	spindletest.Recv(t, started)
 	parked := make(chan error, 1)
 	go func() { parked <- g.Wait(context.Background()) }()
 	ex.Close()
-	if err := recvSafe(t, parked); !errors.Is(err, executor.ErrClosed) {
+	if err := spindletest.Recv(t, parked); !errors.Is(err, executor.ErrClosed) {
 		t.Errorf("Wait across Close: %v", err)
 	}
 	if err := g.Wait(context.Background()); !errors.Is(err, executor.ErrClosed) {
@@ -352,7 +352,7 @@ func TestGroupGoexit(t *testing.T) {
 	after := make(chan struct{})
 	g.Go(func(context.Context) error { runtime.Goexit(); return nil })
 	g.Go(func(context.Context) error { close(after); return nil })
-	recvSafe(t, after)
+	spindletest.Recv(t, after)
 	if err := g.Wait(spindletest.Context(t)); err == nil {
 		t.Fatal("Wait: nil after a task called runtime.Goexit")
 	}

@@ -118,7 +118,7 @@ func TestSemaphoreWaitPaths(t *testing.T) {
 		t.Fatalf("task: %v", err)
 	}
 	s.Release(1) // to the goroutine
-	if err := recvSafe(t, parked); err != nil {
+	if err := spindletest.Recv(t, parked); err != nil {
 		t.Fatalf("goroutine: %v", err)
 	}
 	if s.TryAcquire(1) {
@@ -229,7 +229,7 @@ func TestSemaphoreAbandonedAcquiresLeaveNothing(t *testing.T) {
 		go func() { done <- s.Acquire(ctx, 1) }()
 		waitFor(t, ex, func() bool { return semaphore.Waiting(s) == 1 })
 		cancel()
-		if err := recvSafe(t, done); !errors.Is(err, context.Canceled) {
+		if err := spindletest.Recv(t, done); !errors.Is(err, context.Canceled) {
 			bad = err
 		}
 	}
@@ -262,7 +262,7 @@ func TestSemaphoreClose(t *testing.T) {
 	if err, _ := task.Peek(); !errors.Is(err.Value, executor.ErrClosed) {
 		t.Errorf("waiting task: %v, want ErrClosed", err.Value)
 	}
-	if err := recvSafe(t, parked); !errors.Is(err, executor.ErrClosed) {
+	if err := spindletest.Recv(t, parked); !errors.Is(err, executor.ErrClosed) {
 		t.Errorf("waiting goroutine: %v, want ErrClosed", err)
 	}
 	s.Release(1)
@@ -385,17 +385,5 @@ func waitFor(t *testing.T, ex *executor.Executor, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatal("safety timeout")
 		}
-	}
-}
-
-// recvSafe receives from ch with the safety net.
-func recvSafe[T any](t *testing.T, ch <-chan T) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(spindletest.Safety):
-		t.Fatal("safety timeout")
-		panic("unreachable")
 	}
 }

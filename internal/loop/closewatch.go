@@ -9,29 +9,31 @@ package loop
 // closes.
 //
 // Invariants (guarded by closeWatches.mu):
-//   - a watch is in the list from a Watch that returned true until Unwatch
-//     or until the loop fires the list, and linked says which;
+//   - a watch is in list from a Watch that returned true until Unwatch or
+//     until the loop fires the list, and pos is its index there plus one
+//     (0 when it is in none), so Unwatch removes it in O(1) by moving the
+//     last watch into its place;
 //   - fired is set once, by the loop in finish, after the phase is closed;
 //     Watch refuses a watch once the phase has left open, so a watch is
 //     either fired or was never accepted;
-//   - fire detaches the whole list under mu and interrupts the watches
-//     after unlocking, so an Interrupt may call Unwatch (or anything else
-//     that takes mu) and a concurrent Unwatch of a detached watch is a no-op.
+//   - fire takes the whole list under mu and interrupts the watches after
+//     unlocking, so an Interrupt may call Unwatch (or anything else that
+//     takes mu) and a concurrent Unwatch of a taken watch is a no-op;
+//   - list gives its memory back when a burst of watches has gone.
 
 import "sync"
 
 // CloseWatch is embedded by work that must be told, on the loop, when the
 // executor closes. The zero value is ready for Watch.
 type CloseWatch struct {
-	prev, next *CloseWatch
-	w          Interrupter
-	linked     bool
+	w   Interrupter
+	pos int
 }
 
 // closeWatches is the loop's list of watches.
 type closeWatches struct {
 	mu    sync.Mutex
-	head  *CloseWatch
+	list  []*CloseWatch
 	fired bool
 }
 
@@ -45,12 +47,9 @@ func (e *Loop) Watch(c *CloseWatch, w Interrupter) bool {
 	if l.fired || e.phase.Load() != phaseOpen {
 		return false
 	}
-	c.w, c.linked = w, true
-	c.prev, c.next = nil, l.head
-	if l.head != nil {
-		l.head.prev = c
-	}
-	l.head = c
+	c.w = w
+	l.list = append(l.list, c)
+	c.pos = len(l.list)
 	return true
 }
 
@@ -59,17 +58,16 @@ func (e *Loop) Watch(c *CloseWatch, w Interrupter) bool {
 func (e *Loop) Unwatch(c *CloseWatch) {
 	l := &e.watches
 	l.mu.Lock()
-	if c.linked {
-		c.linked = false
-		if c.prev != nil {
-			c.prev.next = c.next
-		} else {
-			l.head = c.next
+	if i := c.pos - 1; i >= 0 {
+		n := len(l.list) - 1
+		last := l.list[n]
+		l.list[i], last.pos = last, i+1
+		l.list[n] = nil
+		l.list = l.list[:n]
+		c.pos = 0
+		if cap(l.list) > 64 && n < cap(l.list)/4 {
+			l.list = append([]*CloseWatch(nil), l.list...)
 		}
-		if c.next != nil {
-			c.next.prev = c.prev
-		}
-		c.prev, c.next = nil, nil
 	}
 	l.mu.Unlock()
 }
@@ -79,16 +77,13 @@ func (e *Loop) Unwatch(c *CloseWatch) {
 func (l *closeWatches) fire() {
 	l.mu.Lock()
 	l.fired = true
-	h := l.head
-	l.head = nil
-	for c := h; c != nil; c = c.next {
-		c.linked = false
+	list := l.list
+	l.list = nil
+	for _, c := range list {
+		c.pos = 0
 	}
 	l.mu.Unlock()
-	for h != nil {
-		c := h
-		h = c.next
-		c.prev, c.next = nil, nil
+	for _, c := range list {
 		c.w.Interrupt(ErrClosed)
 	}
 }
