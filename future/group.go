@@ -127,22 +127,24 @@ func NewGroup(ctx context.Context, ex *executor.Executor) *Group {
 func (g *Group) SetLimit(n int) {
 	g.check()
 	if !g.ex.OnLoop() {
-		_ = g.ex.Submit(func() { g.SetLimit(n) }) // fails only once closed
+		_ = g.ex.Submit(func() { g.SetLimit(n) }) // fails once closing has begun: the limit stays
 		return
 	}
 	g.limit = n
 	g.fill()
 }
 
-// Go runs fn as a task of g on the group's loop (see Spawn), now if the
-// limit allows it, else when earlier tasks have returned; it never blocks.
-// fn's ctx is derived from the group's context: it ends when a task of g
-// fails, when the group's context ends, or when the executor closes. An
-// error returned by fn, or its panic (a *PanicError), is the group's error
-// if it is the first; a panic that is not is reported to the executor's
-// panic handler. fn runs under the async-local frame of the call to Go.
-// Go may be called from any goroutine; once the executor is closing, fn
-// does not run and the group's error is executor.ErrClosed if it had none.
+// Go queues fn to run as a task of g on the group's loop (see Spawn): as
+// soon as the limit allows, in the order given. It never blocks, and fn
+// never runs before Go returns. fn's ctx is derived from the group's
+// context: it ends when a task of g fails, when the group's context ends,
+// or when the executor closes. An error returned by fn, or its panic (a
+// *PanicError), is the group's error if it is the first; a panic that is
+// not is reported to the executor's panic handler. fn runs under the
+// async-local frame of the call to Go. Go may be called from any
+// goroutine; when fn can no longer run because the executor is closing
+// (or has closed), Go only makes executor.ErrClosed the group's error if
+// it had none.
 func (g *Group) Go(fn func(ctx context.Context) error) {
 	g.check()
 	if fn == nil {
