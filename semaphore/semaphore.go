@@ -2,16 +2,23 @@ package semaphore
 
 // The semaphore's state and the rules every method keeps.
 //
-// Invariants (guarded by mu, except where said):
-//   - 0 <= cur <= size: cur units are held;
-//   - the waiters form a FIFO, head..tail, doubly linked so that a waiter
-//     that gives up unlinks itself at once: the list holds exactly the
-//     requests still waiting, and nothing of one that gave up;
+// Invariants:
+//   - state (atomic) holds cur, the units held (0 <= cur <= size), and the
+//     flag queued, set exactly while the queue of waiters is not empty.
+//     While queued is clear, Acquire, TryAcquire and Release change cur by
+//     compare-and-swap without the lock: the fast path, when nothing waits.
+//     Setting and clearing queued, and every change of cur while it is set,
+//     happen under mu: a fast path that loaded state before queued was set
+//     fails its compare-and-swap and looks again;
+//   - the waiters form a FIFO, head..tail (guarded by mu), doubly linked so
+//     that a waiter that gives up unlinks itself at once: the list holds
+//     exactly the requests still waiting, and nothing of one that gave up;
 //   - no barging: a request is granted at once only when nobody waits and
 //     the units are free; otherwise it queues behind the others. Whenever
-//     units are given back or a waiter leaves, the head is granted while
-//     its request fits, in order, so a large request at the head holds back
-//     the smaller ones behind it;
+//     units are given back, a waiter leaves, or a waiter is queued (units
+//     given back by a fast path just before queued was set are found
+//     then), the head is granted while its request fits, in order, so a
+//     large request at the head holds back the smaller ones behind it;
 //   - a waiter is granted once, by grant, under mu: it is unlinked, its
 //     units are added to cur, granted is set, and then its task is woken
 //     (or its promise resolved); grant reads nothing of the waiter after
@@ -45,16 +52,20 @@ var ErrTooLarge = errors.New("semaphore: request larger than the semaphore's siz
 // maxSpare bounds the free list of task waiter nodes.
 const maxSpare = 16
 
+// queued is the flag in state that says that requests wait; the bits below
+// it count the units held.
+const queued = 1 << 62
+
 // Semaphore is a weighted semaphore bound to an executor: it holds size
 // units, and Acquire waits, in FIFO order, until the units it asks for are
 // free. Every method may be called from any goroutine. Create one with
 // New; the zero value is not usable.
 type Semaphore struct {
-	ex   *executor.Executor
-	size int64
+	ex    *executor.Executor
+	size  int64
+	state atomic.Int64 // cur | queued
 
 	mu         sync.Mutex
-	cur        int64
 	head, tail *waiter
 
 	spare  *waiter // loop-owned: free task waiter nodes, linked by next
@@ -78,8 +89,8 @@ func New(ex *executor.Executor, n int64) *Semaphore {
 	if ex == nil {
 		panic("semaphore: New with nil executor")
 	}
-	if n < 0 {
-		panic("semaphore: New with negative size " + strconv.FormatInt(n, 10))
+	if n < 0 || n >= queued {
+		panic("semaphore: New with size " + strconv.FormatInt(n, 10) + " out of range")
 	}
 	return &Semaphore{ex: ex, size: n}
 }
@@ -114,9 +125,11 @@ func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 	if s.ex.Closed() {
 		return executor.ErrClosed
 	}
+	if s.fast(n) {
+		return nil
+	}
 	s.mu.Lock()
-	if s.head == nil && s.size-s.cur >= n {
-		s.cur += n
+	if s.fast(n) { // the units came free, or the queue emptied, meanwhile
 		s.mu.Unlock()
 		return nil
 	}
@@ -139,8 +152,14 @@ func (s *Semaphore) waitTask(ctx context.Context, fib *loop.Fiber, n int64) erro
 		return err
 	}
 	w := s.node()
-	w.n, w.fib = n, fib
+	w.n = n
 	s.push(w)
+	if w.granted.Load() { // at once, with units given back as it queued
+		s.mu.Unlock()
+		s.recycle(w)
+		return nil
+	}
+	w.fib = fib // from here on grant wakes it
 	s.mu.Unlock()
 	stop := tw.Watch()
 	var err error
@@ -183,7 +202,7 @@ func (s *Semaphore) waitFuture(ctx context.Context, n int64) error {
 func (s *Semaphore) leave(w *waiter) {
 	s.mu.Lock()
 	if w.granted.Load() {
-		s.cur -= w.n
+		s.state.Add(-w.n)
 	} else {
 		s.unlink(w)
 	}
@@ -220,28 +239,55 @@ func (s *Semaphore) recycle(w *waiter) {
 // waiting, and reports whether it did.
 func (s *Semaphore) TryAcquire(n int64) bool {
 	s.check(n, "TryAcquire")
-	s.mu.Lock()
-	ok := s.head == nil && s.size-s.cur >= n
-	if ok {
-		s.cur += n
-	}
-	s.mu.Unlock()
-	return ok
+	return n <= s.size && s.fast(n)
 }
 
 // Release gives back n units, which waiting requests take in order. It
 // panics if more units are released than are held.
 func (s *Semaphore) Release(n int64) {
 	s.check(n, "Release")
-	s.mu.Lock()
-	if n > s.cur {
-		held := s.cur
-		s.mu.Unlock()
-		panic("semaphore: Release of " + strconv.FormatInt(n, 10) + " units, more than the " + strconv.FormatInt(held, 10) + " held")
+	for {
+		st := s.state.Load()
+		if st&queued != 0 {
+			break
+		}
+		if st < n {
+			s.overRelease(n, st)
+		}
+		if s.state.CompareAndSwap(st, st-n) {
+			return
+		}
 	}
-	s.cur -= n
+	s.mu.Lock()
+	for { // queued may have been cleared meanwhile: fast paths run again
+		st := s.state.Load()
+		if st&^queued < n {
+			s.mu.Unlock()
+			s.overRelease(n, st&^queued)
+		}
+		if s.state.CompareAndSwap(st, st-n) {
+			break
+		}
+	}
 	s.grant()
 	s.mu.Unlock()
+}
+
+func (s *Semaphore) overRelease(n, held int64) {
+	panic("semaphore: Release of " + strconv.FormatInt(n, 10) + " units, more than the " + strconv.FormatInt(held, 10) + " held")
+}
+
+// fast takes n units if nobody waits and they are free, without the lock.
+func (s *Semaphore) fast(n int64) bool {
+	for {
+		st := s.state.Load()
+		if st&queued != 0 || s.size-st < n {
+			return false
+		}
+		if s.state.CompareAndSwap(st, st+n) {
+			return true
+		}
+	}
 }
 
 // check panics on a nil semaphore and a negative count.
@@ -254,18 +300,23 @@ func (s *Semaphore) check(n int64, op string) {
 	}
 }
 
-// push appends w to the waiters. Called with mu held.
+// push appends w to the waiters and grants what is free: units a fast
+// Release gave back before queued was set are found here. Called with mu
+// held.
 func (s *Semaphore) push(w *waiter) {
 	w.prev = s.tail
 	if s.tail == nil {
 		s.head = w
+		s.state.Or(queued)
 	} else {
 		s.tail.next = w
 	}
 	s.tail = w
+	s.grant()
 }
 
-// unlink removes w from the waiters. Called with mu held.
+// unlink removes w from the waiters; the last one out clears queued.
+// Called with mu held.
 func (s *Semaphore) unlink(w *waiter) {
 	if w.prev == nil {
 		s.head = w.next
@@ -278,21 +329,25 @@ func (s *Semaphore) unlink(w *waiter) {
 		w.next.prev = w.prev
 	}
 	w.prev, w.next = nil, nil
+	if s.head == nil {
+		s.state.And(^int64(queued))
+	}
 }
 
 // grant grants the waiters at the head while their requests fit, in order,
 // and wakes them. Waking runs no user code: it queues a task on the loop
 // or completes a promise. Called with mu held.
 func (s *Semaphore) grant() {
-	for w := s.head; w != nil && s.size-s.cur >= w.n; w = s.head {
+	for w := s.head; w != nil && s.size-s.state.Load()&^queued >= w.n; w = s.head {
+		s.state.Add(w.n) // before unlink may clear queued: no fast path takes these units
 		s.unlink(w)
-		s.cur += w.n
 		fib, p := w.fib, w.p
 		w.granted.Store(true) // w may be reused from here on
-		if fib != nil {
+		switch {
+		case fib != nil:
 			fib.Wake()
-		} else {
+		case p != nil:
 			p.Resolve(struct{}{})
-		}
+		} // neither: granted as it was queued, by its own push
 	}
 }

@@ -307,7 +307,7 @@ func TestSemaphoreBadCounts(t *testing.T) {
 	}
 	spindletest.MustPanic(t, "semaphore: ", "more than", func() { s.Release(1) })
 	spindletest.MustPanic(t, "semaphore: ", "negative", func() { s.TryAcquire(-1) })
-	spindletest.MustPanic(t, "semaphore: ", "negative", func() { semaphore.New(ex, -1) })
+	spindletest.MustPanic(t, "semaphore: ", "out of range", func() { semaphore.New(ex, -1) })
 	spindletest.MustPanic(t, "semaphore: ", "nil executor", func() { semaphore.New(nil, 1) })
 	spindletest.MustPanic(t, "semaphore: ", "New", func() { new(semaphore.Semaphore).Release(0) })
 }
@@ -347,7 +347,12 @@ func TestSemaphoreConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for range rounds {
+			for r := range rounds {
+				if r%3 == 0 && s.TryAcquire(n) { // the fast path, racing the waiters
+					use(n)
+					s.Release(n)
+					continue
+				}
 				if err := s.Acquire(context.Background(), n); err != nil {
 					t.Error(err)
 					return
