@@ -31,8 +31,19 @@ func BenchmarkAcquireWaitInTask(b *testing.B) {
 	defer ex.Close()
 	s := semaphore.New(ex, 1)
 	left := b.N
-	worker := func(ctx context.Context) (int, error) {
-		for ; left > 0; left-- {
+	worker := turns(s, &left)
+	b.ReportAllocs()
+	b.ResetTimer()
+	future.Spawn(ex, worker)
+	future.Spawn(ex, worker)
+	ex.RunUntilIdle()
+}
+
+// turns returns a task body that takes a unit *left times (counting *left
+// down, which tasks may share), holding it across a Yield each time.
+func turns(s *semaphore.Semaphore, left *int) func(ctx context.Context) (int, error) {
+	return func(ctx context.Context) (int, error) {
+		for ; *left > 0; *left-- {
 			if err := s.Acquire(ctx, 1); err != nil {
 				return 0, err
 			}
@@ -44,11 +55,6 @@ func BenchmarkAcquireWaitInTask(b *testing.B) {
 		}
 		return 0, nil
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	future.Spawn(ex, worker)
-	future.Spawn(ex, worker)
-	ex.RunUntilIdle()
 }
 
 // Neither path allocates once warm: free units cost a lock, and a task
@@ -73,19 +79,8 @@ func TestSemaphoreAllocs(t *testing.T) {
 	var perWait float64
 	future.Spawn(ex, func(ctx context.Context) (int, error) {
 		// The other task holds the unit across a Yield; this one waits.
-		future.Spawn(ex, func(ctx context.Context) (int, error) {
-			for range rounds + 1 {
-				if err := s.Acquire(ctx, 1); err != nil {
-					return 0, err
-				}
-				err := future.Yield(ctx)
-				s.Release(1)
-				if err != nil {
-					return 0, err
-				}
-			}
-			return 0, nil
-		})
+		other := rounds + 1
+		future.Spawn(ex, turns(s, &other))
 		if err := future.Yield(ctx); err != nil { // let it take the unit
 			return 0, err
 		}
