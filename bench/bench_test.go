@@ -59,8 +59,14 @@ func BenchmarkAlloc(b *testing.B) { runGroup(b, "Alloc") }
 // shared state, per request.
 func BenchmarkService(b *testing.B) { runGroup(b, "Service") }
 
+// BenchmarkGroup runs the Group cases: 1,000 small tasks in a task group, per task.
+func BenchmarkGroup(b *testing.B) { runGroup(b, "Group") }
+
+// BenchmarkSemaphore runs the Semaphore cases: 8 workers contending for 2 units, per op.
+func BenchmarkSemaphore(b *testing.B) { runGroup(b, "Semaphore") }
+
 // benchmarkGroups are the groups that have a Benchmark function above.
-var benchmarkGroups = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc", "Service"}
+var benchmarkGroups = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc", "Service", "Group", "Semaphore"}
 
 // TestRegistry checks the case table: every case belongs to one of the
 // groups that have a Benchmark function, has a unit and a function, has a

@@ -63,4 +63,15 @@
 // input order; All fails fast and Race and Any cancel the rest; Any joins all
 // errors if none succeeds. Inputs that are already complete are folded in at
 // once, so a combinator of completed futures is complete when it returns.
+//
+// # Blocking work, deadlines and groups
+//
+// [Go] runs a blocking function on a goroutine of its own and completes its
+// future on the loop; cancelling the future or closing the executor ends
+// the function's ctx and fails the future at once. [Timeout] bounds the wait
+// for a future without cancelling it ([ErrTimeout] matches
+// context.DeadlineExceeded). A [Group] runs tasks with an optional limit
+// and waits for them together, errgroup-style: the first error cancels the
+// rest and is what Wait returns. Wait, like a semaphore's Acquire (package
+// semaphore), waits as Await does. docs/tasks.md shows the common patterns.
 package future

@@ -291,7 +291,9 @@ func awaitOther(fib *loop.Fiber, t *taskBase, c *core, ctx context.Context) erro
 	}
 	// The future's executor closing releases the wait, as it releases a
 	// goroutine parked on the future.
-	defer context.AfterFunc(c.ex.ClosedContext(), fib.Wake)()
+	if c.ex.Watch(&w.watch, w) {
+		defer c.ex.Unwatch(&w.watch)
+	}
 	for {
 		if c.ready() {
 			return nil
@@ -311,11 +313,15 @@ func awaitOther(fib *loop.Fiber, t *taskBase, c *core, ctx context.Context) erro
 }
 
 type wakeFiber struct {
-	l   link
-	fib *loop.Fiber
+	l     link
+	fib   *loop.Fiber
+	watch loop.CloseWatch // on the future's executor
 }
 
 func (w *wakeFiber) wake(bool) { w.fib.Wake() }
+
+// Interrupt wakes the task: the future's executor has closed.
+func (w *wakeFiber) Interrupt(error) { w.fib.Wake() }
 
 type taskBody interface{ base() *taskBase }
 

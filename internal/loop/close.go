@@ -72,11 +72,6 @@ func (e *Loop) Closed() bool { return e.phase.Load() == phaseClosed }
 // released everything that waited on it.
 func (e *Loop) Done() <-chan struct{} { return e.closed }
 
-// ClosedContext returns a context that is cancelled as soon as the loop
-// has closed (before its tasks unwind), for waiters of other loops that must
-// be released then.
-func (e *Loop) ClosedContext() context.Context { return e.closeCtx }
-
 // finish closes the loop from the goroutine that holds it; drop says whether
 // queued work is dropped (Close) or was drained (Shutdown).
 func (e *Loop) finish(drop bool) {
@@ -86,8 +81,8 @@ func (e *Loop) finish(drop bool) {
 	e.inbox = nil
 	e.hasInbox.Store(false)
 	e.mu.Unlock()
-	e.closeCancel()
 	e.stopTimers()
+	e.watches.fire() // work off the loop that owes it a result (closewatch.go)
 	if e.trimTimer != nil {
 		e.trimTimer.Stop()
 	}

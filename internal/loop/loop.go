@@ -32,7 +32,6 @@ package loop
 // submitter no channel operation.
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -135,9 +134,6 @@ type Loop struct {
 	dead    atomic.Bool   // the loop has finished closing
 	closed  chan struct{} // closed once the executor is closed and everything released
 
-	closeCtx    context.Context // cancelled when the loop closes
-	closeCancel context.CancelFunc
-
 	lateMu   sync.Mutex // guards late and lateBusy
 	late     []Dropper  // items dropped after the loop closed, not yet dropped
 	lateBusy bool       // a goroutine is dropping the late items
@@ -153,7 +149,8 @@ type Loop struct {
 	alloc        Allocation
 	locals       []localEntry // loop-owned
 	hooks        hookState
-	health       health // stall detection, busy and idle time, delay (health.go)
+	health       health       // stall detection, busy and idle time, delay (health.go)
+	watches      closeWatches // told when the executor closes (closewatch.go)
 }
 
 // Config is what New needs to know: the settings of executor.Option.
@@ -182,7 +179,6 @@ func New(cfg Config) *Loop {
 	if e.name == "" {
 		e.name = "spindle"
 	}
-	e.closeCtx, e.closeCancel = context.WithCancel(context.Background())
 	e.health.init(cfg, e.name)
 	for _, h := range cfg.Hooks {
 		e.hooks.add(h)

@@ -55,3 +55,15 @@ func MustPanic(t testing.TB, prefix, want string, fn func()) {
 	}()
 	fn()
 }
+
+// Recv receives from ch, failing the test if the safety net ends the wait.
+func Recv[T any](t testing.TB, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(Safety):
+		t.Fatalf("Recv: safety timeout (%v) hit", Safety)
+		panic("unreachable")
+	}
+}

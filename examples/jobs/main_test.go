@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/future"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// safety bounds every wait of these tests; reaching it is a failure.
+const safety = 20 * time.Second
+
+// fakeDB counts the calls in flight and lets the test decide when they
+// return.
+type fakeDB struct {
+	inFlight, most atomic.Int64
+	entered        chan string
+	gate           chan struct{} // closed: calls return
+	cancelled      chan string   // calls whose ctx ended
+}
+
+func newFakeDB() *fakeDB {
+	return &fakeDB{entered: make(chan string, 64), gate: make(chan struct{}), cancelled: make(chan string, 64)}
+}
+
+func (d *fakeDB) call(ctx context.Context, job string) (string, error) {
+	n := d.inFlight.Add(1)
+	defer d.inFlight.Add(-1)
+	for m := d.most.Load(); n > m && !d.most.CompareAndSwap(m, n); m = d.most.Load() {
+	}
+	d.entered <- job
+	select {
+	case <-d.gate:
+		return "done: " + job, nil
+	case <-ctx.Done():
+		d.cancelled <- job
+		return "", ctx.Err()
+	}
+}
+
+// service starts an executor, a scheduler over db and a loopback server.
+func service(t *testing.T, db DB, timeout time.Duration) (*executor.Executor, *Scheduler, *httptest.Server) {
+	t.Helper()
+	ex := executor.New()
+	ex.Start()
+	sched := NewScheduler(ex, db, 4, timeout)
+	srv := httptest.NewServer(sched.Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		ex.Close()
+	})
+	return ex, sched, srv
+}
+
+func post(client *http.Client, url, job string) (int, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), safety)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/jobs?name="+job, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, strings.TrimSpace(string(body)), err
+}
+
+func recv[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(safety):
+		t.Fatal("safety timeout")
+		panic("unreachable")
+	}
+}
+
+// Sixteen clients at once: four database calls run, the other jobs wait
+// their turn in their tasks, and every client gets its result.
+func TestAtMostFourAtOnce(t *testing.T) {
+	db := newFakeDB()
+	ex, _, srv := service(t, db.call, safety)
+	const clients = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			job := fmt.Sprint("job", i)
+			code, body, err := post(srv.Client(), srv.URL, job)
+			if err == nil && (code != http.StatusOK || body != "done: "+job) {
+				err = fmt.Errorf("%s: %d %q", job, code, body)
+			}
+			errs <- err
+		}()
+	}
+	// Every job is a task suspended on the loop: 4 awaiting their database
+	// call, 12 waiting for a slot.
+	ctx, cancel := context.WithTimeout(context.Background(), safety)
+	defer cancel()
+	for {
+		n, err := future.Call(ex, func() (int, error) { return ex.Stats().Suspended, nil }).Await(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == clients {
+			break
+		}
+	}
+	if n := db.inFlight.Load(); n != 4 {
+		t.Fatalf("%d database calls in flight, want 4", n)
+	}
+	close(db.gate)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if m := db.most.Load(); m != 4 {
+		t.Errorf("at most %d database calls at once, want 4", m)
+	}
+	srv.Client().CloseIdleConnections()
+}
+
+// A job whose database call outlives the deadline answers 504, and the
+// call's ctx is cancelled.
+func TestJobTimeout(t *testing.T) {
+	db := newFakeDB()
+	_, _, srv := service(t, db.call, time.Millisecond)
+	code, _, err := post(srv.Client(), srv.URL, "slow")
+	if err != nil || code != http.StatusGatewayTimeout {
+		t.Fatalf("slow job: %d, %v; want 504", code, err)
+	}
+	if job := recv(t, db.cancelled); job != "slow" {
+		t.Fatalf("cancelled %q", job)
+	}
+	srv.Client().CloseIdleConnections()
+}
+
+// Shutdown waits for the jobs in flight; after the executor closes, new
+// jobs are refused.
+func TestShutdownWaitsForJobs(t *testing.T) {
+	db := newFakeDB()
+	ex, sched, srv := service(t, db.call, safety)
+	result := make(chan int, 1)
+	go func() {
+		code, _, _ := post(srv.Client(), srv.URL, "last")
+		result <- code
+	}()
+	recv(t, db.entered)
+	var order []string
+	var mu sync.Mutex
+	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	shut := make(chan error, 1)
+	go func() {
+		err := sched.Shutdown(context.Background())
+		note("shutdown returned")
+		shut <- err
+	}()
+	note("database released")
+	close(db.gate)
+	if err := recv(t, shut); err != nil {
+		t.Fatal(err)
+	}
+	if code := recv(t, result); code != http.StatusOK {
+		t.Fatalf("job in flight: %d, want 200", code)
+	}
+	if want := []string{"database released", "shutdown returned"}; fmt.Sprint(order) != fmt.Sprint(want) {
+		t.Fatalf("order %v, want %v", order, want)
+	}
+	ex.Close()
+	if code, _, err := post(srv.Client(), srv.URL, "late"); err != nil || code != http.StatusServiceUnavailable {
+		t.Fatalf("job after Close: %d, %v; want 503", code, err)
+	}
+	if _, err := sched.Run(context.Background(), "late"); !errors.Is(err, executor.ErrClosed) {
+		t.Fatalf("Run after Close: %v", err)
+	}
+	srv.Client().CloseIdleConnections()
+}

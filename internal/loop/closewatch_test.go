@@ -1,0 +1,108 @@
+package loop_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/internal/loop"
+)
+
+// interrupts records the errors it is interrupted with, and whether it ran
+// on the loop.
+type interrupts struct {
+	ex     *executor.Executor
+	errs   []error
+	onLoop bool
+}
+
+func (r *interrupts) Interrupt(err error) {
+	r.errs = append(r.errs, err)
+	r.onLoop = r.ex.OnLoop()
+}
+
+// A registered watch is interrupted once, on the loop, with ErrClosed when
+// the executor closes; an unwatched one is not; once closing has begun,
+// Watch refuses.
+func TestCloseWatch(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		unwatch bool
+		want    int
+	}{
+		{"watched", false, 1},
+		{"unwatched", true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ex := executor.New()
+			r := &interrupts{ex: ex}
+			var c loop.CloseWatch
+			if !lp(ex).Watch(&c, r) {
+				t.Fatal("Watch on an open executor refused")
+			}
+			if tc.unwatch {
+				lp(ex).Unwatch(&c)
+				lp(ex).Unwatch(&c) // idempotent
+			}
+			ex.Close()
+			if len(r.errs) != tc.want {
+				t.Fatalf("interrupted %d times, want %d", len(r.errs), tc.want)
+			}
+			if tc.want > 0 && (!errors.Is(r.errs[0], executor.ErrClosed) || !r.onLoop) {
+				t.Errorf("interrupted with %v, on loop %v; want ErrClosed on the loop", r.errs[0], r.onLoop)
+			}
+			var late loop.CloseWatch
+			if lp(ex).Watch(&late, r) {
+				t.Error("Watch after Close accepted")
+			}
+		})
+	}
+}
+
+// Watches come and go from many goroutines while the executor closes: a
+// refused watch is never interrupted, an accepted one at most once, and
+// one still registered when the loop closes exactly once.
+func TestCloseWatchConcurrent(t *testing.T) {
+	ex := executor.New()
+	ex.Start()
+	const n = 64
+	var (
+		mu       sync.Mutex
+		counts   = map[int]int{}
+		accepted = map[int]bool{}
+		kept     = map[int]bool{}
+		wg       sync.WaitGroup
+	)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var c loop.CloseWatch
+			ok := lp(ex).Watch(&c, interruptFunc(func(error) {
+				mu.Lock()
+				counts[i]++
+				mu.Unlock()
+			}))
+			keep := ok && i%2 == 1
+			if ok && !keep {
+				lp(ex).Unwatch(&c)
+			}
+			mu.Lock()
+			accepted[i], kept[i] = ok, keep
+			mu.Unlock()
+		}()
+	}
+	ex.Close()
+	wg.Wait()
+	for i := range n {
+		bad := counts[i] > 1 || (!accepted[i] && counts[i] != 0) || (kept[i] && counts[i] != 1)
+		if bad {
+			t.Errorf("watch %d: interrupted %d times, accepted %v, kept %v", i, counts[i], accepted[i], kept[i])
+		}
+	}
+}
+
+type interruptFunc func(error)
+
+func (f interruptFunc) Interrupt(err error) { f(err) }
