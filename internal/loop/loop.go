@@ -139,6 +139,7 @@ type Loop struct {
 	panicHandler func(v any)
 	alloc        Allocation
 	locals       []localEntry // loop-owned
+	flushers     []Flusher    // loop-owned: called at every batch boundary (flush.go)
 	hooks        hookState
 }
 
