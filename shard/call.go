@@ -42,16 +42,15 @@ type message interface {
 	abandon()
 }
 
-// call is a cross-shard call whose function is one of fn (Call), fa
-// (CallWith), ft (Invoke) or fta (InvokeWith). T is the type of a Sharded
-// service's instances and A the type of the argument; struct{} where unused.
+// call is a cross-shard call. Its function fn is a func() (R, error)
+// (Call), func(A) (R, error) (CallWith), func(*T) (R, error) (Invoke) or
+// func(*T, A) (R, error) (InvokeWith); T is the type of a Sharded service's
+// instances and A the type of the argument, struct{} where unused.
 type call[T, A, R any] struct {
 	p    *future.Promise[R]
 	from *shard
-	fn   func() (R, error)
-	fa   func(A) (R, error)
-	ft   func(*T) (R, error)
-	fta  func(*T, A) (R, error)
+	fl   *alloc.FreeList[call[T, A, R]] // the caller's, which takes the call back
+	fn   any
 	s    *Sharded[T]
 	arg  A
 	v    R
@@ -61,15 +60,15 @@ type call[T, A, R any] struct {
 
 // run calls the function on the callee's loop.
 func (c *call[T, A, R]) run(at *shard) (R, error) {
-	switch {
-	case c.fn != nil:
-		return c.fn()
-	case c.fa != nil:
-		return c.fa(c.arg)
-	case c.ft != nil:
-		return c.ft(c.s.local(at.idx))
+	switch fn := c.fn.(type) {
+	case func() (R, error):
+		return fn()
+	case func(A) (R, error):
+		return fn(c.arg)
+	case func(*T) (R, error):
+		return fn(c.s.local(at.idx))
 	}
-	return c.fta(c.s.local(at.idx), c.arg)
+	return c.fn.(func(*T, A) (R, error))(c.s.local(at.idx), c.arg)
 }
 
 func (c *call[T, A, R]) deliver(at *shard) {
@@ -78,7 +77,7 @@ func (c *call[T, A, R]) deliver(at *shard) {
 		c.reply(at, v, err)
 		return
 	}
-	c.complete(at, c.v, c.err)
+	c.complete(c.v, c.err)
 }
 
 func (c *call[T, A, R]) fail(at *shard, err error) {
@@ -86,17 +85,18 @@ func (c *call[T, A, R]) fail(at *shard, err error) {
 	c.reply(at, zero, err)
 }
 
-// reply sends the result back to the caller. Callee only.
+// reply sends the result back to the caller. Callee only. The function
+// and argument stay in the call until the caller recycles it, so the way
+// back writes three fields only.
 func (c *call[T, A, R]) reply(at *shard, v R, err error) {
-	from := c.from
-	*c = call[T, A, R]{p: c.p, from: from, v: v, err: err, ran: true}
-	at.send(from.idx, c)
+	c.v, c.err, c.ran = v, err, true
+	at.send(c.from.idx, c)
 }
 
 // complete recycles the call and completes its promise. Caller only.
-func (c *call[T, A, R]) complete(at *shard, v R, err error) {
+func (c *call[T, A, R]) complete(v R, err error) {
 	p := c.p
-	freeList[call[T, A, R]](at).Put(c)
+	c.fl.Put(c)
 	p.Complete(v, err)
 }
 
@@ -113,40 +113,45 @@ func (c *call[T, A, R]) abandon() {
 // loop like any task, so it needs no lane.
 func (c *call[T, A, R]) Run() {
 	v, err := c.run(c.from)
-	c.complete(c.from, v, err)
+	c.complete(v, err)
 }
 
 // CatchPanic fails a call to the caller's own shard whose function
 // panicked.
 func (c *call[T, A, R]) CatchPanic(v any, stack []byte) {
 	var zero R
-	c.complete(c.from, zero, &future.PanicError{Value: v, Stack: stack})
+	c.complete(zero, &future.PanicError{Value: v, Stack: stack})
 }
 
-// freeList returns the shard's free list of N, made on first use. Loop
-// only.
+// freeList returns the shard's free list of N, made on first use. The
+// list used last is kept at hand (lastFree), so a shard that makes one
+// kind of call most of the time skips the loop-local table. Loop only.
 func freeList[N any](s *shard) *alloc.FreeList[N] {
-	key := any((*N)(nil))
-	if fl, ok := s.ex.Local(key).(*alloc.FreeList[N]); ok {
+	if fl, ok := s.lastFree.(*alloc.FreeList[N]); ok {
 		return fl
 	}
-	fl := new(alloc.FreeList[N])
-	s.ex.SetLocal(key, fl)
+	key := any((*N)(nil))
+	fl, ok := s.ex.Local(key).(*alloc.FreeList[N])
+	if !ok {
+		fl = new(alloc.FreeList[N])
+		s.ex.SetLocal(key, fl)
+	}
+	s.lastFree = fl
 	return fl
 }
 
-// send makes the call t to shard to and returns its future. On a shard's
-// loop the call travels the lane (or, to the caller's own shard, its
-// queue) and the future belongs to the caller's shard; anywhere else it is
-// future.Call on shard to.
-func send[T, A, R any](g *Group, to int, t call[T, A, R]) *future.Future[R] {
+// send calls fn (with s's instance and arg, as its type says) on shard to
+// and returns its future. On a shard's loop the call travels the lane (or,
+// to the caller's own shard, its queue) and the future belongs to the
+// caller's shard; anywhere else it is future.Call on shard to.
+func send[T, A, R any](g *Group, to int, fn any, s *Sharded[T], arg A) *future.Future[R] {
 	dst := g.shard("Call", to)
 	from, ok := g.Current()
 	if !ok {
 		if g.state.Load() != stateOpen {
 			return future.Failed[R](dst.exe, executor.ErrClosed)
 		}
-		return future.Call(dst.exe, func() (R, error) { return t.run(dst) })
+		return callFromOutside(dst, &call[T, A, R]{fn: fn, s: s, arg: arg})
 	}
 	src := g.shards[from]
 	if src.ex.Closed() {
@@ -157,15 +162,20 @@ func send[T, A, R any](g *Group, to int, t call[T, A, R]) *future.Future[R] {
 		p.Reject(executor.ErrClosed)
 		return p.Future()
 	}
-	c := freeList[call[T, A, R]](src).Get()
-	*c = t
-	c.p, c.from = p, src
+	fl := freeList[call[T, A, R]](src)
+	c := fl.Get()
+	c.p, c.from, c.fl, c.fn, c.s, c.arg = p, src, fl, fn, s, arg
 	if dst == src {
 		src.ex.PostRunnable(c, nil, 0)
 	} else {
 		src.send(to, c)
 	}
 	return p.Future()
+}
+
+// callFromOutside is send for a caller on none of the group's shards.
+func callFromOutside[T, A, R any](dst *shard, c *call[T, A, R]) *future.Future[R] {
+	return future.Call(dst.exe, func() (R, error) { return c.run(dst) })
 }
 
 // Call runs fn on shard to's loop and returns a future of its result.
@@ -187,7 +197,7 @@ func Call[R any](g *Group, to int, fn func() (R, error)) *future.Future[R] {
 	if fn == nil {
 		panic("shard: Call with nil func")
 	}
-	return send(g, to, call[struct{}, struct{}, R]{fn: fn})
+	return send[struct{}, struct{}, R](g, to, fn, nil, struct{}{})
 }
 
 // CallWith is Call for a function that takes an argument: arg travels
@@ -198,5 +208,5 @@ func CallWith[A, R any](g *Group, to int, arg A, fn func(A) (R, error)) *future.
 	if fn == nil {
 		panic("shard: CallWith with nil func")
 	}
-	return send(g, to, call[struct{}, A, R]{fa: fn, arg: arg})
+	return send[struct{}, A, R](g, to, fn, nil, arg)
 }

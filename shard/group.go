@@ -5,12 +5,12 @@ package shard
 // Invariants:
 //   - shards never changes after New; shard i runs on executor i, named
 //     <name>-<i>;
-//   - a shard's out, dirty, sent and recv are owned by its loop (read by the
-//     group's sweep only after the loop has finished);
+//   - a shard's out, dirty, sent, recv and lastFree are owned by its loop
+//     (read by the group's sweep only after the loop has finished);
 //   - out[j] is the lane to shard j, made by the loop on its first call to
-//     j; a lane is in dirty exactly while its dirty flag is set, which the
-//     loop sets when it pushes without publishing and clears when a flush
-//     left nothing unpublished;
+//     j; a lane is in dirty exactly while its dirty flag is set, that is
+//     while it holds messages pushed since its last publish (or since the
+//     last flush, whichever came later);
 //   - sent counts the messages the shard pushed on its lanes and recv the
 //     messages its drains delivered: requests and replies alike, so once
 //     every call has been answered the sums over the shards are equal. The
@@ -62,6 +62,8 @@ type shard struct {
 	dirty []*lane
 	sent  uint64
 	recv  uint64
+
+	lastFree any // the free list of calls used last (call.go)
 }
 
 // New returns a group of n shards, each an executor made with opts and
@@ -155,11 +157,12 @@ func (g *Group) Current() (shard int, ok bool) {
 func (s *shard) send(to int, m message) {
 	l := s.out[to]
 	if l == nil {
-		l = newLane(s, s.g.shards[to], s.g.tr)
+		l = &lane{src: s, dst: s.g.shards[to], q: s.g.tr.newQueue()}
 		s.out[to] = l
 	}
 	s.sent++
-	if (l.q.push(m) || s.ex.Closed()) && !l.publish() {
+	if l.q.push(m) || s.ex.Closed() {
+		l.publish()
 		return
 	}
 	if !l.dirty {
@@ -171,17 +174,10 @@ func (s *shard) send(to int, m message) {
 // Flush publishes what the shard's lanes gathered during the batch that
 // just ran. The loop calls it at every batch boundary.
 func (s *shard) Flush() {
-	if len(s.dirty) == 0 {
-		return
+	for i, l := range s.dirty {
+		l.dirty = false
+		l.publish()
+		s.dirty[i] = nil
 	}
-	keep := s.dirty[:0]
-	for _, l := range s.dirty {
-		if l.publish() {
-			keep = append(keep, l)
-		} else {
-			l.dirty = false
-		}
-	}
-	clear(s.dirty[len(keep):])
-	s.dirty = keep
+	s.dirty = s.dirty[:0]
 }

@@ -49,30 +49,16 @@ type lane struct {
 	armed    atomic.Bool
 	_        [64]byte
 	cur      message // destination-owned
-	wake     wakeSource
-}
-
-// wakeSource is queued on the source when a full ring made room: it runs
-// the source's flush, which publishes what waited.
-type wakeSource struct{ s *shard }
-
-func (w wakeSource) Run() { w.s.Flush() }
-
-func newLane(src, dst *shard, t transport) *lane {
-	return &lane{src: src, dst: dst, q: t.newQueue(), wake: wakeSource{src}}
 }
 
 // publish makes the pushed messages visible and, if the destination is not
-// already draining the lane, queues a drain there. It reports whether
-// messages are left unpublished (a full ring). Source only.
-func (l *lane) publish() (pending bool) {
-	moved, pending := l.q.publish()
-	if moved && !l.armed.Load() && l.armed.CompareAndSwap(false, true) {
+// already draining the lane, queues a drain there. Source only.
+func (l *lane) publish() {
+	if l.q.publish() && !l.armed.Load() && l.armed.CompareAndSwap(false, true) {
 		// An error means the destination has closed: no drain will come,
 		// and the group's sweep releases the messages.
 		_ = l.dst.ex.Schedule(l, nil, 0)
 	}
-	return pending
 }
 
 // Run drains the lane on the destination's loop.
@@ -81,7 +67,11 @@ func (l *lane) Run() {
 	for range drainBudget {
 		m, ok := l.q.pop()
 		if !ok {
-			l.disarm()
+			l.cur = nil
+			l.armed.Store(false)
+			if l.q.ready() && l.armed.CompareAndSwap(false, true) {
+				at.ex.PostRunnable(l, nil, 0)
+			}
 			return
 		}
 		at.recv++
@@ -89,26 +79,7 @@ func (l *lane) Run() {
 		m.deliver(at)
 	}
 	l.cur = nil
-	l.release()
 	at.ex.PostRunnable(l, nil, 0)
-}
-
-// disarm ends a drain that found the lane empty.
-func (l *lane) disarm() {
-	l.cur = nil
-	l.release()
-	l.armed.Store(false)
-	if l.q.ready() && l.armed.CompareAndSwap(false, true) {
-		l.dst.ex.PostRunnable(l, nil, 0)
-	}
-}
-
-// release gives consumed room back to the source, and wakes the source if
-// it waits for room.
-func (l *lane) release() {
-	if l.q.release() {
-		_ = l.src.ex.Schedule(l.wake, nil, 0)
-	}
 }
 
 // CatchPanic fails the call whose function panicked and goes on draining.

@@ -39,9 +39,9 @@ func (q *lockedQueue) push(m message) bool {
 	return len(q.local) >= batchSize
 }
 
-func (q *lockedQueue) publish() (moved, pending bool) {
+func (q *lockedQueue) publish() bool {
 	if len(q.local) == 0 {
-		return false, false
+		return false
 	}
 	q.mu.Lock()
 	if len(q.shared) == 0 {
@@ -53,7 +53,7 @@ func (q *lockedQueue) publish() (moved, pending bool) {
 		q.local = q.local[:0]
 	}
 	q.mu.Unlock()
-	return true, false
+	return true
 }
 
 func (q *lockedQueue) pop() (message, bool) {
@@ -88,8 +88,6 @@ func (q *lockedQueue) ready() bool {
 	q.mu.Unlock()
 	return n > 0
 }
-
-func (q *lockedQueue) release() bool { return false }
 
 func (q *lockedQueue) sweep(fn func(message)) {
 	for _, part := range [][]message{q.taken[q.pos:], q.shared, q.local} {

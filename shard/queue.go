@@ -4,15 +4,16 @@ package shard
 // consumer (the destination shard's loop).
 //
 // Two implementations were measured against each other (docs/shards.md):
-// ringQueue, a fixed lock-free single-producer/single-consumer ring with a
-// producer-side overflow, and lockedQueue, a mutex-guarded slice swapped
-// whole per batch. Both keep these rules:
+// ringQueue, lock-free single-producer/single-consumer ring segments, and
+// lockedQueue, a mutex-guarded slice swapped whole per batch. Both are
+// unbounded (a burst never waits for room: a loop that waits must be woken,
+// which costs more than the memory) and keep these rules:
 //   - push, publish: producer only. Pushed messages are invisible to the
 //     consumer until publish, which makes every message pushed so far
-//     visible unless the ring is full (then publish reports pending);
-//   - pop, ready, release: consumer only. pop returns published messages in
-//     the order they were pushed, each once, and clears its slot so the
-//     queue keeps no delivered message alive;
+//     visible;
+//   - pop, ready: consumer only. pop returns published messages in the
+//     order they were pushed, each once, and clears its slot so the queue
+//     keeps no delivered message alive;
 //   - sweep: only once neither loop runs any more (the group's sweep after
 //     every shard has closed): it hands over every message still in the
 //     queue, published or not, in order.
@@ -27,17 +28,13 @@ type queue interface {
 	// push appends m and reports whether a full batch now waits to be
 	// published.
 	push(m message) (full bool)
-	// publish makes the pushed messages visible. moved reports whether
-	// anything new became visible, pending whether messages are left
-	// unpublished because the consumer has not made room yet.
-	publish() (moved, pending bool)
+	// publish makes the pushed messages visible and reports whether there
+	// were any.
+	publish() (moved bool)
 	// pop takes the next published message.
 	pop() (message, bool)
 	// ready reports whether a published message waits for pop.
 	ready() bool
-	// release ends a run of pops. It reports whether the producer is
-	// waiting for room (and must be woken to publish again).
-	release() (producerWaits bool)
 	// sweep calls fn for every message left, in order.
 	sweep(fn func(message))
 }
@@ -48,9 +45,9 @@ type queue interface {
 type transport uint8
 
 const (
-	// ringTransport: a lock-free single-producer/single-consumer ring of
-	// 128 messages per pair of shards, published in batches of 16 with one
-	// atomic store; what does not fit waits on the producer's side.
+	// ringTransport: lock-free single-producer/single-consumer ring
+	// segments of 128 messages per pair of shards, published in batches of
+	// 16 with one atomic store.
 	ringTransport transport = iota
 	// lockedTransport: a mutex-guarded slice per pair of shards, swapped
 	// whole per batch: one lock by the producer per batch published and one
@@ -70,5 +67,5 @@ func (t transport) newQueue() queue {
 	if t == lockedTransport {
 		return new(lockedQueue)
 	}
-	return new(ringQueue)
+	return newRingQueue()
 }

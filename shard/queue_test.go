@@ -42,8 +42,9 @@ func popAll(t *testing.T, q queue, next int) int {
 }
 
 // Single-threaded walk through both queues: nothing is visible before
-// publish, a full batch is reported, order holds through a full ring, and
-// sweep hands over published and unpublished messages in order.
+// publish, a full batch is reported, order holds across many segments
+// (a burst of ten segments' worth), and sweep hands over published and
+// unpublished messages in order.
 func TestQueueSequential(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr.String(), func(t *testing.T) {
@@ -57,41 +58,31 @@ func TestQueueSequential(t *testing.T) {
 			if !q.push(item(batchSize - 1)) {
 				t.Fatal("push of the 16th message did not report a full batch")
 			}
-			if moved, pending := q.publish(); !moved || pending {
-				t.Fatalf("publish = %v, %v; want true, false", moved, pending)
+			if !q.publish() || q.publish() {
+				t.Fatal("publish did not report exactly the new messages")
 			}
 			if !q.ready() {
 				t.Fatal("not ready after publish")
 			}
 			next := popAll(t, q, 0)
-			q.release()
-			// Three rings' worth without the consumer: the ring fills and
-			// the rest waits on the producer's side.
-			pushAll(q, next, 3*ringSize)
-			_, pending := q.publish()
-			if tr == ringTransport && !pending {
-				t.Fatal("ring: publish of 3 rings' worth left nothing pending")
-			}
-			for pending {
-				next = popAll(t, q, next)
-				if tr == ringTransport && !q.release() {
-					t.Fatal("ring: release did not report the waiting producer")
-				}
-				_, pending = q.publish()
-			}
-			next = popAll(t, q, next)
-			q.release()
-			if next != batchSize+3*ringSize {
-				t.Fatalf("popped up to %d, want %d", next, batchSize+3*ringSize)
-			}
-			// Sweep: published, unpublished, in order.
-			pushAll(q, next, 5)
+			const burst = 10 * segSize
+			pushAll(q, next, burst)
 			q.publish()
-			pushAll(q, next+5, 5)
+			next = popAll(t, q, next)
+			if next != batchSize+burst {
+				t.Fatalf("popped up to %d, want %d", next, batchSize+burst)
+			}
+			// Sweep: published, unpublished, in order, across a segment.
+			pushAll(q, next, segSize)
+			q.publish()
+			pushAll(q, next+segSize, 5)
 			var got []int
 			q.sweep(func(m message) { got = append(got, int(m.(item))) })
-			if len(got) != 10 || got[0] != next || got[9] != next+9 {
-				t.Fatalf("sweep = %v, want %d..%d", got, next, next+9)
+			if len(got) != segSize+5 || got[0] != next || got[len(got)-1] != next+segSize+4 {
+				t.Fatalf("sweep gave %d items from %v, want %d from %d", len(got), got[:1], segSize+5, next)
+			}
+			if _, ok := q.pop(); ok || q.ready() {
+				t.Fatal("message left after the sweep")
 			}
 		})
 	}
@@ -110,14 +101,10 @@ func TestQueueConcurrent(t *testing.T) {
 				defer wg.Done()
 				for i := range n {
 					if q.push(item(i)) {
-						if _, pending := q.publish(); pending {
-							runtime.Gosched()
-						}
+						q.publish()
 					}
 				}
-				for _, pending := q.publish(); pending; _, pending = q.publish() {
-					runtime.Gosched() // let the consumer make room
-				}
+				q.publish()
 			}()
 			next := 0
 			for next < n {
@@ -126,7 +113,6 @@ func TestQueueConcurrent(t *testing.T) {
 				} else {
 					runtime.Gosched() // let the producer publish
 				}
-				q.release()
 			}
 			wg.Wait()
 			if _, ok := q.pop(); ok {
@@ -136,19 +122,35 @@ func TestQueueConcurrent(t *testing.T) {
 	}
 }
 
-// A burst through the overflow does not keep its peak memory.
-func TestRingGivesBackOverflow(t *testing.T) {
-	q := new(ringQueue)
-	pushAll(q, 0, ringSize+4*maxIdleOverflow)
-	for _, pending := q.publish(); pending; _, pending = q.publish() {
-		for {
-			if _, ok := q.pop(); !ok {
-				break
-			}
-		}
-		q.release()
+// Segments are reused, and a burst keeps at most maxFree of the segments
+// it linked.
+func TestRingReusesSegments(t *testing.T) {
+	q := newRingQueue()
+	first := q.headSeg
+	pushAll(q, 0, 2*segSize)
+	q.publish()
+	popAll(t, q, 0)
+	if q.free.Load() != first {
+		t.Fatal("the segment the consumer left was not handed back")
 	}
-	if c := q.overflow.Cap(); c > maxIdleOverflow {
-		t.Fatalf("overflow keeps capacity %d after the burst, want <= %d", c, maxIdleOverflow)
+	pushAll(q, 2*segSize, segSize)
+	if q.tailSeg != first {
+		t.Fatal("the producer did not reuse the free segment")
+	}
+	q.publish()
+	popAll(t, q, 2*segSize)
+	const burst = 4 * maxFree
+	pushAll(q, 3*segSize, burst*segSize)
+	q.publish()
+	popAll(t, q, 3*segSize)
+	n := 0
+	for s := q.free.Load(); s != nil; s = s.next.Load() {
+		n++
+	}
+	if n != maxFree || int(q.nfree.Load()) != n {
+		t.Fatalf("%d free segments (counted %d) after a burst of %d, want %d", n, q.nfree.Load(), burst, maxFree)
+	}
+	if q.headSeg != q.tailSeg || q.headSeg.next.Load() != nil {
+		t.Fatal("the queue links more than its current segment after a burst")
 	}
 }

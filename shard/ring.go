@@ -1,110 +1,95 @@
 package shard
 
-// ringQueue: a lock-free single-producer/single-consumer ring.
+// ringQueue: a lock-free single-producer/single-consumer queue of
+// fixed-size ring segments.
 //
-// Invariants (counters run for ever and wrap as unsigned integers; a slot's
-// index is its counter modulo ringSize):
-//   - the producer owns tail, pubTail, headSeen and overflow; the consumer
-//     owns next and tailSeen; published, head and stalled are atomics
-//     shared by the two, each written by one side only, except stalled;
-//   - head <= next <= published == pubTail <= tail <= head + ringSize: the
-//     slots [head, tail) hold messages, of which [next, published) are
-//     visible to the consumer and [published, tail) are written but not yet
-//     published. A slot outside [head, tail) is nil;
-//   - publish is one atomic store of tail into published; the consumer reads
-//     a slot only below the published value it loaded, so the store
-//     publishes the slot's contents. Likewise the consumer gives slots back
-//     with one atomic store of next into head, after it cleared them;
-//   - headSeen <= head and tailSeen <= published are cached copies, refreshed
-//     only when the cached value says the ring is full or empty, so each
-//     side reads the other's counter about once per batch, not per message;
-//   - overflow holds, in order, the messages pushed while the ring was full
-//     (or while overflow was not empty, so order is kept). While it is not
-//     empty after a publish, stalled is true: the consumer's next release
-//     clears it and reports that the producer must be woken. Dekker's rule
-//     on sequentially consistent atomics keeps a wake-up from being lost:
-//     the producer stores stalled and then reloads head; the consumer stores
-//     head and then loads stalled.
+// A first version was one fixed ring of 128 slots with a producer-side
+// overflow, as Seastar's queues are. In Go it lost to the mutex-guarded
+// slice on bursts longer than the ring (docs/shards.md): Seastar's
+// reactors poll without sleeping, while a spindle loop sleeps when idle,
+// so each time a full ring made room the consumer had to wake the
+// producer's loop to refill it, and then the producer woke the consumer
+// again. Segments remove that round trip: a burst links one more segment
+// instead of waiting for room.
+//
+// Invariants (counters run for ever and wrap as unsigned integers; the
+// message number i lives in slot i%segSize of its segment):
+//   - the producer owns tail, pubTail and tailSeg, the consumer owns next,
+//     tailSeen and headSeg; published, the segments' next links and spare
+//     are atomics;
+//   - next <= published == pubTail <= tail: messages [next, published)
+//     are visible to the consumer, [published, tail) are written but not
+//     yet published. Every slot outside [next, tail) is nil, so the queue
+//     keeps no delivered message alive;
+//   - the segments from headSeg to tailSeg, linked by next, hold the
+//     messages [next, tail) in order. A segment is linked (next.Store)
+//     before the producer publishes any message in it, so a consumer that
+//     read a published value past a segment's end finds its successor;
+//   - publish is one atomic store of tail into published; the consumer
+//     reads a slot only below the published value it loaded, so the store
+//     publishes the slots' contents;
+//   - a segment the consumer has left goes back to the producer through
+//     free, a stack linked by the segments' next fields that only the
+//     consumer pushes and only the producer pops (so a pop cannot meet the
+//     ABA problem: nobody else can pop and re-push the top it read). At
+//     most maxFree segments wait there; more are left to the garbage
+//     collector, so a burst gives most of its memory back.
 
-import (
-	"sync/atomic"
+import "sync/atomic"
 
-	"github.com/spindle-rt/spindle/internal/ring"
-)
+// segSize is the number of slots of a segment: Seastar's queue length.
+const segSize = 128
 
-// ringSize is the number of slots of a ring (Seastar's queue length).
-const ringSize = 128
+type segment struct {
+	slots [segSize]message
+	next  atomic.Pointer[segment]
+}
 
-// maxIdleOverflow is the capacity of an empty overflow buffer kept for
-// reuse; a larger one goes back to the garbage collector once drained.
-const maxIdleOverflow = 1024
+// maxFree bounds the segments kept for reuse.
+const maxFree = 8
 
 type ringQueue struct {
 	// Producer side.
-	tail     uint64
-	pubTail  uint64
-	headSeen uint64
-	overflow ring.Ring[message]
-	_        [64]byte
+	tail    uint64
+	pubTail uint64
+	tailSeg *segment
+	_       [64]byte
 
 	published atomic.Uint64
-	stalled   atomic.Bool
-	_         [64]byte
-	head      atomic.Uint64
+	free      atomic.Pointer[segment]
+	nfree     atomic.Int32
 	_         [64]byte
 
 	// Consumer side.
 	next     uint64
 	tailSeen uint64
-	_        [64]byte
-
-	slots [ringSize]message
+	headSeg  *segment
 }
 
-// room reports whether a slot is free, reading head only when the cached
-// copy says the ring is full.
-func (q *ringQueue) room() bool {
-	if q.tail-q.headSeen < ringSize {
-		return true
-	}
-	q.headSeen = q.head.Load()
-	return q.tail-q.headSeen < ringSize
+func newRingQueue() *ringQueue {
+	s := new(segment)
+	return &ringQueue{tailSeg: s, headSeg: s}
 }
 
 func (q *ringQueue) push(m message) bool {
-	if q.overflow.Len() == 0 && q.room() {
-		q.slots[q.tail%ringSize] = m
-		q.tail++
-		return q.tail-q.pubTail >= batchSize
+	i := q.tail % segSize
+	if i == 0 && q.tail != 0 {
+		s := q.newSegment()
+		q.tailSeg.next.Store(s)
+		q.tailSeg = s
 	}
-	q.overflow.Push(m)
-	return false
+	q.tailSeg.slots[i] = m
+	q.tail++
+	return q.tail-q.pubTail >= batchSize
 }
 
-func (q *ringQueue) publish() (moved, pending bool) {
-	for {
-		for q.overflow.Len() > 0 && q.room() {
-			m, _ := q.overflow.Pop()
-			q.slots[q.tail%ringSize] = m
-			q.tail++
-		}
-		if q.tail != q.pubTail {
-			q.published.Store(q.tail)
-			q.pubTail = q.tail
-			moved = true
-		}
-		if q.overflow.Len() == 0 {
-			if q.overflow.Cap() > maxIdleOverflow {
-				q.overflow = ring.Ring[message]{}
-			}
-			return moved, false
-		}
-		q.stalled.Store(true)
-		if !q.room() {
-			return moved, true
-		}
-		// The consumer made room before it could see stalled: go on.
+func (q *ringQueue) publish() bool {
+	if q.tail == q.pubTail {
+		return false
 	}
+	q.published.Store(q.tail)
+	q.pubTail = q.tail
+	return true
 }
 
 func (q *ringQueue) pop() (message, bool) {
@@ -114,11 +99,54 @@ func (q *ringQueue) pop() (message, bool) {
 			return nil, false
 		}
 	}
-	i := q.next % ringSize
-	m := q.slots[i]
-	q.slots[i] = nil
+	return q.take(), true
+}
+
+// newSegment pops a free segment, or makes one. Producer only.
+func (q *ringQueue) newSegment() *segment {
+	for {
+		s := q.free.Load()
+		if s == nil {
+			return new(segment)
+		}
+		if q.free.CompareAndSwap(s, s.next.Load()) {
+			q.nfree.Add(-1)
+			s.next.Store(nil)
+			return s
+		}
+	}
+}
+
+// freeSegment gives an emptied segment back to the producer. Consumer
+// only.
+func (q *ringQueue) freeSegment(s *segment) {
+	if q.nfree.Load() >= maxFree {
+		return
+	}
+	q.nfree.Add(1)
+	for {
+		top := q.free.Load()
+		s.next.Store(top)
+		if q.free.CompareAndSwap(top, s) {
+			return
+		}
+	}
+}
+
+// take removes message next, moving to the following segment first when
+// next starts one. Consumer only, with next < tail.
+func (q *ringQueue) take() message {
+	i := q.next % segSize
+	if i == 0 && q.next != 0 {
+		old := q.headSeg
+		q.headSeg = old.next.Load()
+		q.freeSegment(old)
+	}
+	p := &q.headSeg.slots[i]
+	m := *p
+	*p = nil
 	q.next++
-	return m, true
+	return m
 }
 
 func (q *ringQueue) ready() bool {
@@ -128,27 +156,10 @@ func (q *ringQueue) ready() bool {
 	return q.next != q.tailSeen
 }
 
-func (q *ringQueue) release() bool {
-	q.head.Store(q.next)
-	return q.stalled.Load() && q.stalled.CompareAndSwap(true, false)
-}
-
 func (q *ringQueue) sweep(fn func(message)) {
-	for ; q.next != q.tail; q.next++ {
-		i := q.next % ringSize
-		m := q.slots[i]
-		q.slots[i] = nil
-		fn(m)
+	for q.next != q.tail {
+		fn(q.take())
 	}
-	// Leave an empty, consistent ring behind.
-	q.pubTail, q.tailSeen, q.headSeen = q.tail, q.tail, q.tail
+	q.pubTail, q.tailSeen = q.tail, q.tail
 	q.published.Store(q.tail)
-	q.head.Store(q.tail)
-	for {
-		m, ok := q.overflow.Pop()
-		if !ok {
-			return
-		}
-		fn(m)
-	}
 }

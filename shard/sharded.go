@@ -81,7 +81,7 @@ func Invoke[T, R any](s *Sharded[T], to int, fn func(*T) (R, error)) *future.Fut
 	if fn == nil {
 		panic("shard: Invoke with nil func")
 	}
-	return send(s.g, to, call[T, struct{}, R]{ft: fn, s: s})
+	return send[T, struct{}, R](s.g, to, fn, s, struct{}{})
 }
 
 // InvokeWith is Invoke for a function that takes an argument, which travels
@@ -90,7 +90,7 @@ func InvokeWith[T, A, R any](s *Sharded[T], to int, arg A, fn func(*T, A) (R, er
 	if fn == nil {
 		panic("shard: InvokeWith with nil func")
 	}
-	return send(s.g, to, call[T, A, R]{fta: fn, s: s, arg: arg})
+	return send[T, A, R](s.g, to, fn, s, arg)
 }
 
 // InvokeAll runs fn with every shard's instance, each on its own shard, at
