@@ -55,8 +55,11 @@ func BenchmarkHooks(b *testing.B) { runGroup(b, "Hooks") }
 // BenchmarkAlloc runs the Alloc cases: allocation strategies, per op.
 func BenchmarkAlloc(b *testing.B) { runGroup(b, "Alloc") }
 
+// BenchmarkShard runs the Shard cases: more than one loop, per op.
+func BenchmarkShard(b *testing.B) { runGroup(b, "Shard") }
+
 // benchmarkGroups are the groups that have a Benchmark function above.
-var benchmarkGroups = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc"}
+var benchmarkGroups = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc", "Shard"}
 
 // TestRegistry checks the case table: every case belongs to one of the
 // groups that have a Benchmark function, has a unit and a function, has a

@@ -26,7 +26,7 @@ import (
 
 // groupOrder lists the groups of DESIGN.md ("The bundled benchmarks") in the
 // order the runner runs and prints them.
-var groupOrder = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc"}
+var groupOrder = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc", "Shard"}
 
 // hwc holds the hardware counters main opens; nil when the kernel refuses
 // them and under `go test`, where the Meter then reports no inst/cycles.
