@@ -10,11 +10,15 @@
 //	g := shard.New(0) // one shard per GOMAXPROCS
 //	g.Start()
 //	defer g.Close()
+//	counts := shard.NewSharded(g, func(int) *map[uint64]int {
+//		m := map[uint64]int{} // made on its own shard's loop
+//		return &m
+//	})
 //
-//	owner := g.Of(key)
-//	n, err := shard.Call(g, owner, func() (int, error) {
-//		counts[owner][key]++ // shard owner's state: only its loop runs this
-//		return counts[owner][key], nil
+//	// From a handler's goroutine, or from code on any shard:
+//	n, err := shard.Invoke(counts, g.Of(key), func(m *map[uint64]int) (int, error) {
+//		(*m)[key]++ // the owner's map: only the owner's loop runs this
+//		return (*m)[key], nil
 //	}).Await(ctx)
 //
 // # Where the future belongs
