@@ -162,7 +162,8 @@ func awaitEach[T any](ctx context.Context, fs []*future.Future[T]) error {
 const counterKeys = 4096
 
 // counterBatch is how many increments a shard of counter_sharded makes
-// before it awaits them.
+// per batch: it awaits a batch once it has made the next, so the owners
+// always have a batch to work on.
 const counterBatch = 256
 
 // counts is one shard's part of the sharded counter map.
@@ -176,8 +177,9 @@ func incr(c *counts, key uint64) (struct{}, error) {
 }
 
 // counterSharded: every shard is a producer; each increment of a random
-// key goes to the key's owner with a call, and a producer awaits its calls
-// every 256. ns/op is per increment over all producers.
+// key goes to the key's owner with a call (InvokeWith: the key travels in
+// the call), and a producer awaits its calls in batches of 256, one batch
+// behind. ns/op is per increment over all producers.
 func counterSharded(b *testing.B) {
 	p := runtime.GOMAXPROCS(0)
 	g := newGroup(p)
@@ -186,18 +188,22 @@ func counterSharded(b *testing.B) {
 	produce := func(ctx context.Context) (int, error) {
 		me, _ := g.Current()
 		rng := rand.New(rand.NewPCG(uint64(me), 1))
-		fs := make([]*future.Future[struct{}], 0, counterBatch)
-		for i := range b.N {
+		cur := make([]*future.Future[struct{}], 0, counterBatch)
+		prev := make([]*future.Future[struct{}], 0, counterBatch)
+		for range b.N {
 			k := rng.Uint64N(counterKeys)
-			fs = append(fs, shard.InvokeWith(s, g.Of(k), k, incr))
-			if len(fs) == counterBatch || i == b.N-1 {
-				if err := awaitEach(ctx, fs); err != nil {
+			cur = append(cur, shard.InvokeWith(s, g.Of(k), k, incr))
+			if len(cur) == counterBatch {
+				if err := awaitEach(ctx, prev); err != nil {
 					return 0, err
 				}
-				fs = fs[:0]
+				prev, cur = cur, prev[:0]
 			}
 		}
-		return 0, nil
+		if err := awaitEach(ctx, prev); err != nil {
+			return 0, err
+		}
+		return 0, awaitEach(ctx, cur)
 	}
 	fs := make([]*future.Future[int], p)
 	t0 := tasksRun(g)

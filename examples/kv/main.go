@@ -173,21 +173,26 @@ func main() {
 
 	g := shard.New(*shards, executor.WithName("kv"))
 	g.Start()
-	store := NewStore(g)
-	srv := &http.Server{Addr: *addr, Handler: store.Handler(), ReadHeaderTimeout: 5 * time.Second}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdownCtx) // stop taking requests first,
-		_ = g.Shutdown(shutdownCtx)   // then let the shards finish
-	}()
+	srv := &http.Server{Addr: *addr, Handler: NewStore(g).Handler(), ReadHeaderTimeout: 5 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.ListenAndServe() }()
 	log.Printf("listening on %s with %d shards", *addr, g.Len())
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Fatal(err)
+
+	interrupted, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	select {
+	case err := <-served:
+		log.Print(err)
+	case <-interrupted.Done():
 	}
-	_ = g.Close()
+	// Stop taking requests first, then let the shards finish what they
+	// accepted; past the deadline both close at once.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		log.Print(err)
+	}
+	if err := g.Shutdown(ctx); err != nil {
+		log.Print(err)
+	}
 }
