@@ -3,6 +3,7 @@ package shard_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -96,4 +97,90 @@ func burst(ctx context.Context, g *shard.Group, to, rounds int) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// BenchmarkCounterBatched is counter_sharded of the bundled suite with
+// coarse calls: every shard increments b.N random keys of 4,096, but
+// sends the owner of each key one call per 256 increments, carrying the
+// owner's keys (InvokeWith), and awaits them one batch behind. ns/op is
+// per increment over all shards; compare with counter_mutex.
+func BenchmarkCounterBatched(b *testing.B) {
+	const keys, batch = 4096, 256
+	g := shard.New(0)
+	g.Start()
+	defer g.Close()
+	type counts map[uint64]int
+	s := shard.NewSharded(g, func(int) *counts { c := make(counts, keys/g.Len()); return &c })
+	addAll := func(c *counts, ks []uint64) (int, error) {
+		for _, k := range ks {
+			(*c)[k]++
+		}
+		return len(ks), nil
+	}
+	produce := func(ctx context.Context) (int, error) {
+		me, _ := g.Current()
+		rng := rand.New(rand.NewPCG(uint64(me), 1))
+		// Two sets of per-owner key slices: one being filled, one in
+		// flight (its calls still read it).
+		var bufs [2][][]uint64
+		for i := range bufs {
+			bufs[i] = make([][]uint64, g.Len())
+		}
+		var inflight []*future.Future[int]
+		done := 0
+		for turn := 0; done < b.N; turn++ {
+			cur := bufs[turn%2]
+			n := min(batch, b.N-done)
+			for range n {
+				k := rng.Uint64N(keys)
+				o := g.Of(k)
+				cur[o] = append(cur[o], k)
+			}
+			done += n
+			for _, f := range inflight {
+				if _, err := f.Await(ctx); err != nil {
+					return 0, err
+				}
+			}
+			inflight = inflight[:0]
+			prev := bufs[(turn+1)%2]
+			for o := range prev {
+				prev[o] = prev[o][:0]
+			}
+			for o, ks := range cur {
+				if len(ks) > 0 {
+					inflight = append(inflight, shard.InvokeWith(s, o, ks, addAll))
+				}
+			}
+		}
+		for _, f := range inflight {
+			if _, err := f.Await(ctx); err != nil {
+				return 0, err
+			}
+		}
+		return done, nil
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	fs := make([]*future.Future[int], g.Len())
+	for i := range fs {
+		fs[i] = future.Spawn(g.Shard(i), produce)
+	}
+	for _, f := range fs {
+		if _, err := f.Await(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*g.Len()), "ns/op")
+	total, err := shard.MapReduce(s, func(c *counts) (int, error) {
+		n := 0
+		for _, v := range *c {
+			n += v
+		}
+		return n, nil
+	}, 0, func(a, n int) int { return a + n }).Await(context.Background())
+	if err != nil || total != b.N*g.Len() {
+		b.Fatalf("counted %d (%v), want %d", total, err, b.N*g.Len())
+	}
 }
