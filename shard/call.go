@@ -145,7 +145,7 @@ func freeList[N any](s *shard) *alloc.FreeList[N] {
 // to the caller's own shard, its queue) and the future belongs to the
 // caller's shard; anywhere else it is future.Call on shard to.
 func send[T, A, R any](g *Group, to int, fn any, s *Sharded[T], arg A) *future.Future[R] {
-	dst := g.shard("Call", to)
+	dst := g.shard("call to shard %d", to)
 	from, ok := g.Current()
 	if !ok {
 		if g.state.Load() != stateOpen {

@@ -37,8 +37,8 @@
 //
 // Between two shards, calls travel one queue per ordered pair of shards,
 // and their replies travel the queue of the reverse pair. A queue is a
-// lock-free single-producer/single-consumer ring: the calling shard writes
-// the call into the ring and publishes it, together with every other call
+// chain of lock-free single-producer/single-consumer ring segments: the
+// calling shard writes the call into the ring and publishes it, together with every other call
 // made during the same batch of tasks, when its loop reaches the end of
 // the batch (or once 16 calls are waiting); the destination is woken once
 // for the batch, not once per call, and not at all while it is still

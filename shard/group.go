@@ -109,11 +109,13 @@ func (g *Group) Start() {
 func (g *Group) Len() int { return len(g.shards) }
 
 // Shard returns shard i's executor. It panics unless 0 <= i < Len().
-func (g *Group) Shard(i int) *executor.Executor { return g.shard("Shard", i).exe }
+func (g *Group) Shard(i int) *executor.Executor { return g.shard("Shard(%d)", i).exe }
 
-func (g *Group) shard(op string, i int) *shard {
+// shard returns shard i, or panics with what (a format for i) if there is
+// none.
+func (g *Group) shard(what string, i int) *shard {
 	if i < 0 || i >= len(g.shards) {
-		panic(fmt.Sprintf("shard: %s(%d) on a group of %d shards", op, i, len(g.shards)))
+		panic(fmt.Sprintf("shard: "+what+" on a group of %d shards", i, len(g.shards)))
 	}
 	return g.shards[i]
 }

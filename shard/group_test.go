@@ -72,10 +72,13 @@ func TestMisusePanics(t *testing.T) {
 		fn         func()
 	}{
 		{"Shard out of range", "Shard(2) on a group of 2", func() { g.Shard(2) }},
-		{"Call out of range", "Call(-1) on a group of 2", func() { shard.Call(g, -1, func() (int, error) { return 0, nil }) }},
+		{"Call out of range", "call to shard -1 on a group of 2", func() { shard.Call(g, -1, func() (int, error) { return 0, nil }) }},
 		{"Call nil", "nil func", func() { shard.Call[int](g, 0, nil) }},
 		{"CallWith nil", "nil func", func() { shard.CallWith[int, int](g, 0, 1, nil) }},
 		{"Invoke nil", "nil func", func() { shard.Invoke[int, int](s, 0, nil) }},
+		{"Invoke out of range", "call to shard 2 on a group of 2", func() {
+			shard.Invoke(s, 2, func(*int) (int, error) { return 0, nil })
+		}},
 		{"InvokeWith nil", "nil func", func() { shard.InvokeWith[int, int, int](s, 0, 1, nil) }},
 		{"InvokeAll nil", "nil func", func() { shard.InvokeAll[int, int](s, nil) }},
 		{"MapReduce nil", "nil reduce", func() {

@@ -113,10 +113,10 @@ func InvokeAll[T, R any](s *Sharded[T], fn func(*T) (R, error)) *future.Future[[
 }
 
 // MapReduce runs mapper with every shard's instance, each on its own shard,
-// at once, and folds the results in shard order: reduce(...reduce(reduce(
-// init, r0), r1)..., rN-1). reduce runs on the loop the future belongs to
-// (as for InvokeAll), so it may touch that shard's state. It fails as
-// InvokeAll does.
+// at once, and folds the results in shard order: starting from init, acc =
+// reduce(acc, r) for the result r of shard 0, then 1, and so on. reduce runs
+// on the loop the future belongs to (as for InvokeAll), so it may touch that
+// shard's state. It fails as InvokeAll does.
 func MapReduce[T, R, A any](s *Sharded[T], mapper func(*T) (R, error), init A, reduce func(A, R) A) *future.Future[A] {
 	if reduce == nil {
 		panic("shard: MapReduce with nil reduce")
