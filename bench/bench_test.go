@@ -65,8 +65,11 @@ func BenchmarkGroup(b *testing.B) { runGroup(b, "Group") }
 // BenchmarkSemaphore runs the Semaphore cases: 8 workers contending for 2 units, per op.
 func BenchmarkSemaphore(b *testing.B) { runGroup(b, "Semaphore") }
 
+// BenchmarkShard runs the Shard cases: more than one loop, per op.
+func BenchmarkShard(b *testing.B) { runGroup(b, "Shard") }
+
 // benchmarkGroups are the groups that have a Benchmark function above.
-var benchmarkGroups = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc", "Service", "Group", "Semaphore"}
+var benchmarkGroups = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc", "Service", "Group", "Semaphore", "Shard"}
 
 // TestRegistry checks the case table: every case belongs to one of the
 // groups that have a Benchmark function, has a unit and a function, has a

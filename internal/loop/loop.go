@@ -148,6 +148,7 @@ type Loop struct {
 	panicHandler func(v any)
 	alloc        Allocation
 	locals       []localEntry // loop-owned
+	flushers     []Flusher    // loop-owned: called at every batch boundary (flush.go)
 	hooks        hookState
 	health       health       // stall detection, busy and idle time, delay (health.go)
 	watches      closeWatches // told when the executor closes (closewatch.go)

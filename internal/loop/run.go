@@ -234,10 +234,11 @@ func (e *Loop) runBatch() {
 	e.Cur, e.curID = nil, 0
 }
 
-// poll takes in submitted work and queues the callbacks of due timers at the
-// front of the queue, so a long burst of local work delays neither by more
-// than a batch.
+// poll calls the flushers (flush.go), takes in submitted work and queues
+// the callbacks of due timers at the front of the queue, so a long burst of
+// local work delays neither by more than a batch.
 func (e *Loop) poll() {
+	e.flush()
 	if e.hasInbox.Load() {
 		e.takeInbox()
 	}
