@@ -59,6 +59,10 @@ func BenchmarkAlloc(b *testing.B) { runGroup(b, "Alloc") }
 // shared state, per request.
 func BenchmarkService(b *testing.B) { runGroup(b, "Service") }
 
+// BenchmarkHTTP runs the HTTP cases: the httpserver example's handlers
+// under 64 keep-alive clients, per request.
+func BenchmarkHTTP(b *testing.B) { runGroup(b, "HTTP") }
+
 // BenchmarkGroup runs the Group cases: 1,000 small tasks in a task group, per task.
 func BenchmarkGroup(b *testing.B) { runGroup(b, "Group") }
 
@@ -69,7 +73,7 @@ func BenchmarkSemaphore(b *testing.B) { runGroup(b, "Semaphore") }
 func BenchmarkShard(b *testing.B) { runGroup(b, "Shard") }
 
 // benchmarkGroups are the groups that have a Benchmark function above.
-var benchmarkGroups = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc", "Service", "Group", "Semaphore", "Shard"}
+var benchmarkGroups = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc", "Service", "HTTP", "Group", "Semaphore", "Shard"}
 
 // TestRegistry checks the case table: every case belongs to one of the
 // groups that have a Benchmark function, has a unit and a function, has a

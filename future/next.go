@@ -22,12 +22,16 @@ type Poller[T any] interface {
 // task's body it panics (from other goroutines, await a future such as
 // Chan.Recv instead).
 func Next[T any](ctx context.Context, p Poller[T]) (T, error) {
-	t := currentTask(ctx)
+	// The task is checked in full before the first suspension only: an item
+	// that is there costs no more than the poll (which itself refuses a
+	// goroutine that does not hold the loop).
+	t := taskOf(ctx)
 	if t == nil {
 		panic("future: Next called outside the body of the task that owns ctx")
 	}
 	fib := &t.fiber
 	var stop func() bool
+	checked := false
 	for {
 		v, ok, err := p.PollRecv(fib)
 		if ok || err != nil {
@@ -35,6 +39,12 @@ func Next[T any](ctx context.Context, p Poller[T]) (T, error) {
 				stop()
 			}
 			return v, err
+		}
+		if !checked {
+			if currentTask(ctx) != t {
+				panic("future: Next called outside the body of the task that owns ctx")
+			}
+			checked = true
 		}
 		if err := t.waitEnded(ctx); err != nil {
 			if stop != nil {

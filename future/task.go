@@ -334,12 +334,18 @@ func (t *taskBase) TaskContext() context.Context { return t }
 // currentTask returns the task that ctx belongs to if the caller is that
 // task's body, else nil.
 func currentTask(ctx context.Context) *taskBase {
+	t := taskOf(ctx)
+	if t == nil || t.fiber.Loop().CurrentFiber() != &t.fiber {
+		return nil
+	}
+	return t
+}
+
+// taskOf returns the task that ctx belongs to, or nil, whoever calls it.
+func taskOf(ctx context.Context) *taskBase {
 	t, _ := ctx.(*taskBase)
 	if t == nil {
 		t, _ = ctx.Value(taskKey{}).(*taskBase)
-	}
-	if t == nil || t.fiber.Loop().CurrentFiber() != &t.fiber {
-		return nil
 	}
 	return t
 }

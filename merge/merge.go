@@ -319,13 +319,19 @@ func (m *Merged[T]) PollRecv(w executor.Waker) (v T, ok bool, err error) {
 // the merge goes on with the others. A panic that ended the poll leaves the
 // merge's bookkeeping as a failure would: h is popped, not yet dropped.
 func (m *Merged[T]) poll(h *Handle[T]) (v T, ok bool, err error) {
+	polled := false
 	defer func() {
+		if polled {
+			return // the common case pays no recover call
+		}
 		if p := recover(); p != nil {
 			var zero T
 			v, ok, err = zero, false, &future.PanicError{Value: p, Stack: debug.Stack()}
 		}
 	}()
-	return h.s.PollRecv((*subWaker[T])(h))
+	v, ok, err = h.s.PollRecv((*subWaker[T])(h))
+	polled = true
+	return v, ok, err
 }
 
 // isEnd reports whether err, from a substream or the merge, is a normal

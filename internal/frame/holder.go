@@ -13,6 +13,7 @@ package frame
 
 import (
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/spindle-rt/spindle/internal/gid"
 )
@@ -25,11 +26,16 @@ type Holder struct {
 	CoroG atomic.Uintptr // gid of the task goroutine last switched to
 }
 
-// OnLoop reports whether the calling goroutine holds the loop.
+// OnLoop reports whether the calling goroutine holds the loop: one call
+// that compares the caller's id with LoopG and CoroG, which lie next to each
+// other (see the check below).
 func (h *Holder) OnLoop() bool {
-	me := gid.Current()
-	return me == h.LoopG.Load() || me == h.CoroG.Load()
+	return gid.Held((*[2]uintptr)(unsafe.Pointer(&h.LoopG)))
 }
+
+// LoopG and CoroG must be adjacent words for OnLoop: this fails to compile
+// otherwise.
+var _ = [1]struct{}{}[unsafe.Offsetof(Holder{}.CoroG)-unsafe.Offsetof(Holder{}.LoopG)-unsafe.Sizeof(uintptr(0))]
 
 // Hold marks the calling goroutine as the one running the loop; Release
 // undoes it.

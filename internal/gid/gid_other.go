@@ -5,6 +5,7 @@ package gid
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // bufs holds stack buffers: runtime.Stack's buffer escapes, so a fresh one
@@ -26,4 +27,11 @@ func Current() uintptr {
 	}
 	bufs.Put(buf)
 	return id
+}
+
+// Held reports whether the calling goroutine's id is ids[0] or ids[1], read
+// as words that other goroutines store atomically.
+func Held(ids *[2]uintptr) bool {
+	me := Current()
+	return me == atomic.LoadUintptr(&ids[0]) || me == atomic.LoadUintptr(&ids[1])
 }

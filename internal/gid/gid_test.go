@@ -54,3 +54,25 @@ func BenchmarkCurrent(b *testing.B) {
 	}
 	_ = x
 }
+
+func TestHeld(t *testing.T) {
+	me := Current()
+	other := make(chan uintptr)
+	go func() { other <- Current() }()
+	them := <-other
+	cases := []struct {
+		ids  [2]uintptr
+		want bool
+	}{
+		{[2]uintptr{me, 0}, true},
+		{[2]uintptr{0, me}, true},
+		{[2]uintptr{them, me}, true},
+		{[2]uintptr{0, 0}, false},
+		{[2]uintptr{them, them}, false},
+	}
+	for _, c := range cases {
+		if got := Held(&c.ids); got != c.want {
+			t.Errorf("Held(%v) with me=%v = %v, want %v", c.ids, me, got, c.want)
+		}
+	}
+}

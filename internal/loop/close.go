@@ -214,28 +214,35 @@ func (e *Loop) oversized() bool {
 	return e.bigInbox || cap(e.spare) > trimCap || e.q.Oversized(trimCap)
 }
 
-// idleTrim gives the buffers back when the loop goes idle after a quiet
-// spell: the busiest moment since the last idle one (peak) needed less than
-// a quarter of trimCap. After a burst the first idle moment still sees the
-// burst's peak and keeps the buffers (a steady stream of bursts must not
-// reallocate them each time); it arms a runtime timer instead, which wakes
-// the loop after trimIdle, so that the next idle moment gives them back if
-// no burst came meanwhile. The timer is armed at most once per trimIdle,
-// not per sleep. Loop only.
+// idleTrim gives the buffers back once the loop has gone trimIdle without a
+// busy moment (a batch or queue of trimCap/4 items or more, see busy): a
+// steady stream of bursts must not reallocate them each time. If that time
+// has not passed yet it arms a runtime timer, at most one at a time, which
+// wakes the loop to look again. Loop only.
 func (e *Loop) idleTrim() {
-	if e.oversized() {
-		if e.peak < trimCap/4 {
-			e.trim()
-		} else if !e.trimArmed.Load() {
+	if !e.oversized() {
+		return
+	}
+	if wait := e.lastBusy + int64(trimIdle) - mono(); wait > 0 {
+		if !e.trimArmed.Load() {
 			e.trimArmed.Store(true)
 			if e.trimTimer == nil {
-				e.trimTimer = time.AfterFunc(trimIdle, e.trimDue)
+				e.trimTimer = time.AfterFunc(time.Duration(wait), e.trimDue)
 			} else {
-				e.trimTimer.Reset(trimIdle)
+				e.trimTimer.Reset(time.Duration(wait))
 			}
 		}
+		return
 	}
-	e.peak = 0
+	e.trim()
+}
+
+// busy records that the loop has n items to run at once; a large n puts
+// off giving the buffers back. Loop only.
+func (e *Loop) busy(n int) {
+	if n >= trimCap/4 {
+		e.lastBusy = mono()
+	}
 }
 
 // trimDue wakes the loop once trimIdle has passed after a burst.

@@ -117,7 +117,7 @@ type Loop struct {
 
 	spare      []item      // loop-owned: the next inbox slice
 	bigInbox   bool        // loop-owned: an inbox slice grew past trimCap since the last trim
-	peak       int         // loop-owned: the longest queue or inbox batch since the loop was last idle
+	lastBusy   int64       // loop-owned: mono() when the loop last had trimCap/4 items or more to run
 	trimTimer  *time.Timer // loop-owned: wakes an idle loop to give oversized buffers back
 	trimArmed  atomic.Bool // trimTimer is running
 	sleepTimer *time.Timer // loop-owned: wakes a sleeping loop for the next timer
@@ -214,12 +214,9 @@ func (e *Loop) PostRunnable(r Runnable, fr *frame.Frame, id hooks.ID) {
 	e.post(item{r: r, fr: fr, id: id})
 }
 
-func (e *Loop) post(it item) {
-	if e.dead.Load() {
-		panic("executor: Post after the executor closed")
-	}
-	e.q.Push(it)
-}
+// post queues it. Its callers hold the loop, which nobody does once the
+// loop has finished closing, so it needs no check of its own.
+func (e *Loop) post(it item) { e.q.Push(it) }
 
 // Submit queues fn to run on the loop. It may be called from any goroutine;
 // the calls of one goroutine run in the order they were made. fn runs under

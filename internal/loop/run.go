@@ -245,7 +245,7 @@ func (e *Loop) poll() {
 	if e.timers.Len() > 0 {
 		e.fireTimers()
 	}
-	e.peak = max(e.peak, e.q.Len())
+	e.busy(e.q.Len())
 	e.publish()
 }
 
@@ -264,7 +264,7 @@ func (e *Loop) takeInbox() {
 	if cap(in) > trimCap {
 		e.bigInbox = true // the inbox grew for a burst: trim it once idle
 	}
-	e.peak = max(e.peak, len(in))
+	e.busy(len(in))
 	e.spare = e.q.TakeBatch(in)
 }
 
