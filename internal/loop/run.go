@@ -268,36 +268,10 @@ func (e *Loop) takeInbox() {
 	e.spare = e.q.TakeBatch(in)
 }
 
-// spinFor is how long an idle loop keeps looking for submitted work before
-// it parks.
-var spinFor = int64(0 * time.Microsecond)
-
-// spin looks for submitted work for up to spinFor, on the loop's own
-// processor, and reports whether some came: parking and being woken costs
-// the submitter a wake-up of the loop's thread, which a loop fed by a
-// steady stream of Submits should not pay per item.
-func (e *Loop) spin() bool {
-	if spinFor <= 0 {
-		return false
-	}
-	deadline := mono() + spinFor
-	for i := 1; ; i++ {
-		if e.hasInbox.Load() || e.stopReq.Load() {
-			return true
-		}
-		if i%64 == 0 && mono() > deadline {
-			return false
-		}
-	}
-}
-
 // sleep blocks until work is submitted, the next timer is due, or ctxDone
 // closes. Before it blocks it marks the loop as sleeping under mu, so a
 // Submit that comes after the check wakes it.
 func (e *Loop) sleep(ctxDone <-chan struct{}) {
-	if e.spin() {
-		return
-	}
 	e.mu.Lock()
 	if e.hasInbox.Load() || e.phase.Load() != phaseOpen || e.stopReq.Load() {
 		e.mu.Unlock()
