@@ -1,12 +1,16 @@
 package future
 
 import (
+	"unsafe"
+
 	"github.com/spindle-rt/spindle/alloc"
 	"github.com/spindle-rt/spindle/internal/loop"
 )
 
-// slabChunk is how many objects one slab chunk holds.
-const slabChunk = 64
+// slabBytes is about how large one slab chunk is: as many objects as fit
+// in 8 KiB (at least 16), so that a chunk fills the runtime's size class
+// instead of wasting the gap above it.
+const slabBytes = 8192
 
 // newObj allocates an object that carries a future, following the
 // executor's allocation strategy (executor.WithAllocation): from a loop-owned
@@ -36,7 +40,7 @@ func slabOf[N any](ex *loop.Loop) *alloc.Slab[N] {
 	if s, ok := ex.Local(key).(*alloc.Slab[N]); ok {
 		return s
 	}
-	s := alloc.NewSlab[N](slabChunk)
+	s := alloc.NewSlab[N](max(16, slabBytes/int(unsafe.Sizeof(*new(N)))))
 	ex.SetLocal(key, s)
 	return s
 }
