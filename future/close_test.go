@@ -171,23 +171,37 @@ func TestCloseDropsQueuedWorkAndFailsItsFutures(t *testing.T) {
 	}
 }
 
-// A task of one executor awaiting a future of another is released with
-// ErrClosed when the future's executor closes, as a parked goroutine is.
+// A task of one executor (c) awaiting a future of another (d) is released
+// when either closes: with ErrClosed when d closes, as a goroutine parked on
+// the future is, and as its own executor unwinds it when c closes.
 func TestCrossExecutorWaitReleasedOnClose(t *testing.T) {
-	c, d := executor.New(), executor.New()
-	c.Start()
-	d.Start()
-	defer c.Close()
-	p := future.NewPromise[int](d)
-	waiting := make(chan struct{})
-	task := future.Spawn(c, func(ctx context.Context) (int, error) {
-		close(waiting)
-		return p.Future().Await(ctx)
-	})
-	<-waiting
-	d.Close()
-	if _, err := spindletest.Await(t, task); !errors.Is(err, executor.ErrClosed) {
-		t.Fatalf("task awaiting a closed executor's future: %v, want ErrClosed", err)
+	for _, closing := range []string{"future's executor", "task's executor"} {
+		t.Run(closing, func(t *testing.T) {
+			c, d := executor.New(), executor.New()
+			c.Start()
+			d.Start()
+			defer c.Close()
+			defer d.Close()
+			p := future.NewPromise[int](d)
+			waiting := make(chan struct{})
+			task := future.Spawn(c, func(ctx context.Context) (int, error) {
+				close(waiting)
+				return p.Future().Await(ctx)
+			})
+			<-waiting
+			if closing == "future's executor" {
+				d.Close()
+			} else {
+				closeReturns(t, c)
+			}
+			_, err := spindletest.Await(t, task)
+			if closing == "future's executor" && !errors.Is(err, executor.ErrClosed) {
+				t.Fatalf("task awaiting a closed executor's future: %v, want ErrClosed", err)
+			}
+			if err == nil {
+				t.Fatal("released task returned no error")
+			}
+		})
 	}
 }
 
@@ -233,25 +247,5 @@ func TestGoexitInTask(t *testing.T) {
 	defer mu.Unlock()
 	if len(handled) != 4 || handled[0] != future.ErrGoexit {
 		t.Fatalf("panic handler got %v, want ErrGoexit four times", handled)
-	}
-}
-
-// A task that suspends on another loop's future while this loop closes is
-// also released (its own executor's Close).
-func TestCloseReleasesTaskWaitingOnOtherExecutor(t *testing.T) {
-	c, d := executor.New(), executor.New()
-	c.Start()
-	d.Start()
-	defer d.Close()
-	p := future.NewPromise[int](d)
-	waiting := make(chan struct{})
-	task := future.Spawn(c, func(ctx context.Context) (int, error) {
-		close(waiting)
-		return p.Future().Await(ctx)
-	})
-	<-waiting
-	closeReturns(t, c)
-	if _, err := task.Await(context.Background()); err == nil {
-		t.Fatal("task released by its executor's Close returned no error")
 	}
 }
