@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -66,20 +66,10 @@ func service(t *testing.T, db DB, timeout time.Duration) (*executor.Executor, *S
 	return ex, sched, srv
 }
 
+// post submits job and returns the answer's status and trimmed body.
 func post(client *http.Client, url, job string) (int, string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), safety)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/jobs?name="+job, nil)
-	if err != nil {
-		return 0, "", err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, strings.TrimSpace(string(body)), err
+	code, body, err := spindletest.Do(client, http.MethodPost, url+"/jobs?name="+job, "")
+	return code, strings.TrimSpace(body), err
 }
 
 func recv[T any](t *testing.T, ch <-chan T) T {

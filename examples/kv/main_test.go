@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,25 +12,11 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/spindle-rt/spindle/internal/spindletest"
 	"github.com/spindle-rt/spindle/shard"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// do sends one request and returns the status and body.
-func do(client *http.Client, method, url, body string) (int, string, error) {
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		return 0, "", err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), err
-}
 
 // 64 goroutines load the service on 127.0.0.1: each writes its own keys,
 // reads them back and reads a missing one. Every value reads back, and
@@ -56,23 +41,23 @@ func TestLoad(t *testing.T) {
 			for i := range perClient {
 				key := fmt.Sprintf("c%d-k%d", c, i)
 				url := srv.URL + "/kv/" + key
-				if code, _, err := do(client, http.MethodPut, url, "v-"+key); err != nil || code != http.StatusNoContent {
+				if code, _, err := spindletest.Do(client, http.MethodPut, url, "v-"+key); err != nil || code != http.StatusNoContent {
 					t.Errorf("PUT %s: %d, %v", key, code, err)
 					return
 				}
-				if code, body, err := do(client, http.MethodGet, url, ""); err != nil || code != http.StatusOK || body != "v-"+key {
+				if code, body, err := spindletest.Do(client, http.MethodGet, url, ""); err != nil || code != http.StatusOK || body != "v-"+key {
 					t.Errorf("GET %s: %d %q, %v", key, code, body, err)
 					return
 				}
 			}
-			if code, _, err := do(client, http.MethodGet, fmt.Sprintf("%s/kv/missing-%d", srv.URL, c), ""); err != nil || code != http.StatusNotFound {
+			if code, _, err := spindletest.Do(client, http.MethodGet, fmt.Sprintf("%s/kv/missing-%d", srv.URL, c), ""); err != nil || code != http.StatusNotFound {
 				t.Errorf("GET of a missing key: %d, %v", code, err)
 			}
 		}()
 	}
 	wg.Wait()
 
-	code, body, err := do(client, http.MethodGet, srv.URL+"/stats", "")
+	code, body, err := spindletest.Do(client, http.MethodGet, srv.URL+"/stats", "")
 	if err != nil || code != http.StatusOK {
 		t.Fatalf("GET /stats: %d, %v", code, err)
 	}

@@ -3,6 +3,8 @@ package spindletest
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -66,4 +68,22 @@ func Recv[T any](t testing.TB, ch <-chan T) T {
 		t.Fatalf("Recv: safety timeout (%v) hit", Safety)
 		panic("unreachable")
 	}
+}
+
+// Do sends an HTTP request with body (none if empty), bounded by Safety,
+// and returns the status code and the body read back.
+func Do(client *http.Client, method, url, body string) (int, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), Safety)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
 }
