@@ -164,7 +164,7 @@ func (e *Loop) run(ctx context.Context, untilIdle bool, first func()) (err error
 			if e.hasInbox.Load() {
 				continue
 			}
-			e.trim() // nobody runs the loop until the next step
+			e.idleTrim()
 			return nil
 		}
 		e.idleTrim()
