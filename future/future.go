@@ -21,20 +21,21 @@ package future
 //     registered) and, for each link, reads next before it calls wake: after
 //     wake the link belongs to its waiter again and may be reused at once;
 //   - a waiter that gives up (an Await whose ctx ended, a task whose wait
-//     was interrupted) withdraws its link: the link's state moves once from
-//     live to dead (withdraw) or from live to fired (the completer, just
-//     before it calls wake), by compare-and-swap, so exactly one of the two
-//     happens. Only links marked quit can be withdrawn; the completer wakes
-//     other links without a compare-and-swap;
+//     was interrupted) withdraws its link, a quitLink: the link's state
+//     moves once from live to dead (withdraw) or from live to fired (the
+//     completer, just before it calls wake), by compare-and-swap, so exactly
+//     one of the two happens. Only quitLinks can be withdrawn; the completer
+//     wakes other links without a compare-and-swap;
 //   - dead links stay in the stack until the future completes or a
 //     compaction drops them. A compaction takes the stack out of head by
 //     swapping in compactingLink (pushers and completers wait while it is
-//     there, as they do for claimedLink), keeps the live links in their
-//     order and puts them back. The waiter whose withdrawal makes the dead
-//     links outnumber the live ones found by the last compaction (and at
-//     least 8) compacts, so the links a future holds stay within about twice
-//     its live waiters however many waits are abandoned, at an amortized
-//     O(1) per withdrawal;
+//     there, as they do for claimedLink), drops the dead links among the
+//     first compactScan and puts the stack back. Every withdrawal compacts
+//     (unless another compaction holds the stack), so a dead link outlives
+//     its withdrawal only beneath compactScan live links pushed after it:
+//     the links a future holds stay within its live waiters plus one per
+//     compactScan of them, however many waits are abandoned, at O(1) per
+//     withdrawal;
 //   - a waiter never runs user code on the completing goroutine: a
 //     continuation is queued on the loop (Post when the completer holds the
 //     loop, the inbox otherwise), a parked goroutine gets a token on its
@@ -91,13 +92,34 @@ func (e *PanicError) Unwrap() error {
 
 // link is a waiter's entry in a future's stack of waiters.
 type link struct {
-	next  *link
-	w     waiter
-	state atomic.Uint32 // linkLive, linkDead or linkFired; kept only when quit
-	quit  bool          // the waiter may withdraw the link (set before it is linked)
+	next *link
+	w    waiter
 }
 
-// The states of a quit link.
+// quitLink is the link of a waiter that may give up (withdraw). Its w is
+// the quitLink itself, which is how the completer and compactions tell it
+// from a plain link, and it wakes the real waiter, of.
+type quitLink struct {
+	link
+	state atomic.Uint32 // linkLive, linkDead or linkFired
+	of    waiter
+}
+
+// init makes q the link of waiter of.
+func (q *quitLink) init(of waiter) { q.w, q.of = q, of }
+
+func (q *quitLink) wake(onLoop bool) { q.of.wake(onLoop) }
+
+// quitOf returns l as a quitLink, or nil for a plain link.
+func quitOf(l *link) *quitLink {
+	q, _ := l.w.(*quitLink)
+	return q
+}
+
+// compactScan is how far from the top of the stack a compaction looks.
+const compactScan = 32
+
+// The states of a quitLink.
 const (
 	linkLive uint32 = iota
 	linkDead
@@ -120,8 +142,6 @@ type core struct {
 	ex   *loop.Loop
 	head atomic.Pointer[link]
 	id   hooks.ID
-	dead atomic.Int32 // withdrawn links still in the stack
-	keep atomic.Int32 // live links the last compaction kept
 }
 
 func isDone(h *link) bool { return h == &doneLink || h == &cancelledLink }
@@ -140,8 +160,8 @@ func (c *core) cancelled() bool { return c.head.Load() == &cancelledLink }
 // addWaiter links l into the waiters; it returns false if the future is
 // already done (l is then not linked).
 func (c *core) addWaiter(l *link) bool {
-	if l.quit {
-		l.state.Store(linkLive)
+	if q := quitOf(l); q != nil {
+		q.state.Store(linkLive)
 	}
 	for {
 		h := c.head.Load()
@@ -177,21 +197,20 @@ func (c *core) claim() (waiters *link, ok bool) {
 	}
 }
 
-// withdraw takes back l, a quit link that its waiter gives up on. It returns
-// false if the completer has claimed l first: then l's wake has been or is
-// about to be called, and the future is done.
-func (c *core) withdraw(l *link) bool {
-	if !l.state.CompareAndSwap(linkLive, linkDead) {
+// withdraw takes back q, whose waiter gives up on c. It returns false if
+// the completer has claimed q first: then q's wake has been or is about to
+// be called, and the future is done.
+func (c *core) withdraw(q *quitLink) bool {
+	if !q.state.CompareAndSwap(linkLive, linkDead) {
 		return false
 	}
-	if d := c.dead.Add(1); d >= 8 && d > c.keep.Load() {
-		c.compact()
-	}
+	c.compact(compactScan)
 	return true
 }
 
-// compact drops the dead links from the waiters of a pending future.
-func (c *core) compact() {
+// compact drops the dead links among the first n of a pending future's
+// waiters.
+func (c *core) compact(n int) {
 	var h *link
 	for {
 		h = c.head.Load()
@@ -203,12 +222,11 @@ func (c *core) compact() {
 		}
 	}
 	var first, last *link
-	var removed, kept int32
-	for l := h; l != nil; {
+	l := h
+	for ; l != nil && n > 0; n-- {
 		next := l.next
-		if l.quit && l.state.Load() == linkDead {
+		if q := quitOf(l); q != nil && q.state.Load() == linkDead {
 			l.next = nil
-			removed++
 		} else {
 			if last == nil {
 				first = l
@@ -216,15 +234,14 @@ func (c *core) compact() {
 				last.next = l
 			}
 			last = l
-			kept++
 		}
 		l = next
 	}
-	if last != nil {
-		last.next = nil
+	if last == nil {
+		first = l
+	} else {
+		last.next = l // the rest of the stack, unscanned
 	}
-	c.keep.Store(kept)
-	c.dead.Add(-removed)
 	c.head.Store(first)
 }
 
@@ -268,7 +285,7 @@ func (c *core) publish(h *link, by how) {
 	for rev != nil {
 		next := rev.next
 		rev.next = nil
-		if !rev.quit || rev.state.CompareAndSwap(linkLive, linkFired) {
+		if q := quitOf(rev); q == nil || q.state.CompareAndSwap(linkLive, linkFired) {
 			rev.w.wake(held)
 		}
 		rev = next
@@ -372,7 +389,7 @@ func (f *Future[T]) awaitSlow(ctx context.Context) (T, error) {
 
 // parker is a goroutine blocked in Await off the loop.
 type parker struct {
-	l  link
+	l  quitLink
 	ch chan struct{}
 }
 
@@ -380,15 +397,14 @@ func (p *parker) wake(bool) { p.ch <- struct{}{} }
 
 var parkers = sync.Pool{New: func() any {
 	p := &parker{ch: make(chan struct{}, 1)}
-	p.l.w = p
-	p.l.quit = true
+	p.l.init(p)
 	return p
 }}
 
 func (f *Future[T]) park(ctx context.Context) (T, error) {
 	var zero T
 	p := parkers.Get().(*parker)
-	if !f.addWaiter(&p.l) {
+	if !f.addWaiter(&p.l.link) {
 		parkers.Put(p)
 		return f.val, f.err
 	}

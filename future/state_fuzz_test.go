@@ -7,12 +7,23 @@ import (
 	"github.com/spindle-rt/spindle/internal/loop"
 )
 
-// countWaiter is a waiter that counts its wake-ups.
+// countWaiter is a waiter that counts its wake-ups. A quit one is linked
+// through q, a plain one through l.
 type countWaiter struct {
 	l         link
+	q         quitLink
+	quit      bool
 	wakes     int
 	withdrawn bool // withdraw succeeded
 	early     bool // registered after completion: never linked
+}
+
+// link returns the link w is registered with.
+func (w *countWaiter) link() *link {
+	if w.quit {
+		return &w.q.link
+	}
+	return &w.l
 }
 
 func (w *countWaiter) wake(bool) { w.wakes++ }
@@ -31,10 +42,10 @@ type stateModel struct {
 func (m *stateModel) step(op, arg byte) {
 	switch op % 6 {
 	case 0, 1: // add a waiter that may (0) or may not (1) withdraw
-		w := &countWaiter{}
+		w := &countWaiter{quit: op%6 == 0}
 		w.l.w = w
-		w.l.quit = op%6 == 0
-		linked := m.c.addWaiter(&w.l)
+		w.q.init(w)
+		linked := m.c.addWaiter(w.link())
 		if linked == m.done {
 			m.t.Fatalf("addWaiter = %v on a future done=%v", linked, m.done)
 		}
@@ -45,10 +56,10 @@ func (m *stateModel) step(op, arg byte) {
 			return
 		}
 		w := m.waiters[int(arg)%len(m.waiters)]
-		if !w.l.quit || w.withdrawn || w.early {
+		if !w.quit || w.withdrawn || w.early {
 			return
 		}
-		ok := m.c.withdraw(&w.l)
+		ok := m.c.withdraw(&w.q)
 		if ok == m.done {
 			m.t.Fatalf("withdraw = %v on a future done=%v", ok, m.done)
 		}
@@ -68,7 +79,7 @@ func (m *stateModel) step(op, arg byte) {
 		m.c.publish(h, by)
 		m.done, m.cancelled = true, by == fromCancel
 	case 5:
-		m.c.compact()
+		m.c.compact(int(arg))
 	}
 	m.check()
 }
@@ -84,41 +95,39 @@ func (m *stateModel) check() {
 			want = 1
 		}
 		if w.wakes != want {
-			m.t.Fatalf("waiter %d (quit=%v withdrawn=%v early=%v) woken %d times, want %d", i, w.l.quit, w.withdrawn, w.early, w.wakes, want)
+			m.t.Fatalf("waiter %d (quit=%v withdrawn=%v early=%v) woken %d times, want %d", i, w.quit, w.withdrawn, w.early, w.wakes, want)
 		}
 	}
 	if m.done {
 		return
 	}
-	// Pending: the stack holds every live waiter once, newest first, and
-	// only as many dead links as the compaction rule allows.
+	// Pending: the stack holds every live waiter once, newest first, and a
+	// dead link only beneath compactScan live ones (every withdrawal cleans
+	// the top of the stack).
 	var live []*link
-	dead := 0
+	above := 0 // live links above the current one
 	for l := m.c.head.Load(); l != nil; l = l.next {
-		if l.quit && l.state.Load() == linkDead {
-			dead++
-		} else {
-			live = append(live, l)
+		if q := quitOf(l); q != nil && q.state.Load() == linkDead {
+			if above < compactScan {
+				m.t.Fatalf("a dead link beneath only %d live ones", above)
+			}
+			continue
 		}
+		live = append(live, l)
+		above++
 	}
 	k := len(live) - 1
 	for _, w := range m.waiters {
 		if w.withdrawn {
 			continue
 		}
-		if k < 0 || live[k] != &w.l {
+		if k < 0 || live[k] != w.link() {
 			m.t.Fatalf("live waiters in the stack out of order or missing")
 		}
 		k--
 	}
 	if k != -1 {
 		m.t.Fatalf("%d unknown links in the stack", k+1)
-	}
-	if int32(dead) != m.c.dead.Load() {
-		m.t.Fatalf("%d dead links in the stack, counter says %d", dead, m.c.dead.Load())
-	}
-	if dead >= 8 && int32(dead) > m.c.keep.Load() {
-		m.t.Fatalf("%d dead links kept beside %d live ones: compaction missed", dead, m.c.keep.Load())
 	}
 }
 

@@ -117,7 +117,7 @@ func (t *task[T]) RunFiber() {
 
 // taskLink is a task's entry in the waiters of the future it awaits.
 type taskLink struct {
-	l     link
+	l     quitLink
 	t     *taskBase
 	woken atomic.Uint32 // wake calls so far: each means a completer let go of it
 	waits uint32        // registrations so far (loop-owned)
@@ -125,8 +125,7 @@ type taskLink struct {
 
 func (tl *taskLink) init(t *taskBase) {
 	tl.t = t
-	tl.l.w = tl
-	tl.l.quit = true
+	tl.l.init(tl)
 }
 
 // wake resumes the task when the future it waits on completes.
@@ -227,7 +226,7 @@ func suspendUntil(fib *loop.Fiber, c *core, ctx context.Context) error {
 	}
 	tl := t.wl
 	tl.waits++
-	if !c.addWaiter(&tl.l) {
+	if !c.addWaiter(&tl.l.link) {
 		tl.waits-- // never linked: nobody will wake it for this wait
 		return nil
 	}
@@ -281,9 +280,8 @@ func waitErr(ex *loop.Loop, t *taskBase, ctx context.Context, own bool) error {
 // its completion is handed to this task's loop by a one-off waiter.
 func awaitOther(fib *loop.Fiber, t *taskBase, c *core, ctx context.Context) error {
 	w := &wakeFiber{fib: fib}
-	w.l.w = w
-	w.l.quit = true
-	if !c.addWaiter(&w.l) {
+	w.l.init(w)
+	if !c.addWaiter(&w.l.link) {
 		return nil
 	}
 	if ctx != context.Context(t) && ctx.Done() != nil {
@@ -313,7 +311,7 @@ func awaitOther(fib *loop.Fiber, t *taskBase, c *core, ctx context.Context) erro
 }
 
 type wakeFiber struct {
-	l     link
+	l     quitLink
 	fib   *loop.Fiber
 	watch loop.CloseWatch // on the future's executor
 }
