@@ -29,8 +29,8 @@ package future
 //   - dead links stay in the stack until the future completes or a
 //     compaction drops them. A compaction takes the stack out of head by
 //     swapping in compactingLink (pushers and completers wait while it is
-//     there, as they do for claimedLink), drops the dead links among the
-//     first compactScan and puts the stack back. Every withdrawal compacts
+//     there, as they do for claimedLink), drops the dead links above the
+//     compactScan-th live one and puts the stack back. Every withdrawal compacts
 //     (unless another compaction holds the stack), so a dead link outlives
 //     its withdrawal only beneath compactScan live links pushed after it:
 //     the links a future holds stay within its live waiters plus one per
@@ -208,8 +208,8 @@ func (c *core) withdraw(q *quitLink) bool {
 	return true
 }
 
-// compact drops the dead links among the first n of a pending future's
-// waiters.
+// compact drops the dead links above the n-th live link of a pending
+// future's waiters.
 func (c *core) compact(n int) {
 	var h *link
 	for {
@@ -223,7 +223,7 @@ func (c *core) compact(n int) {
 	}
 	var first, last *link
 	l := h
-	for ; l != nil && n > 0; n-- {
+	for l != nil && n > 0 {
 		next := l.next
 		if q := quitOf(l); q != nil && q.state.Load() == linkDead {
 			l.next = nil
@@ -234,6 +234,7 @@ func (c *core) compact(n int) {
 				last.next = l
 			}
 			last = l
+			n--
 		}
 		l = next
 	}
