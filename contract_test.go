@@ -9,6 +9,8 @@ import (
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/hooks"
 	"github.com/spindle-rt/spindle/merge"
+	"github.com/spindle-rt/spindle/semaphore"
+	"github.com/spindle-rt/spindle/shard"
 )
 
 // The public API contract of DESIGN.md, name by name and shape by shape:
@@ -86,6 +88,30 @@ var (
 	_ func() *hooks.Storage[int]                                 = hooks.NewStorage[int]
 	_ func(*hooks.Storage[int], *executor.Executor, int, func()) = func(s *hooks.Storage[int], ex *executor.Executor, v int, fn func()) { s.Run(ex, v, fn) }
 	_ func(*hooks.Storage[int], *executor.Executor) (int, bool)  = func(s *hooks.Storage[int], ex *executor.Executor) (int, bool) { return s.Get(ex) }
+
+	_ func(*executor.Executor, func(context.Context) (int, error)) *future.Future[int] = future.Go[int]
+	_ func(*future.Future[int], time.Duration) *future.Future[int]                     = future.Timeout[int]
+	_ func(context.Context, *executor.Executor) *future.Group                          = future.NewGroup
+	_ func(*future.Group, int)                                                         = (*future.Group).SetLimit
+	_ func(*future.Group, func(context.Context) error)                                 = (*future.Group).Go
+	_ func(*future.Group, context.Context) error                                       = (*future.Group).Wait
+
+	_ func(*executor.Executor, int64) *semaphore.Semaphore     = semaphore.New
+	_ func(*semaphore.Semaphore, context.Context, int64) error = (*semaphore.Semaphore).Acquire
+	_ func(*semaphore.Semaphore, int64) bool                   = (*semaphore.Semaphore).TryAcquire
+	_ func(*semaphore.Semaphore, int64)                        = (*semaphore.Semaphore).Release
+
+	_ func(int, ...executor.Option) *shard.Group                                  = shard.New
+	_ func(*shard.Group)                                                          = (*shard.Group).Start
+	_ func(*shard.Group) int                                                      = (*shard.Group).Len
+	_ func(*shard.Group, int) *executor.Executor                                  = (*shard.Group).Shard
+	_ func(*shard.Group, uint64) int                                              = (*shard.Group).Of
+	_ func(*shard.Group, context.Context) error                                   = (*shard.Group).Shutdown
+	_ func(*shard.Group) error                                                    = (*shard.Group).Close
+	_ func(*shard.Group, int, func() (int, error)) *future.Future[int]            = shard.Call[int]
+	_ func(*shard.Group, func(int) *int) *shard.Sharded[int]                      = shard.NewSharded[int]
+	_ func(*shard.Sharded[int]) *int                                              = (*shard.Sharded[int]).Local
+	_ func(*shard.Sharded[int], int, func(*int) (int, error)) *future.Future[int] = shard.Invoke[int, int]
 
 	_                                                           = executor.Stats{TasksRun: 1, Queued: 1, Timers: 1, Suspended: 1, Busy: time.Second, Idle: time.Second, Stalls: 1}
 	_ func(time.Duration, func(executor.Stall)) executor.Option = executor.WithStallHandler
