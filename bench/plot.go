@@ -325,11 +325,7 @@ func barPanel(b *svg, sums []caseSummary, x0, x1, y float64) float64 {
 	axis(b, sc, top, top+float64(len(sums)*rowHeight))
 	for _, s := range sums {
 		cy := y + rowHeight/2
-		class := ""
-		if kindOf(s.Case) == kindSpindle {
-			class = "spindle"
-		}
-		b.text(x0-10, cy+4, "end", class, s.Case.Name)
+		rowLabel(b, s.Case, x0, cy, s.Case.Name)
 		if s.Status != statusOK {
 			b.text(x0+4, cy+4, "start", "value", s.Status)
 			y += rowHeight
@@ -347,6 +343,15 @@ func barPanel(b *svg, sums []caseSummary, x0, x1, y float64) float64 {
 	return y + 18
 }
 
+// rowLabel writes a row's label left of x0, spindle's cases highlighted.
+func rowLabel(b *svg, c Case, x0, cy float64, label string) {
+	class := ""
+	if kindOf(c) == kindSpindle {
+		class = "spindle"
+	}
+	b.text(x0-10, cy+4, "end", class, label)
+}
+
 // ratioPanel draws each case's ratio to its baseline from y and returns the
 // y below it.
 func ratioPanel(b *svg, sums []caseSummary, x0, x1, y float64) float64 {
@@ -361,11 +366,7 @@ func ratioPanel(b *svg, sums []caseSummary, x0, x1, y float64) float64 {
 	axis(b, sc, top, top+float64(len(sums)*rowHeight))
 	for _, s := range sums {
 		cy := y + rowHeight/2
-		class := ""
-		if kindOf(s.Case) == kindSpindle {
-			class = "spindle"
-		}
-		b.text(x0-10, cy+4, "end", class, s.Case.Name+" vs "+s.Case.Baseline)
+		rowLabel(b, s.Case, x0, cy, s.Case.Name+" vs "+s.Case.Baseline)
 		r := *s.VsBaseline
 		xa, xb := sc.x(1), sc.x(r)
 		b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%d" fill="%s"/>`+"\n",
