@@ -48,8 +48,12 @@ func init() {
 	)
 }
 
-// checkSum fails b unless sum is fanoutSum.
-func checkSum(b *testing.B, sum int) {
+// checkSum fails b unless the job results vs add up to fanoutSum.
+func checkSum(b *testing.B, vs []int) {
+	sum := 0
+	for _, v := range vs {
+		sum += v
+	}
 	if sum != fanoutSum {
 		b.Fatalf("sum = %d, want %d", sum, fanoutSum)
 	}
@@ -72,11 +76,7 @@ func fanoutSpindleCallAll(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		sum := 0
-		for _, v := range vs {
-			sum += v
-		}
-		checkSum(b, sum)
+		checkSum(b, vs)
 	}
 	m.stop(b, "job", float64(b.N*fanoutJobs))
 }
@@ -98,11 +98,7 @@ func fanoutErrgroup(limit int) func(b *testing.B) {
 			if err := g.Wait(); err != nil {
 				b.Fatal(err)
 			}
-			sum := 0
-			for _, v := range res {
-				sum += v
-			}
-			checkSum(b, sum)
+			checkSum(b, res)
 		}
 		m.stop(b, "job", float64(b.N*fanoutJobs))
 	}
@@ -130,11 +126,7 @@ func fanoutSemaphore(b *testing.B) {
 			b.Fatal(err)
 		}
 		sem.Release(fanoutLimit)
-		sum := 0
-		for _, v := range res {
-			sum += v
-		}
-		checkSum(b, sum)
+		checkSum(b, res)
 	}
 	m.stop(b, "job", float64(b.N*fanoutJobs))
 }
@@ -147,11 +139,7 @@ func fanoutConc(b *testing.B) {
 		for i := range fanoutJobs {
 			p.Go(func() int { return job(i) })
 		}
-		sum := 0
-		for _, v := range p.Wait() {
-			sum += v
-		}
-		checkSum(b, sum)
+		checkSum(b, p.Wait())
 	}
 	m.stop(b, "job", float64(b.N*fanoutJobs))
 }
@@ -166,11 +154,7 @@ func fanoutWaitGroup(b *testing.B) {
 			wg.Go(func() { res[i] = job(i) })
 		}
 		wg.Wait()
-		sum := 0
-		for _, v := range res {
-			sum += v
-		}
-		checkSum(b, sum)
+		checkSum(b, res)
 	}
 	m.stop(b, "job", float64(b.N*fanoutJobs))
 }
