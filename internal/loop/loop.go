@@ -201,7 +201,10 @@ func (e *Loop) Post(fn func()) {
 	if !e.OnLoop() {
 		panic("executor: Post called from a goroutine that does not hold the loop; use Submit")
 	}
-	e.post(item{r: funcRunnable(fn), fr: e.Cur})
+	it := item{r: funcRunnable(fn), fr: e.Cur}
+	if !e.q.TryPush(it) {
+		e.q.Push(it)
+	}
 }
 
 // PostRunnable is Post for a Runnable: it queues r to run on the loop under

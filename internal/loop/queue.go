@@ -34,9 +34,21 @@ func (q *taskQueue) Len() int { return q.front.Len() + len(q.in) - q.pos + q.bac
 // Push appends a task at the back.
 func (q *taskQueue) Push(it item) { q.back.Push(it) }
 
+// TryPush is Push when back has room, and reports whether it had: small
+// enough to inline into Post, which calls Push only when back must grow.
+func (q *taskQueue) TryPush(it item) bool { return q.back.TryPush(it) }
+
 // PushUrgent appends a task to the front part, ahead of everything else
 // queued.
 func (q *taskQueue) PushUrgent(it item) { q.front.Push(it) }
+
+// OnlyBack reports whether every queued task is in the back part, as in a
+// burst of posts. Then the loop takes the next one with PopBack, which
+// inlines, rather than with Pop, which does not.
+func (q *taskQueue) OnlyBack() bool { return q.front.Len() == 0 && q.pos == len(q.in) }
+
+// PopBack is Pop while OnlyBack holds.
+func (q *taskQueue) PopBack() (item, bool) { return q.back.Pop() }
 
 // Pop removes the next task.
 func (q *taskQueue) Pop() (item, bool) {

@@ -214,7 +214,13 @@ func (e *Loop) runBatch() {
 		}
 	}()
 	for range batchSize {
-		it, ok := e.q.Pop()
+		var it item
+		var ok bool
+		if e.q.OnlyBack() {
+			it, ok = e.q.PopBack()
+		} else {
+			it, ok = e.q.Pop()
+		}
 		if !ok {
 			break
 		}

@@ -30,6 +30,17 @@ func (r *Ring[T]) Push(v T) {
 	r.tail++
 }
 
+// TryPush appends v at the back if the buffer has room, and reports whether
+// it did: the fast path of Push, small enough to inline where a queue is hot.
+func (r *Ring[T]) TryPush(v T) bool {
+	if r.tail-r.head == uint(len(r.buf)) {
+		return false
+	}
+	r.buf[r.tail&uint(len(r.buf)-1)] = v
+	r.tail++
+	return true
+}
+
 // PushFront inserts v at the front, so it is popped next.
 func (r *Ring[T]) PushFront(v T) {
 	if int(r.tail-r.head) == len(r.buf) {

@@ -17,7 +17,17 @@ func TestAgainstSlice(t *testing.T) {
 	var model []int
 	next := 0
 	for step := range 20000 {
-		switch op := rng.Intn(12); {
+		switch op := rng.Intn(13); {
+		case op == 12:
+			// TryPush takes v exactly when Push would not have to grow.
+			full := r.Len() == r.Cap()
+			if got := r.TryPush(next); got == full {
+				t.Fatalf("step %d: TryPush=%v with Len %d, Cap %d", step, got, r.Len(), r.Cap())
+			}
+			if !full {
+				model = append(model, next)
+				next++
+			}
 		case op >= 10:
 			r.PushFront(next)
 			model = append([]int{next}, model...)
