@@ -146,7 +146,9 @@ func (c *Chan[T]) Closed() bool {
 // first. Cancelling the future (Future.Cancel) withdraws the send: v is
 // then never received. Loop only.
 func (c *Chan[T]) Send(v T) *future.Future[struct{}] {
-	c.mustLoop("Send")
+	if c == nil || !c.ex.OnLoop() {
+		c.misuse("Send")
+	}
 	if c.closed {
 		return c.failedSend()
 	}
@@ -169,7 +171,9 @@ func (c *Chan[T]) Send(v T) *future.Future[struct{}] {
 // Cancelling the future withdraws the receive: it then takes no item.
 // Loop only.
 func (c *Chan[T]) Recv() *future.Future[T] {
-	c.mustLoop("Recv")
+	if c == nil || !c.ex.OnLoop() {
+		c.misuse("Recv")
+	}
 	if v, ok := c.tryRecv(); ok {
 		return future.Resolved(c.ex, v)
 	}
@@ -190,7 +194,9 @@ func (c *Chan[T]) Recv() *future.Future[T] {
 // only if a receiver is waiting (a pending PollRecv is not a waiting
 // receiver). Loop only.
 func (c *Chan[T]) TrySend(v T) bool {
-	c.mustLoop("TrySend")
+	if c == nil || !c.ex.OnLoop() {
+		c.misuse("TrySend")
+	}
 	if c.closed {
 		return false
 	}
@@ -200,7 +206,9 @@ func (c *Chan[T]) TrySend(v T) bool {
 // TryRecv takes the next item if one is buffered or a sender is waiting,
 // and reports whether it did. It never waits and never allocates. Loop only.
 func (c *Chan[T]) TryRecv() (T, bool) {
-	c.mustLoop("TryRecv")
+	if c == nil || !c.ex.OnLoop() {
+		c.misuse("TryRecv")
+	}
 	return c.tryRecv()
 }
 
@@ -216,7 +224,9 @@ func (c *Chan[T]) TryRecv() (T, bool) {
 // longer woken) without allocating. w must not be nil. Wake is called on
 // the loop. Loop only.
 func (c *Chan[T]) PollRecv(w executor.Waker) (v T, ok bool, err error) {
-	c.mustLoop("PollRecv")
+	if c == nil || !c.ex.OnLoop() {
+		c.misuse("PollRecv")
+	}
 	if w == nil {
 		panic("channel: PollRecv with nil Waker")
 	}
@@ -261,8 +271,9 @@ func (c *Chan[T]) Close() {
 
 // mustLoop checks that c is usable by the caller: not nil, and called from
 // code that holds the loop. The compiler does not inline it (with the
-// inlined OnLoop its body is over the inliner's budget), so every operation
-// pays one call for the check.
+// inlined OnLoop its body is over the inliner's budget), so the hot
+// operations (Send, Recv, their Try forms, PollRecv and the waits) write
+// its test out and call misuse, saving a call each.
 func (c *Chan[T]) mustLoop(op string) {
 	if c == nil || !c.ex.OnLoop() {
 		c.misuse(op)
@@ -287,7 +298,9 @@ func (c *Chan[T]) trySend(v T) bool {
 		}
 	}
 	if c.buf.Len() < c.cap {
-		c.buf.Push(v)
+		if !c.buf.TryPush(v) { // the fast path inlines; Push grows the buffer
+			c.buf.Push(v)
+		}
 		c.wakePoller()
 		return true
 	}

@@ -267,7 +267,9 @@ func (h *Handle[T]) Stream() Stream[T] { return h.s }
 // returns pending and is woken at most once, when a substream wakes or the
 // merge ends; a nil w polls without asking to be woken. Loop only.
 func (m *Merged[T]) PollRecv(w executor.Waker) (v T, ok bool, err error) {
-	m.mustLoop("PollRecv")
+	if !m.ex.OnLoop() { // mustLoop, written out: it would cost a call
+		m.misuse("PollRecv")
+	}
 	if m.hasStash {
 		return m.takeStash()
 	}
@@ -275,27 +277,47 @@ func (m *Merged[T]) PollRecv(w executor.Waker) (v T, ok bool, err error) {
 		return v, false, ErrClosed
 	}
 	m.parent = nil
+	// A panic in a substream's PollRecv is that substream's failure: it
+	// comes back as a *future.PanicError (value and stack) and the
+	// substream is dropped as any failed one is, so the receiver that the
+	// poll was for gets the panic and the merge goes on with the others.
+	// polling names the substream being polled, and is nil whenever the
+	// bookkeeping is between polls.
+	var polling *Handle[T]
+	defer func() {
+		if polling == nil {
+			return // the common case pays no recover call
+		}
+		if p := recover(); p != nil {
+			m.drop(polling)
+			var zero T
+			v, ok, err = zero, false, &future.PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
 	for n := m.ready.Len(); n > 0; n-- {
 		h, _ := m.ready.Pop()
 		h.queued = false
-		v, ok, err = m.poll(h)
+		polling = h
+		v, ok, err = h.s.PollRecv((*subWaker[T])(h))
+		polling = nil
 		if ok {
 			// It may hold more: poll it again after the ones queued now.
 			if !h.queued && h.pos >= 0 {
 				h.queued = true
-				m.ready.Push(h)
+				if !m.ready.TryPush(h) { // the fast path inlines
+					m.ready.Push(h)
+				}
 			}
 			return v, true, nil
 		}
 		if err != nil {
 			m.drop(h)
-			if isEnd(err) {
-				if m.ended {
-					return v, false, ErrClosed
-				}
-				continue
+			if !isEnd(err) {
+				return v, false, err
 			}
-			return v, false, err
+			if m.ended {
+				return v, false, ErrClosed
+			}
 		}
 	}
 	if m.ended {
@@ -311,27 +333,6 @@ func (m *Merged[T]) PollRecv(w executor.Waker) (v T, ok bool, err error) {
 	}
 	m.parent = w
 	return v, false, nil
-}
-
-// poll polls h's stream. A panic there is h's failure: it comes back as a
-// *future.PanicError (value and stack) and PollRecv drops h as it drops any
-// failed substream, so the receiver that the poll was for gets the panic and
-// the merge goes on with the others. A panic that ended the poll leaves the
-// merge's bookkeeping as a failure would: h is popped, not yet dropped.
-func (m *Merged[T]) poll(h *Handle[T]) (v T, ok bool, err error) {
-	polled := false
-	defer func() {
-		if polled {
-			return // the common case pays no recover call
-		}
-		if p := recover(); p != nil {
-			var zero T
-			v, ok, err = zero, false, &future.PanicError{Value: p, Stack: debug.Stack()}
-		}
-	}()
-	v, ok, err = h.s.PollRecv((*subWaker[T])(h))
-	polled = true
-	return v, ok, err
 }
 
 // isEnd reports whether err, from a substream or the merge, is a normal
@@ -375,7 +376,9 @@ func (m *Merged[T]) wakeLocal(h *Handle[T]) {
 		return
 	}
 	h.queued = true
-	m.ready.Push(h)
+	if !m.ready.TryPush(h) { // the fast path inlines
+		m.ready.Push(h)
+	}
 	if m.ready.Len() == 1 {
 		m.wakeParent()
 	}
@@ -433,6 +436,11 @@ func (m *Merged[T]) takeStash() (v T, ok bool, err error) {
 
 func (m *Merged[T]) mustLoop(op string) {
 	if !m.ex.OnLoop() {
-		panic("merge: " + op + " called from a goroutine that does not hold the loop; hand it to the loop: use executor.Submit or future.Call")
+		m.misuse(op)
 	}
+}
+
+// misuse panics: op was called from a goroutine that does not hold the loop.
+func (m *Merged[T]) misuse(op string) {
+	panic("merge: " + op + " called from a goroutine that does not hold the loop; hand it to the loop: use executor.Submit or future.Call")
 }
