@@ -77,8 +77,8 @@ func (e *Loop) Done() <-chan struct{} { return e.closed }
 func (e *Loop) finish(drop bool) {
 	e.mu.Lock()
 	e.phase.Store(phaseClosed)
-	in := e.inbox
-	e.inbox = nil
+	in, n := e.inbox.take()
+	e.inbox.free, e.inbox.nfree = nil, 0
 	e.hasInbox.Store(false)
 	e.mu.Unlock()
 	e.stopTimers()
@@ -90,7 +90,7 @@ func (e *Loop) finish(drop bool) {
 		e.dropItems(in)
 		e.q.each(e.dropItem)
 	} else {
-		e.q.TakeBatch(in)
+		e.q.TakeChunks(in, n)
 	}
 	for {
 		e.suspended.each(func(f *Fiber) {
@@ -144,9 +144,13 @@ func (e *Loop) unwind() {
 	}
 }
 
-func (e *Loop) dropItems(items []item) {
-	for _, it := range items {
-		e.dropItem(it)
+// dropItems drops the items of a chunk list taken from the inbox.
+func (e *Loop) dropItems(list *chunk) {
+	for c := list; c != nil; c = c.next {
+		for _, it := range c.items[:c.n] {
+			e.dropItem(it)
+		}
+		clear(c.items[:c.n])
 	}
 }
 
@@ -211,7 +215,7 @@ const trimIdle = 250 * time.Millisecond
 // oversized reports whether the queue or the inbox holds buffers beyond
 // trimCap. Loop only.
 func (e *Loop) oversized() bool {
-	return e.bigInbox || cap(e.spare) > trimCap || e.q.Oversized(trimCap)
+	return e.bigInbox || e.q.Oversized(trimCap)
 }
 
 // idleTrim gives the buffers back once the loop has gone trimIdle without a
@@ -255,16 +259,13 @@ func (e *Loop) trimDue() {
 // once they are empty. Loop only.
 func (e *Loop) trim() {
 	e.q.Trim(trimCap)
-	if cap(e.spare) > trimCap {
-		e.spare = nil
+	if !e.bigInbox && e.q.nused <= maxFreeChunks {
+		return // the inbox kept no more than maxFreeChunks: no lock needed
 	}
-	if !e.bigInbox {
-		return // the inbox never grew past trimCap: no lock needed
-	}
+	used := e.q.TakeUsed()
 	e.mu.Lock()
-	if len(e.inbox) == 0 && cap(e.inbox) > trimCap {
-		e.inbox = nil
-	}
-	e.bigInbox = cap(e.inbox) > trimCap
+	e.inbox.recycle(used)
+	e.inbox.trimFree()
+	e.bigInbox = false
 	e.mu.Unlock()
 }

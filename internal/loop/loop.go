@@ -20,8 +20,8 @@ package loop
 // clears coroG first, so a goroutine that later reuses its descriptor is not
 // mistaken for it.
 //
-// The inbox (inbox, spare, sleeping) is guarded by mu. hasInbox is set under
-// mu whenever inbox is non-empty, so the loop can look at it between batches
+// The inbox (inbox, inbox.go, and sleeping) is guarded by mu. hasInbox is
+// set under mu whenever inbox is non-empty, so the loop can look at it between batches
 // without taking the lock. phase only moves forward (open -> draining ->
 // closed) and is written under mu, so a Submit that saw phaseOpen under mu
 // has its item taken in before the loop can finish draining.
@@ -115,15 +115,14 @@ type Loop struct {
 	idle      []*coro
 	ran       uint64
 
-	spare      []item      // loop-owned: the next inbox slice
-	bigInbox   bool        // loop-owned: an inbox slice grew past trimCap since the last trim
+	bigInbox   bool        // loop-owned: the inbox kept more than maxFreeChunks free chunks at the last take
 	lastBusy   int64       // loop-owned: mono() when the loop last had trimCap/4 items or more to run
 	trimTimer  *time.Timer // loop-owned: wakes an idle loop to give oversized buffers back
 	trimArmed  atomic.Bool // trimTimer is running
 	sleepTimer *time.Timer // loop-owned: wakes a sleeping loop for the next timer
 
 	mu       sync.Mutex
-	inbox    []item
+	inbox    inbox
 	sleeping bool
 	hasInbox atomic.Bool
 	phase    atomic.Int32
@@ -264,7 +263,7 @@ func (e *Loop) submit(it item, maxPhase int32) error {
 		e.mu.Unlock()
 		return ErrClosed
 	}
-	e.inbox = append(e.inbox, it)
+	e.inbox.push(it)
 	if !e.hasInbox.Load() {
 		e.hasInbox.Store(true)
 	}
@@ -348,7 +347,7 @@ type Stats struct {
 func (e *Loop) Stats() Stats {
 	if e.OnLoop() {
 		e.mu.Lock()
-		in := len(e.inbox)
+		in := e.inbox.n
 		e.mu.Unlock()
 		s := Stats{
 			TasksRun:  e.ran,

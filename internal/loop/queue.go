@@ -4,32 +4,36 @@ package loop
 //
 // The loop's queue is three FIFO parts consumed in order:
 //
-//	front (due timers) -> in[pos:] (a batch taken from the inbox) -> back (posts)
+//	front (due timers) -> in (chunks taken from the inbox) -> back (posts)
 //
 // Invariants (all loop-owned):
 //   - Post appends to back; due timers append to front, in deadline order;
-//   - a batch taken from the inbox is consumed in place from in, without
-//     copying, but only when back is empty: then everything in back was
-//     posted after the batch was taken, so running in before back keeps the
-//     FIFO order of scheduling. When back is not empty the batch is copied to
-//     the end of back instead;
+//   - chunks taken from the inbox (inbox.go) are consumed in place, from
+//     in.items[pos] on, but only when back is empty: then everything in back
+//     was posted after the chunks were taken, so running in before back
+//     keeps the FIFO order of scheduling. When back is not empty their
+//     items are copied to the end of back instead;
+//   - inLen counts the items left in the chunks of in;
 //   - a slot of in is cleared as soon as it is consumed, so the queue keeps
-//     no finished task alive, and an exhausted in is handed back to the inbox
-//     for reuse;
-//   - once the loop is idle, buffers that grew beyond trimCap for a burst
-//     are released (Trim), so memory follows live work.
+//     no finished task alive; a consumed chunk goes to used, and the loop
+//     hands used back to the inbox's free list at its next take;
+//   - once the loop is idle, ring buffers that grew beyond trimCap for a
+//     burst are released (Trim), so memory follows live work.
 
 import "github.com/spindle-rt/spindle/internal/ring"
 
 type taskQueue struct {
 	front ring.Ring[item]
-	in    []item
-	pos   int
+	in    *chunk // chunks taken from the inbox, being consumed
+	pos   int    // the next item of in
+	inLen int    // items left in in
+	used  *chunk // consumed chunks, for the inbox's free list
+	nused int
 	back  ring.Ring[item]
 }
 
 // Len returns the number of queued tasks.
-func (q *taskQueue) Len() int { return q.front.Len() + len(q.in) - q.pos + q.back.Len() }
+func (q *taskQueue) Len() int { return q.front.Len() + q.inLen + q.back.Len() }
 
 // Push appends a task at the back.
 func (q *taskQueue) Push(it item) { q.back.Push(it) }
@@ -45,7 +49,7 @@ func (q *taskQueue) PushUrgent(it item) { q.front.Push(it) }
 // OnlyBack reports whether every queued task is in the back part, as in a
 // burst of posts. Then the loop takes the next one with PopBack, which
 // inlines, rather than with Pop, which does not.
-func (q *taskQueue) OnlyBack() bool { return q.front.Len() == 0 && q.pos == len(q.in) }
+func (q *taskQueue) OnlyBack() bool { return q.front.Len() == 0 && q.in == nil }
 
 // PopBack is Pop while OnlyBack holds.
 func (q *taskQueue) PopBack() (item, bool) { return q.back.Pop() }
@@ -55,36 +59,68 @@ func (q *taskQueue) Pop() (item, bool) {
 	if q.front.Len() > 0 {
 		return q.front.Pop()
 	}
-	if q.pos < len(q.in) {
-		it := q.in[q.pos]
-		q.in[q.pos] = item{}
+	if c := q.in; c != nil {
+		it := c.items[q.pos]
+		c.items[q.pos] = item{}
 		q.pos++
+		q.inLen--
+		if q.pos == c.n {
+			q.in, q.pos = c.next, 0
+			q.retire(c)
+		}
 		return it, true
 	}
 	return q.back.Pop()
 }
 
-// Batching reports whether a batch taken from the inbox is still being
-// consumed; the next one must wait for it.
-func (q *taskQueue) Batching() bool { return q.pos < len(q.in) }
+// retire moves a consumed chunk (every slot already zero) to used.
+func (q *taskQueue) retire(c *chunk) {
+	c.n, c.next = 0, q.used
+	q.used = c
+	q.nused++
+}
 
-// TakeBatch queues batch (taken from the inbox) behind everything queued and
-// returns a slice the inbox may reuse. Call only when Batching is false.
-func (q *taskQueue) TakeBatch(batch []item) (spare []item) {
-	spare = q.in[:0]
-	q.in, q.pos = nil, 0
-	if q.back.Len() == 0 && q.front.Len() == 0 {
-		q.in = batch
-		return spare
+// Batching reports whether chunks taken from the inbox are still being
+// consumed; the next take must wait for them.
+func (q *taskQueue) Batching() bool { return q.in != nil }
+
+// TakeChunks queues the n items of the chunk list head (taken from the
+// inbox) behind everything queued.
+func (q *taskQueue) TakeChunks(head *chunk, n int) {
+	if head == nil {
+		return
 	}
-	for i := range batch {
-		q.back.Push(batch[i])
-		batch[i] = item{}
+	if q.back.Len() == 0 {
+		switch {
+		case q.in != nil: // behind the chunks being consumed
+			last := q.in
+			for last.next != nil {
+				last = last.next
+			}
+			last.next = head
+			q.inLen += n
+			return
+		case q.front.Len() == 0:
+			q.in, q.pos, q.inLen = head, 0, n
+			return
+		}
 	}
-	if cap(spare) < cap(batch) {
-		spare = batch[:0]
+	for head != nil {
+		c := head
+		head = c.next
+		for i := range c.items[:c.n] {
+			q.back.Push(c.items[i])
+		}
+		clear(c.items[:c.n])
+		q.retire(c)
 	}
-	return spare
+}
+
+// TakeUsed returns the consumed chunks and forgets them.
+func (q *taskQueue) TakeUsed() *chunk {
+	u := q.used
+	q.used, q.nused = nil, 0
+	return u
 }
 
 // each pops every queued task, in order, and hands it to fn, including
@@ -99,9 +135,10 @@ func (q *taskQueue) each(fn func(item)) {
 	}
 }
 
-// Oversized reports whether a buffer of the queue holds more than max items.
+// Oversized reports whether a buffer of the queue holds more than max
+// items, or its consumed chunks do.
 func (q *taskQueue) Oversized(max int) bool {
-	return q.front.Cap() > max || q.back.Cap() > max || cap(q.in) > max
+	return q.front.Cap() > max || q.back.Cap() > max || q.nused*chunkItems > max
 }
 
 // Trim gives back the buffers of an empty queue that grew beyond max items.
@@ -111,7 +148,4 @@ func (q *taskQueue) Trim(max int) {
 	}
 	q.front.Trim(max)
 	q.back.Trim(max)
-	if cap(q.in) > max {
-		q.in, q.pos = nil, 0
-	}
 }

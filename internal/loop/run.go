@@ -256,22 +256,24 @@ func (e *Loop) poll() {
 }
 
 // takeInbox queues the inbox behind the work already queued, keeping its
-// order. While a batch taken earlier is still being consumed the inbox
-// waits, so submitted work keeps its place.
+// order, and gives the inbox back the chunks consumed since the last take.
+// While chunks taken earlier are still being consumed the inbox waits, so
+// submitted work keeps its place.
 func (e *Loop) takeInbox() {
 	if e.q.Batching() {
 		return
 	}
+	used := e.q.TakeUsed()
 	e.mu.Lock()
-	in := e.inbox
-	e.inbox = e.spare
-	e.hasInbox.Store(false)
-	e.mu.Unlock()
-	if cap(in) > trimCap {
+	head, n := e.inbox.take()
+	e.inbox.recycle(used)
+	if e.inbox.nfree > maxFreeChunks {
 		e.bigInbox = true // the inbox grew for a burst: trim it once idle
 	}
-	e.busy(len(in))
-	e.spare = e.q.TakeBatch(in)
+	e.hasInbox.Store(false)
+	e.mu.Unlock()
+	e.busy(n)
+	e.q.TakeChunks(head, n)
 }
 
 // sleep blocks until work is submitted, the next timer is due, or ctxDone
