@@ -90,7 +90,7 @@ func (e *Loop) finish(drop bool) {
 		e.dropItems(in)
 		e.q.each(e.dropItem)
 	} else {
-		e.q.TakeChunks(in, n)
+		e.q.TakeBlocks(in, n)
 	}
 	for {
 		e.suspended.each(func(f *Fiber) {
@@ -144,8 +144,8 @@ func (e *Loop) unwind() {
 	}
 }
 
-// dropItems drops the items of a chunk list taken from the inbox.
-func (e *Loop) dropItems(list *chunk) {
+// dropItems drops the items of a block list taken from the inbox.
+func (e *Loop) dropItems(list *block[item]) {
 	for c := list; c != nil; c = c.next {
 		for _, it := range c.items[:c.n] {
 			e.dropItem(it)
@@ -259,13 +259,13 @@ func (e *Loop) trimDue() {
 // once they are empty. Loop only.
 func (e *Loop) trim() {
 	e.q.Trim(trimCap)
-	if !e.bigInbox && e.q.nused <= maxFreeChunks {
-		return // the inbox kept no more than maxFreeChunks: no lock needed
+	if !e.bigInbox && e.q.nused <= inboxFreeBlocks {
+		return // the inbox kept no more than inboxFreeBlocks: no lock needed
 	}
 	used := e.q.TakeUsed()
 	e.mu.Lock()
-	e.inbox.recycle(used)
-	e.inbox.trimFree()
+	e.inbox.recycle(used, unbounded)
+	e.inbox.trimFree(inboxFreeBlocks)
 	e.bigInbox = false
 	e.mu.Unlock()
 }

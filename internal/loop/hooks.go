@@ -73,12 +73,9 @@ type hookState struct {
 	// above on every resource.
 	_        [64]byte
 	mbMu     sync.Mutex
-	mbHead   *eventBlock // FIFO of blocks; under mbMu
-	mbTail   *eventBlock
-	mbFree   *eventBlock // recycled blocks, at most maxFreeBlocks
-	mbFreeN  int
-	mbQueued bool        // a drain task is queued and has not started; under mbMu
-	mbHas    atomic.Bool // the mailbox is not empty; set and cleared under mbMu
+	mb       blockList[hookEvent] // the events, in order; under mbMu
+	mbQueued bool                 // a drain task is queued and has not started; under mbMu
+	mbHas    atomic.Bool          // the mailbox is not empty; set and cleared under mbMu
 
 	_ [64]byte
 
@@ -112,19 +109,11 @@ type hookEvent struct {
 	trigger hooks.ID
 }
 
-// The mailbox is a list of fixed-size blocks, recycled, so that a burst of
-// events (the collector frees thousands of tracked resources at once) costs
-// a store per event, not the regrowth and copying of one big slice.
-const (
-	blockEvents   = 128
-	maxFreeBlocks = 32
-)
-
-type eventBlock struct {
-	ev   [blockEvents]hookEvent
-	n    int
-	next *eventBlock
-}
+// The mailbox is a block list (blocks.go), so that a burst of events (the
+// collector frees thousands of tracked resources at once) costs a store per
+// event, not the regrowth and copying of one big slice. It keeps up to
+// mailFreeBlocks empty blocks for the next burst.
+const mailFreeBlocks = 32
 
 func (h *hookState) add(x hooks.Hooks) *hooks.Hooks {
 	reg := &x
@@ -348,24 +337,7 @@ func reportDestroy(a destroyArg) { a.e.ReportDestroy(a.id) }
 // mail queues ev for the loop and, if no drain task is queued, queues one.
 func (h *hookState) mail(e *Loop, ev hookEvent) {
 	h.mbMu.Lock()
-	b := h.mbTail
-	if b == nil || b.n == blockEvents {
-		b = h.mbFree
-		if b != nil {
-			h.mbFree, b.next = b.next, nil
-			h.mbFreeN--
-		} else {
-			b = new(eventBlock)
-		}
-		if h.mbTail == nil {
-			h.mbHead = b
-		} else {
-			h.mbTail.next = b
-		}
-		h.mbTail = b
-	}
-	b.ev[b.n] = ev
-	b.n++
+	h.mb.push(ev)
 	h.mbHas.Store(true)
 	queue := !h.mbQueued
 	h.mbQueued = true
@@ -376,23 +348,11 @@ func (h *hookState) mail(e *Loop, ev hookEvent) {
 	if e.submit(item{r: (*hookDrain)(e)}, phaseDraining) != nil {
 		// The executor has closed: nothing will run the events.
 		h.mbMu.Lock()
-		h.recycle(h.mbHead)
-		h.mbHead, h.mbTail = nil, nil
+		head, _ := h.mb.take()
+		h.mb.recycle(head, mailFreeBlocks)
 		h.mbHas.Store(false)
 		h.mbQueued = false
 		h.mbMu.Unlock()
-	}
-}
-
-// recycle keeps up to maxFreeBlocks of the blocks from b on. Called under
-// mbMu.
-func (h *hookState) recycle(b *eventBlock) {
-	for b != nil && h.mbFreeN < maxFreeBlocks {
-		next := b.next
-		b.n, b.next = 0, h.mbFree
-		h.mbFree = b
-		h.mbFreeN++
-		b = next
 	}
 }
 
@@ -423,17 +383,16 @@ func (e *Loop) drainHooks() {
 	e.Cur, e.curID = nil, 0
 	for h.mbHas.Load() {
 		h.mbMu.Lock()
-		head := h.mbHead
-		h.mbHead, h.mbTail = nil, nil
+		head, _ := h.mb.take()
 		h.mbHas.Store(false)
 		h.mbMu.Unlock()
 		for b := head; b != nil; b = b.next {
-			for i := range b.n {
-				e.dispatch(b.ev[i])
+			for _, ev := range b.items[:b.n] {
+				e.dispatch(ev)
 			}
 		}
 		h.mbMu.Lock()
-		h.recycle(head)
+		h.mb.recycle(head, mailFreeBlocks)
 		h.mbMu.Unlock()
 	}
 	e.Cur, e.curID = fr, cur

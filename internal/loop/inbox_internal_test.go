@@ -17,11 +17,11 @@ type record struct {
 func (r *record) Run()  { *r.log = append(*r.log, r.name) }
 func (r *record) Drop() { r.dropped++ }
 
-// The inbox keeps the order of submission across chunks, whether its chunks
-// are consumed in place or copied behind posted work, and the chunks it
+// The inbox keeps the order of submission across blocks, whether its blocks
+// are consumed in place or copied behind posted work, and the blocks it
 // hands back to its free list hold no items.
-func TestInboxOrderAcrossChunks(t *testing.T) {
-	for _, n := range []int{1, chunkItems - 1, chunkItems, chunkItems + 1, 3*chunkItems + 5} {
+func TestInboxOrderAcrossBlocks(t *testing.T) {
+	for _, n := range []int{1, blockSize - 1, blockSize, blockSize + 1, 3*blockSize + 5} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			e := New(Config{})
 			defer e.Close()
@@ -55,7 +55,7 @@ func TestInboxOrderAcrossChunks(t *testing.T) {
 			if !slices.Equal(log, want) {
 				t.Fatalf("ran in the order %v\nwant %v", log, want)
 			}
-			// One more submission and take: the consumed chunks go back to the
+			// One more submission and take: the consumed blocks go back to the
 			// free list.
 			if err := e.Submit(func() {}); err != nil {
 				t.Fatal(err)
@@ -64,20 +64,20 @@ func TestInboxOrderAcrossChunks(t *testing.T) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			for c := e.inbox.free; c != nil; c = c.next {
-				if c.n != 0 || c.items != [chunkItems]item{} {
-					t.Fatalf("a free chunk holds %d items", c.n)
+				if c.n != 0 || c.items != [blockSize]item{} {
+					t.Fatalf("a free block holds %d items", c.n)
 				}
 			}
 		})
 	}
 }
 
-// Close drops every submitted item exactly once, across chunks, and runs
+// Close drops every submitted item exactly once, across blocks, and runs
 // none of them.
 func TestInboxDropsOnClose(t *testing.T) {
 	e := New(Config{})
 	var log []string
-	rs := make([]*record, 2*chunkItems+3)
+	rs := make([]*record, 2*blockSize+3)
 	for i := range rs {
 		rs[i] = &record{name: fmt.Sprint(i), log: &log}
 		if err := e.SubmitRunnable(rs[i], nil, 0); err != nil {
@@ -97,30 +97,30 @@ func TestInboxDropsOnClose(t *testing.T) {
 	}
 }
 
-// After a burst the free list keeps the chunks for the next one until the
-// loop trims it, and then at most maxFreeChunks.
+// After a burst the free list keeps the blocks for the next one until the
+// loop trims it, and then at most inboxFreeBlocks.
 func TestInboxFreeListTrimmed(t *testing.T) {
 	e := New(Config{})
 	defer e.Close()
 	n := 0
-	for range 20 * chunkItems {
+	for range 20 * blockSize {
 		if err := e.Submit(func() { n++ }); err != nil {
 			t.Fatal(err)
 		}
 	}
 	e.RunUntilIdle()
 	if e.q.nused != 20 || !e.oversized() {
-		t.Fatalf("after the burst: %d consumed chunks kept (oversized: %v), want 20 (true)", e.q.nused, e.oversized())
+		t.Fatalf("after the burst: %d consumed blocks kept (oversized: %v), want 20 (true)", e.q.nused, e.oversized())
 	}
 	e.Drive(e.trim)
 	e.mu.Lock()
 	free := e.inbox.nfree
 	e.mu.Unlock()
-	if free != maxFreeChunks || e.q.nused != 0 || e.oversized() {
-		t.Fatalf("after the trim: %d free chunks and %d consumed ones kept (oversized: %v), want %d and 0 (false)",
-			free, e.q.nused, e.oversized(), maxFreeChunks)
+	if free != inboxFreeBlocks || e.q.nused != 0 || e.oversized() {
+		t.Fatalf("after the trim: %d free blocks and %d consumed ones kept (oversized: %v), want %d and 0 (false)",
+			free, e.q.nused, e.oversized(), inboxFreeBlocks)
 	}
-	if n != 20*chunkItems {
-		t.Fatalf("ran %d items, want %d", n, 20*chunkItems)
+	if n != 20*blockSize {
+		t.Fatalf("ran %d items, want %d", n, 20*blockSize)
 	}
 }

@@ -115,7 +115,7 @@ type Loop struct {
 	idle      []*coro
 	ran       uint64
 
-	bigInbox   bool        // loop-owned: the inbox kept more than maxFreeChunks free chunks at the last take
+	bigInbox   bool        // loop-owned: the inbox kept more than inboxFreeBlocks free blocks at the last take
 	lastBusy   int64       // loop-owned: mono() when the loop last had trimCap/4 items or more to run
 	trimTimer  *time.Timer // loop-owned: wakes an idle loop to give oversized buffers back
 	trimArmed  atomic.Bool // trimTimer is running

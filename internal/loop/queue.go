@@ -4,18 +4,18 @@ package loop
 //
 // The loop's queue is three FIFO parts consumed in order:
 //
-//	front (due timers) -> in (chunks taken from the inbox) -> back (posts)
+//	front (due timers) -> in (blocks taken from the inbox) -> back (posts)
 //
 // Invariants (all loop-owned):
 //   - Post appends to back; due timers append to front, in deadline order;
-//   - chunks taken from the inbox (inbox.go) are consumed in place, from
+//   - blocks taken from the inbox (inbox.go) are consumed in place, from
 //     in.items[pos] on, but only when back is empty: then everything in back
-//     was posted after the chunks were taken, so running in before back
+//     was posted after the blocks were taken, so running in before back
 //     keeps the FIFO order of scheduling. When back is not empty their
 //     items are copied to the end of back instead;
-//   - inLen counts the items left in the chunks of in;
+//   - inLen counts the items left in the blocks of in;
 //   - a slot of in is cleared as soon as it is consumed, so the queue keeps
-//     no finished task alive; a consumed chunk goes to used, and the loop
+//     no finished task alive; a consumed block goes to used, and the loop
 //     hands used back to the inbox's free list at its next take;
 //   - once the loop is idle, ring buffers that grew beyond trimCap for a
 //     burst are released (Trim), so memory follows live work.
@@ -24,10 +24,10 @@ import "github.com/spindle-rt/spindle/internal/ring"
 
 type taskQueue struct {
 	front ring.Ring[item]
-	in    *chunk // chunks taken from the inbox, being consumed
-	pos   int    // the next item of in
-	inLen int    // items left in in
-	used  *chunk // consumed chunks, for the inbox's free list
+	in    *block[item] // blocks taken from the inbox, being consumed
+	pos   int          // the next item of in
+	inLen int          // items left in in
+	used  *block[item] // consumed blocks, for the inbox's free list
 	nused int
 	back  ring.Ring[item]
 }
@@ -73,26 +73,26 @@ func (q *taskQueue) Pop() (item, bool) {
 	return q.back.Pop()
 }
 
-// retire moves a consumed chunk (every slot already zero) to used.
-func (q *taskQueue) retire(c *chunk) {
+// retire moves a consumed block (every slot already zero) to used.
+func (q *taskQueue) retire(c *block[item]) {
 	c.n, c.next = 0, q.used
 	q.used = c
 	q.nused++
 }
 
-// Batching reports whether chunks taken from the inbox are still being
+// Batching reports whether blocks taken from the inbox are still being
 // consumed; the next take must wait for them.
 func (q *taskQueue) Batching() bool { return q.in != nil }
 
-// TakeChunks queues the n items of the chunk list head (taken from the
+// TakeBlocks queues the n items of the block list head (taken from the
 // inbox) behind everything queued.
-func (q *taskQueue) TakeChunks(head *chunk, n int) {
+func (q *taskQueue) TakeBlocks(head *block[item], n int) {
 	if head == nil {
 		return
 	}
 	if q.back.Len() == 0 {
 		switch {
-		case q.in != nil: // behind the chunks being consumed
+		case q.in != nil: // behind the blocks being consumed
 			last := q.in
 			for last.next != nil {
 				last = last.next
@@ -116,8 +116,8 @@ func (q *taskQueue) TakeChunks(head *chunk, n int) {
 	}
 }
 
-// TakeUsed returns the consumed chunks and forgets them.
-func (q *taskQueue) TakeUsed() *chunk {
+// TakeUsed returns the consumed blocks and forgets them.
+func (q *taskQueue) TakeUsed() *block[item] {
 	u := q.used
 	q.used, q.nused = nil, 0
 	return u
@@ -136,9 +136,9 @@ func (q *taskQueue) each(fn func(item)) {
 }
 
 // Oversized reports whether a buffer of the queue holds more than max
-// items, or its consumed chunks do.
+// items, or its consumed blocks do.
 func (q *taskQueue) Oversized(max int) bool {
-	return q.front.Cap() > max || q.back.Cap() > max || q.nused*chunkItems > max
+	return q.front.Cap() > max || q.back.Cap() > max || q.nused*blockSize > max
 }
 
 // Trim gives back the buffers of an empty queue that grew beyond max items.

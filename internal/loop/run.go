@@ -279,8 +279,8 @@ func (e *Loop) poll() {
 }
 
 // takeInbox queues the inbox behind the work already queued, keeping its
-// order, and gives the inbox back the chunks consumed since the last take.
-// While chunks taken earlier are still being consumed the inbox waits, so
+// order, and gives the inbox back the blocks consumed since the last take.
+// While blocks taken earlier are still being consumed the inbox waits, so
 // submitted work keeps its place.
 func (e *Loop) takeInbox() {
 	if e.q.Batching() {
@@ -289,14 +289,14 @@ func (e *Loop) takeInbox() {
 	used := e.q.TakeUsed()
 	e.mu.Lock()
 	head, n := e.inbox.take()
-	e.inbox.recycle(used)
-	if e.inbox.nfree > maxFreeChunks {
+	e.inbox.recycle(used, unbounded)
+	if e.inbox.nfree > inboxFreeBlocks {
 		e.bigInbox = true // the inbox grew for a burst: trim it once idle
 	}
 	e.hasInbox.Store(false)
 	e.mu.Unlock()
 	e.busy(n)
-	e.q.TakeChunks(head, n)
+	e.q.TakeBlocks(head, n)
 }
 
 // sleep blocks until work is submitted, the next timer is due, or ctxDone
