@@ -9,9 +9,9 @@ const (
 	// AllocHeap allocates each object on its own: memory goes back to the
 	// garbage collector as soon as the object is unreachable.
 	AllocHeap Allocation = iota
-	// AllocSlab carves objects created on the loop out of chunks of 64, so
-	// 64 objects cost one allocation; a chunk stays alive while any object in
-	// it is reachable. Objects created off the loop, and all objects while a
+	// AllocSlab carves objects created on the loop out of chunks of about
+	// 13 KiB (at least 16 objects), so a chunk's objects cost one allocation;
+	// a chunk stays alive while any object in it is reachable. Objects created off the loop, and all objects while a
 	// Destroy hook is registered (so that Destroy stays prompt), still come
 	// from the heap.
 	AllocSlab

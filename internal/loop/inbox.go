@@ -11,9 +11,10 @@ package loop
 // two on one core for a while) that copying made Submit two to three times
 // slower.
 
-// inboxFreeBlocks is how many free blocks an idle loop's inbox keeps
-// (trimCap items).
-const inboxFreeBlocks = trimCap / blockSize
+// inboxFreeBlocks is how many free blocks the inbox of a loop that has been
+// idle for trimIdle keeps (8 KiB): enough for a steady trickle of
+// submissions, little for an executor that sits idle.
+const inboxFreeBlocks = 2
 
 // inbox is the list of submitted items.
 type inbox = blockList[item]
