@@ -103,8 +103,14 @@ func TestAtMostFourAtOnce(t *testing.T) {
 			errs <- err
 		}()
 	}
-	// Every job is a task suspended on the loop: 4 awaiting their database
-	// call, 12 waiting for a slot.
+	openGate := sync.OnceFunc(func() { close(db.gate) })
+	defer openGate() // a failure below must not leave the clients hanging
+	// Four database calls start (a call counts itself in flight before it
+	// says it entered), and every job is a task suspended on the loop: 4
+	// awaiting their database call, 12 waiting for a slot.
+	for range 4 {
+		recv(t, db.entered)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), safety)
 	defer cancel()
 	for {
@@ -119,7 +125,7 @@ func TestAtMostFourAtOnce(t *testing.T) {
 	if n := db.inFlight.Load(); n != 4 {
 		t.Fatalf("%d database calls in flight, want 4", n)
 	}
-	close(db.gate)
+	openGate()
 	wg.Wait()
 	close(errs)
 	for err := range errs {
