@@ -21,10 +21,11 @@ package loop
 // mistaken for it.
 //
 // The inbox (inbox, inbox.go, and sleeping) is guarded by mu. hasInbox is
-// set under mu whenever inbox is non-empty, so the loop can look at it between batches
-// without taking the lock. phase only moves forward (open -> draining ->
-// closed) and is written under mu, so a Submit that saw phaseOpen under mu
-// has its item taken in before the loop can finish draining.
+// set under mu whenever inbox is non-empty, so the loop can look at it
+// between batches without taking the lock. phase only moves forward
+// (open -> draining -> closed) and is written under mu, so a Submit that
+// saw phaseOpen under mu has its item taken in before the loop can finish
+// draining.
 //
 // Wake-ups: the loop sets sleeping under mu before it blocks on wake; a
 // submitter that appends while sleeping is set clears it and sends one token

@@ -186,7 +186,7 @@ func (e *Loop) run(ctx context.Context, untilIdle bool, first func()) (err error
 // the loop; yielding lets them run at once, and the work they submit next
 // finds the loop runnable rather than asleep, so it needs no wake-up (a
 // channel send, a futex wake). On 64 handler goroutines over 2 cores this
-// made BenchmarkService 15-20% faster; yielding twice or more gained
+// made BenchmarkService about 15% faster; yielding twice or more gained
 // nothing over once (docs/benchmarks.md). The time the loop spends
 // yielded counts as idle in its health figures. Loop only.
 func (e *Loop) yield() {
