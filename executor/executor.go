@@ -158,8 +158,8 @@ type Stats struct {
 	// Suspended is the number of spawned tasks suspended in Await or Yield.
 	Suspended int
 	// Busy is the time the loop has spent awake (running tasks and passing
-	// between them) and Idle the time it has spent asleep waiting for work,
-	// both summed over every Run or Start of the executor and up to date
+	// between them) and Idle the time it has spent waiting for work (asleep,
+	// or yielding its P once before it sleeps), both summed over every Run or Start of the executor and up to date
 	// when Stats is called; Busy/(Busy+Idle) is the loop's utilization
 	// (Stats.Utilization). RunUntilIdle and Drive are not timed.
 	Busy, Idle time.Duration

@@ -334,7 +334,8 @@ type Stats struct {
 	// Suspended is the number of spawned tasks suspended in Await or Yield.
 	Suspended int
 	// Busy is the time the loop has spent running tasks (awake in Run or
-	// Start), and Idle the time it has spent asleep waiting for work.
+	// Start), and Idle the time it has spent waiting for work (asleep, or
+	// yielding its P once before it sleeps).
 	Busy, Idle time.Duration
 	// Stalls counts the stalls the watchdog has reported.
 	Stalls uint64
