@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/spindle-rt/spindle/bench/internal/cputime"
 	"github.com/spindle-rt/spindle/future"
 )
 
@@ -60,7 +61,7 @@ var sink struct {
 // machine disturbs less than wall time.
 func runHandlers(b *testing.B, serve func(h, i int) uint64) {
 	var wg sync.WaitGroup
-	cpu0, cpuOK := processCPU()
+	cpu0, cpuOK := cputime.Process()
 	m := StartMeter(b)
 	for h := range serviceHandlers {
 		wg.Add(1)
@@ -77,7 +78,7 @@ func runHandlers(b *testing.B, serve func(h, i int) uint64) {
 	}
 	wg.Wait()
 	m.Stop(b, "req", float64(b.N), -1)
-	if cpu1, ok := processCPU(); ok && cpuOK {
+	if cpu1, ok := cputime.Process(); ok && cpuOK {
 		b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/req")
 	}
 }

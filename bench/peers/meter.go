@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/spindle-rt/spindle/bench/internal/cputime"
 )
 
 // meter measures one run of a case: wall time, CPU time of the process and
@@ -21,7 +23,7 @@ func startMeter(b *testing.B) *meter {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	m.mallocs = ms.Mallocs
-	m.cpu, m.cpuOK = processCPU()
+	m.cpu, m.cpuOK = cputime.Process()
 	b.ResetTimer()
 	m.start = time.Now()
 	return m
@@ -32,7 +34,7 @@ func startMeter(b *testing.B) *meter {
 // thread of the process) for units units.
 func (m *meter) stop(b *testing.B, unit string, units float64) {
 	elapsed := time.Since(m.start)
-	cpu, cpuOK := processCPU()
+	cpu, cpuOK := cputime.Process()
 	b.StopTimer()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)

@@ -1,15 +1,15 @@
 //go:build unix
 
-package main
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU returns the user plus system CPU time of every thread of the
-// process so far.
-func processCPU() (time.Duration, bool) {
+// Process returns the user plus system CPU time of every thread of the
+// process so far, and true; false where the system does not say.
+func Process() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, false
