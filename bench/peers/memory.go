@@ -37,7 +37,7 @@ func init() {
 			"descriptors, which the runtime reuses and never frees, are not counted (this favours every case " +
 			"that holds a goroutine, spindle_task's included)",
 	},
-		Case{Name: "link/spindle", Unit: "waiter", Metric: "B", Baseline: "link/goroutines", Kind: kindSpindle, Fn: memory(newSpindleThen)},
+		Case{Name: "link/spindle", Unit: "waiter", Metric: "B", Baseline: "link/goroutines", Kind: kindSpindle, Fn: memory(newSpindleWaiters(false))},
 		Case{Name: "link/jizhuozhi_future", Unit: "waiter", Metric: "B", Baseline: "link/goroutines", Kind: kindPeer,
 			Version: "jizhuozhi/go-future v0.1.5", Fn: memory(newJizhuozhi)},
 		Case{Name: "link/fanliao_promise", Unit: "waiter", Metric: "B", Baseline: "link/goroutines", Kind: kindPeer,
@@ -47,7 +47,7 @@ func init() {
 		Case{Name: "link/reugn_async", Unit: "waiter", Metric: "B", Baseline: "link/goroutines", Kind: kindPeer,
 			Version: "reugn/async v0.10.0", Fn: memory(newReugn)},
 		Case{Name: "link/goroutines", Unit: "waiter", Metric: "B", Kind: kindGo, Fn: memory(newGoroutines)},
-		Case{Name: "task/spindle", Unit: "waiter", Metric: "B", Baseline: "task/goroutines", Kind: kindSpindle, Fn: memory(newSpindleTask)},
+		Case{Name: "task/spindle", Unit: "waiter", Metric: "B", Baseline: "task/goroutines", Kind: kindSpindle, Fn: memory(newSpindleWaiters(true))},
 		Case{Name: "task/goroutines", Unit: "waiter", Metric: "B", Kind: kindGo, Fn: memory(newGoroutines)},
 	)
 }
@@ -119,27 +119,40 @@ func (c *countdown) wait(b *testing.B) {
 	}
 }
 
-// spindleThen: waiterCount future.Then links on one pending promise, made
-// on the loop.
-type spindleThen struct {
-	ex *executor.Executor
-	p  *future.Promise[int]
-	cd *countdown
+// spindleWaiters: waiterCount waiters on one pending promise's future, made
+// on the loop: future.Then links, or (tasks) spawned tasks suspended in
+// Await.
+type spindleWaiters struct {
+	ex    *executor.Executor
+	p     *future.Promise[int]
+	cd    *countdown
+	tasks bool
 }
 
-func newSpindleThen() waiterSet {
-	ex := executor.New()
-	ex.Start()
-	return &spindleThen{ex: ex, p: future.NewPromise[int](ex), cd: newCountdown()}
+func newSpindleWaiters(tasks bool) func() waiterSet {
+	return func() waiterSet {
+		ex := executor.New()
+		ex.Start()
+		return &spindleWaiters{ex: ex, p: future.NewPromise[int](ex), cd: newCountdown(), tasks: tasks}
+	}
 }
 
-func (s *spindleThen) arm(b *testing.B) {
-	ready := make(chan struct{})
+func (s *spindleWaiters) arm(b *testing.B) {
 	f := s.p.Future()
 	link := func(v int) (int, error) { s.cd.hit(); return v, nil }
+	body := func(ctx context.Context) (int, error) {
+		v, err := f.Await(ctx)
+		s.cd.hit()
+		return v, err
+	}
+	ready := make(chan struct{})
 	err := s.ex.Submit(func() {
 		for range waiterCount {
-			future.Then(f, link)
+			if s.tasks {
+				future.Spawn(s.ex, body)
+			} else {
+				future.Then(f, link)
+			}
 		}
 		close(ready)
 	})
@@ -147,42 +160,10 @@ func (s *spindleThen) arm(b *testing.B) {
 		b.Fatal(err)
 	}
 	<-ready
-}
-
-func (s *spindleThen) release(b *testing.B) { s.p.Resolve(1); s.cd.wait(b) }
-func (s *spindleThen) close()               { s.ex.Close() }
-
-// spindleTask: waiterCount spawned tasks suspended in Await on one pending
-// promise's future.
-type spindleTask struct {
-	ex *executor.Executor
-	p  *future.Promise[int]
-	cd *countdown
-}
-
-func newSpindleTask() waiterSet {
-	ex := executor.New()
-	ex.Start()
-	return &spindleTask{ex: ex, p: future.NewPromise[int](ex), cd: newCountdown()}
-}
-
-func (s *spindleTask) arm(b *testing.B) {
-	f := s.p.Future()
-	body := func(ctx context.Context) (int, error) {
-		v, err := f.Await(ctx)
-		s.cd.hit()
-		return v, err
-	}
-	err := s.ex.Submit(func() {
-		for range waiterCount {
-			future.Spawn(s.ex, body)
-		}
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	// Spawned tasks suspend once the loop has run them, after the batch
+	// above.
 	deadline := time.Now().Add(time.Minute)
-	for s.ex.Stats().Suspended < waiterCount {
+	for s.tasks && s.ex.Stats().Suspended < waiterCount {
 		if time.Now().After(deadline) {
 			b.Fatalf("%d of %d tasks suspended", s.ex.Stats().Suspended, waiterCount)
 		}
@@ -190,8 +171,8 @@ func (s *spindleTask) arm(b *testing.B) {
 	}
 }
 
-func (s *spindleTask) release(b *testing.B) { s.p.Resolve(1); s.cd.wait(b) }
-func (s *spindleTask) close()               { s.ex.Close() }
+func (s *spindleWaiters) release(b *testing.B) { s.p.Resolve(1); s.cd.wait(b) }
+func (s *spindleWaiters) close()               { s.ex.Close() }
 
 // goroutineWaiters: waiterCount goroutines blocked receiving from one
 // channel, which release closes.
