@@ -5,7 +5,6 @@ import (
 	"errors"
 	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -54,29 +53,23 @@ func TestSubmitPerSubmitterOrder(t *testing.T) {
 	var bad atomic.Int64
 	var ran atomic.Int64
 	all := make(chan struct{})
-	var wg sync.WaitGroup
-	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range per {
-				err := ex.Submit(func() {
-					if next[g] != i {
-						bad.Add(1)
-					}
-					next[g] = i + 1
-					if ran.Add(1) == goroutines*per {
-						close(all)
-					}
-				})
-				if err != nil {
-					t.Error(err)
-					return
+	spindletest.Parallel(goroutines, func(g int) {
+		for i := range per {
+			err := ex.Submit(func() {
+				if next[g] != i {
+					bad.Add(1)
 				}
+				next[g] = i + 1
+				if ran.Add(1) == goroutines*per {
+					close(all)
+				}
+			})
+			if err != nil {
+				t.Error(err)
+				return
 			}
-		}()
-	}
-	wg.Wait()
+		}
+	})
 	select {
 	case <-all:
 	case <-spindletest.Context(t).Done():

@@ -3,7 +3,6 @@ package future_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/spindle-rt/spindle/executor"
@@ -46,20 +45,14 @@ func TestDoConcurrent(t *testing.T) {
 	ex.Start()
 	defer ex.Close()
 	n := 0
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 2000 {
-				if _, err := future.Do(context.Background(), ex, func() (int, error) { n++; return n, nil }); err != nil {
-					t.Error(err)
-					return
-				}
+	spindletest.Parallel(8, func(int) {
+		for range 2000 {
+			if _, err := future.Do(context.Background(), ex, func() (int, error) { n++; return n, nil }); err != nil {
+				t.Error(err)
+				return
 			}
-		}()
-	}
-	wg.Wait()
+		}
+	})
 	if got, _ := future.Do(context.Background(), ex, func() (int, error) { return n, nil }); got != 16000 {
 		t.Fatalf("n = %d, want 16000", got)
 	}

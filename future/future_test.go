@@ -947,29 +947,23 @@ func TestCallFromManyGoroutines(t *testing.T) {
 	ex.Start()
 	counter := 0 // loop-owned: no lock
 	const g, per = 8, 200
-	var wg sync.WaitGroup
-	for i := range g {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			last := -1
-			for j := range per {
-				v, err := spindletest.Await(t, future.Call(ex, func() (int, error) {
-					if !ex.OnLoop() {
-						return 0, errors.New("Call ran off the loop")
-					}
-					counter++
-					return j, nil
-				}))
-				if err != nil || v != last+1 {
-					t.Errorf("goroutine %d: Call = (%v, %v), want (%d, nil)", i, v, err, last+1)
-					return
+	spindletest.Parallel(g, func(i int) {
+		last := -1
+		for j := range per {
+			v, err := spindletest.Await(t, future.Call(ex, func() (int, error) {
+				if !ex.OnLoop() {
+					return 0, errors.New("Call ran off the loop")
 				}
-				last = v
+				counter++
+				return j, nil
+			}))
+			if err != nil || v != last+1 {
+				t.Errorf("goroutine %d: Call = (%v, %v), want (%d, nil)", i, v, err, last+1)
+				return
 			}
-		}()
-	}
-	wg.Wait()
+			last = v
+		}
+	})
 	n, err := spindletest.Await(t, future.Call(ex, func() (int, error) { return counter, nil }))
 	if n != g*per || err != nil {
 		t.Fatalf("counter = %d, %v; want %d", n, err, g*per)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/spindle-rt/spindle/executor"
@@ -256,20 +255,14 @@ func TestGroupGoFromGoroutines(t *testing.T) {
 	g := future.NewGroup(context.Background(), ex)
 	g.SetLimit(3)
 	count := 0 // loop-owned
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 100 {
-				g.Go(func(ctx context.Context) error {
-					count++
-					return future.Yield(ctx)
-				})
-			}
-		}()
-	}
-	wg.Wait()
+	spindletest.Parallel(8, func(int) {
+		for range 100 {
+			g.Go(func(ctx context.Context) error {
+				count++
+				return future.Yield(ctx)
+			})
+		}
+	})
 	if err := g.Wait(spindletest.Context(t)); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -720,28 +719,22 @@ func TestSpawnFromManyGoroutines(t *testing.T) {
 	ex.Start()
 	const g, per = 8, 100
 	counts := make([]int, g*per) // loop-owned
-	var wg sync.WaitGroup
-	for i := range g {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range per {
-				k := i*per + j
-				f := Spawn(ex, func(ctx context.Context) (int, error) {
-					counts[k]++
-					if err := Yield(ctx); err != nil {
-						return 0, err
-					}
-					return k, nil
-				})
-				if v, err := spindletest.Await(t, f); v != k || err != nil {
-					t.Errorf("task %d = (%v, %v)", k, v, err)
-					return
+	spindletest.Parallel(g, func(i int) {
+		for j := range per {
+			k := i*per + j
+			f := Spawn(ex, func(ctx context.Context) (int, error) {
+				counts[k]++
+				if err := Yield(ctx); err != nil {
+					return 0, err
 				}
+				return k, nil
+			})
+			if v, err := spindletest.Await(t, f); v != k || err != nil {
+				t.Errorf("task %d = (%v, %v)", k, v, err)
+				return
 			}
-		}()
-	}
-	wg.Wait()
+		}
+	})
 	bad, _ := spindletest.Await(t, Call(ex, func() (int, error) {
 		for k, c := range counts {
 			if c != 1 {

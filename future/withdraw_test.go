@@ -3,10 +3,10 @@ package future
 import (
 	"context"
 	"runtime"
-	"sync"
 	"testing"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/internal/spindletest"
 )
 
 // stackLen counts the links in a pending future's stack of waiters.
@@ -40,20 +40,14 @@ func TestAbandonedAwaitsLeaveNothingBehind(t *testing.T) {
 		go func() { _, err := f.Await(context.Background()); live <- err }()
 		cancelled, cancel := context.WithCancel(context.Background())
 		cancel()
-		var wg sync.WaitGroup
-		for range goroutines {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range 100_000 / goroutines {
-					if _, err := f.Await(cancelled); err != context.Canceled {
-						t.Errorf("Await with an ended ctx = %v", err)
-						return
-					}
+		spindletest.Parallel(goroutines, func(int) {
+			for range 100_000 / goroutines {
+				if _, err := f.Await(cancelled); err != context.Canceled {
+					t.Errorf("Await with an ended ctx = %v", err)
+					return
 				}
-			}()
-		}
-		wg.Wait()
+			}
+		})
 		if n := stackLen(&f.core); n > 2*8+goroutines+1 {
 			t.Errorf("%d goroutines: %d links after 100k abandoned Awaits, want a handful", goroutines, n)
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"sync"
 	"testing"
 
 	"github.com/spindle-rt/spindle/executor"
@@ -838,17 +837,11 @@ func TestRemoteWakeCoalesced(t *testing.T) {
 		m.PollRecv(&w)
 	})
 	sw := q.w // the substream's waker
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 1000 {
-				sw.Wake()
-			}
-		}()
-	}
-	wg.Wait()
+	spindletest.Parallel(8, func(int) {
+		for range 1000 {
+			sw.Wake()
+		}
+	})
 	if n := ex.RunUntilIdle(); n != 1 {
 		t.Errorf("8000 remote wakes ran %d tasks on the loop, want 1", n)
 	}
@@ -882,18 +875,13 @@ func TestRemoteProducers(t *testing.T) {
 		}
 		return r.n, nil
 	})
-	var wg sync.WaitGroup
-	for i, q := range qs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for s := range per {
-				q.push(item{i, s}, false)
-			}
-			q.push(item{}, true)
-		}()
-	}
-	wg.Wait()
+	spindletest.Parallel(len(qs), func(i int) {
+		q := qs[i]
+		for s := range per {
+			q.push(item{i, s}, false)
+		}
+		q.push(item{}, true)
+	})
 	if n, err := spindletest.Await(t, task); n != producers*per || err != nil {
 		t.Errorf("task: %d items, %v", n, err)
 	}

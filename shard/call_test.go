@@ -3,7 +3,6 @@ package shard_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/spindle-rt/spindle/future"
@@ -36,11 +35,10 @@ func TestFIFOPerSource(t *testing.T) {
 					return i, nil
 				}
 			}
-			var wg sync.WaitGroup
-			for _, from := range []int{0, 1} {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+			// Callers 0 and 1 are tasks of shards 0 and 1; caller 2 is a plain
+			// goroutine.
+			spindletest.Parallel(3, func(from int) {
+				if from < 2 {
 					on(t, g, from, func(ctx context.Context) (int, error) {
 						fs := make([]*future.Future[int], calls)
 						src := fmt.Sprint("shard ", from)
@@ -49,11 +47,8 @@ func TestFIFOPerSource(t *testing.T) {
 						}
 						return 0, awaitAll(ctx, fs)
 					})
-				}()
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+					return
+				}
 				fs := make([]*future.Future[int], calls)
 				for i := range fs {
 					fs[i] = shard.Call(g, 2, record("goroutine", i))
@@ -63,8 +58,7 @@ func TestFIFOPerSource(t *testing.T) {
 						t.Error(err)
 					}
 				}
-			}()
-			wg.Wait()
+			})
 			got := on(t, g, 2, func(context.Context) (map[string][]int, error) { return seen, nil })
 			for _, src := range []string{"shard 0", "shard 1", "goroutine"} {
 				if len(got[src]) != calls {
@@ -89,25 +83,19 @@ func TestCallsBothWaysAtOnce(t *testing.T) {
 		t.Run(tr, func(t *testing.T) {
 			g := started(t, tr, 2)
 			var back [2][]*future.Future[int] // back[i]: calls made by shard i's callee functions, owned by shard i
-			var wg sync.WaitGroup
-			for from := range 2 {
+			spindletest.Parallel(2, func(from int) {
 				to := 1 - from
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					on(t, g, from, func(ctx context.Context) (int, error) {
-						fs := make([]*future.Future[int], calls)
-						for i := range fs {
-							fs[i] = shard.Call(g, to, func() (int, error) {
-								back[to] = append(back[to], shard.Call(g, from, func() (int, error) { return i, nil }))
-								return i, nil
-							})
-						}
-						return 0, awaitAll(ctx, fs)
-					})
-				}()
-			}
-			wg.Wait()
+				on(t, g, from, func(ctx context.Context) (int, error) {
+					fs := make([]*future.Future[int], calls)
+					for i := range fs {
+						fs[i] = shard.Call(g, to, func() (int, error) {
+							back[to] = append(back[to], shard.Call(g, from, func() (int, error) { return i, nil }))
+							return i, nil
+						})
+					}
+					return 0, awaitAll(ctx, fs)
+				})
+			})
 			for i := range 2 {
 				n := on(t, g, i, func(ctx context.Context) (int, error) {
 					return len(back[i]), awaitAll(ctx, back[i])
@@ -128,27 +116,21 @@ func TestGoroutinesExactCounts(t *testing.T) {
 		t.Run(tr, func(t *testing.T) {
 			g := started(t, tr, 4)
 			counts := shard.NewSharded(g, func(int) *map[uint64]int { m := map[uint64]int{}; return &m })
-			var wg sync.WaitGroup
-			for w := range goroutines {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					fs := make([]*future.Future[int], 0, calls)
-					for i := range calls {
-						k := uint64((w*calls + i) % keys)
-						fs = append(fs, shard.InvokeWith(counts, g.Of(k), k, func(m *map[uint64]int, k uint64) (int, error) {
-							(*m)[k]++
-							return (*m)[k], nil
-						}))
+			spindletest.Parallel(goroutines, func(w int) {
+				fs := make([]*future.Future[int], 0, calls)
+				for i := range calls {
+					k := uint64((w*calls + i) % keys)
+					fs = append(fs, shard.InvokeWith(counts, g.Of(k), k, func(m *map[uint64]int, k uint64) (int, error) {
+						(*m)[k]++
+						return (*m)[k], nil
+					}))
+				}
+				for _, f := range fs {
+					if _, err := spindletest.Await(t, f); err != nil {
+						t.Error(err)
 					}
-					for _, f := range fs {
-						if _, err := spindletest.Await(t, f); err != nil {
-							t.Error(err)
-						}
-					}
-				}()
-			}
-			wg.Wait()
+				}
+			})
 			perKey, err := spindletest.Await(t, shard.MapReduce(counts,
 				func(m *map[uint64]int) (map[uint64]int, error) {
 					cp := make(map[uint64]int, len(*m))

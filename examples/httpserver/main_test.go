@@ -47,34 +47,28 @@ func TestConcurrentClients(t *testing.T) {
 	client := srv.Client()
 
 	const clients, perClient, keys = 16, 50, 4
-	var wg sync.WaitGroup
 	seen := make([]map[int]bool, keys) // values returned per key must be distinct
 	var mu sync.Mutex
 	for k := range seen {
 		seen[k] = map[int]bool{}
 	}
-	for c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range perClient {
-				k := (c + i) % keys
-				resp, err := client.Post(fmt.Sprintf("%s/incr?key=k%d", srv.URL, k), "", nil)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				n := value(t, resp)
-				mu.Lock()
-				if seen[k][n] {
-					t.Errorf("key k%d: value %d returned twice", k, n)
-				}
-				seen[k][n] = true
-				mu.Unlock()
+	spindletest.Parallel(clients, func(c int) {
+		for i := range perClient {
+			k := (c + i) % keys
+			resp, err := client.Post(fmt.Sprintf("%s/incr?key=k%d", srv.URL, k), "", nil)
+			if err != nil {
+				t.Error(err)
+				return
 			}
-		}()
-	}
-	wg.Wait()
+			n := value(t, resp)
+			mu.Lock()
+			if seen[k][n] {
+				t.Errorf("key k%d: value %d returned twice", k, n)
+			}
+			seen[k][n] = true
+			mu.Unlock()
+		}
+	})
 	for k := range keys {
 		resp, err := client.Get(fmt.Sprintf("%s/get?key=k%d", srv.URL, k))
 		if err != nil {

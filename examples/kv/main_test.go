@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -33,29 +32,23 @@ func TestLoad(t *testing.T) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
 	defer client.CloseIdleConnections()
 
-	var wg sync.WaitGroup
-	for c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range perClient {
-				key := fmt.Sprintf("c%d-k%d", c, i)
-				url := srv.URL + "/kv/" + key
-				if code, _, err := spindletest.Do(client, http.MethodPut, url, "v-"+key); err != nil || code != http.StatusNoContent {
-					t.Errorf("PUT %s: %d, %v", key, code, err)
-					return
-				}
-				if code, body, err := spindletest.Do(client, http.MethodGet, url, ""); err != nil || code != http.StatusOK || body != "v-"+key {
-					t.Errorf("GET %s: %d %q, %v", key, code, body, err)
-					return
-				}
+	spindletest.Parallel(clients, func(c int) {
+		for i := range perClient {
+			key := fmt.Sprintf("c%d-k%d", c, i)
+			url := srv.URL + "/kv/" + key
+			if code, _, err := spindletest.Do(client, http.MethodPut, url, "v-"+key); err != nil || code != http.StatusNoContent {
+				t.Errorf("PUT %s: %d, %v", key, code, err)
+				return
 			}
-			if code, _, err := spindletest.Do(client, http.MethodGet, fmt.Sprintf("%s/kv/missing-%d", srv.URL, c), ""); err != nil || code != http.StatusNotFound {
-				t.Errorf("GET of a missing key: %d, %v", code, err)
+			if code, body, err := spindletest.Do(client, http.MethodGet, url, ""); err != nil || code != http.StatusOK || body != "v-"+key {
+				t.Errorf("GET %s: %d %q, %v", key, code, body, err)
+				return
 			}
-		}()
-	}
-	wg.Wait()
+		}
+		if code, _, err := spindletest.Do(client, http.MethodGet, fmt.Sprintf("%s/kv/missing-%d", srv.URL, c), ""); err != nil || code != http.StatusNotFound {
+			t.Errorf("GET of a missing key: %d, %v", code, err)
+		}
+	})
 
 	code, body, err := spindletest.Do(client, http.MethodGet, srv.URL+"/stats", "")
 	if err != nil || code != http.StatusOK {

@@ -342,19 +342,13 @@ func TestHooksConcurrent(t *testing.T) {
 			mu.Unlock()
 		},
 	})
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 200 {
-				id := lp(ex).NewResource(hooks.KindFuture, 0)
-				lp(ex).ResolveHook(id)
-				ex.AddHooks(hooks.Hooks{Before: func(hooks.ID) {}})()
-			}
-		}()
-	}
-	wg.Wait()
+	spindletest.Parallel(8, func(int) {
+		for range 200 {
+			id := lp(ex).NewResource(hooks.KindFuture, 0)
+			lp(ex).ResolveHook(id)
+			ex.AddHooks(hooks.Hooks{Before: func(hooks.ID) {}})()
+		}
+	})
 	ex.Shutdown(context.Background()) // drains the mailed events
 	mu.Lock()
 	defer mu.Unlock()
