@@ -211,7 +211,7 @@ func TestWriteTable(t *testing.T) {
 	t.Logf("\n%s", out)
 	lines := strings.Split(out, "\n")
 
-	for _, want := range []string{
+	tableHas(t, out,
 		"single run duration:  200ms",
 		"number of runs:       5",
 		"inst/cycles counters: columns left out: the kernel refuses them (perf_event_open(instructions): no such file or directory)",
@@ -219,11 +219,7 @@ func TestWriteTable(t *testing.T) {
 		"\nPost: ns/op (median mad min max), allocs/op, tasks/op\ntest ",
 		"  mad         median absolute deviation",
 		"  ratio       baseline median / this median",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("table lacks %q", want)
-		}
-	}
+	)
 	row := func(name string) []string {
 		for _, l := range lines {
 			if f := strings.Fields(l); len(f) > 0 && f[0] == name {
@@ -252,16 +248,12 @@ func TestWriteTable(t *testing.T) {
 
 	// The summary: then_value 7.5x and await_value 0.5x against
 	// goroutines, geometric mean sqrt(7.5*0.5); await_value loses.
-	for _, want := range []string{
+	tableHas(t, out,
 		"\nSummary: spindle against the best non-spindle case.",
 		"  Chain  1.9x faster            2      depth=8/goroutines\n",
 		"\nWhere spindle loses",
 		"  Chain/depth=8/await_value  2.0x slower than depth=8/goroutines\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("table lacks %q", want)
-		}
-	}
+	)
 
 	// Columns line up: every header and data line of the sections has its
 	// "median" cell ending at the same offset.
@@ -445,5 +437,15 @@ func TestCheckRegistryFindsProblems(t *testing.T) {
 	}
 	if len(rec.errs) != 11 {
 		t.Errorf("%d errors, want 11:\n%s", len(rec.errs), strings.Join(rec.errs, "\n"))
+	}
+}
+
+// tableHas fails t for each of wants that the printed table out lacks.
+func tableHas(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q", want)
+		}
 	}
 }
