@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/spindle-rt/spindle/internal/spindletest"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

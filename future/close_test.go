@@ -12,7 +12,7 @@ import (
 	"github.com/spindle-rt/spindle/channel"
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
-	"github.com/spindle-rt/spindle/internal/spindletest"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
 // closeReturns fails the test if Close does not return within the safety

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
-	"github.com/spindle-rt/spindle/internal/spindletest"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
 // inputs makes n pending promises on ex, each counting its OnCancel runs.

@@ -9,7 +9,7 @@ import (
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/hooks"
-	"github.com/spindle-rt/spindle/internal/spindletest"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
 var errGo = errors.New("go: failed")

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
-	"github.com/spindle-rt/spindle/internal/spindletest"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
 var errGroup = errors.New("group: failed")

@@ -12,8 +12,8 @@ import (
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/hooks"
-	"github.com/spindle-rt/spindle/internal/hooktest"
-	"github.com/spindle-rt/spindle/internal/spindletest"
+	"github.com/spindle-rt/spindle/internal/testkit/hooktest"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
 var errHook = errors.New("hook test error")

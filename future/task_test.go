@@ -15,7 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/spindle-rt/spindle/executor"
-	"github.com/spindle-rt/spindle/internal/spindletest"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
 // taskSafety bounds every wait that must not hang; it is never the

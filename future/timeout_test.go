@@ -8,7 +8,7 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
-	"github.com/spindle-rt/spindle/internal/spindletest"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
 // Timeout passes on the outcome of a future that completes in time, fails

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/spindle-rt/spindle/executor"
-	"github.com/spindle-rt/spindle/internal/spindletest"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
 // stackLen counts the links in a pending future's stack of waiters.

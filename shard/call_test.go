@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/spindle-rt/spindle/future"
-	"github.com/spindle-rt/spindle/internal/spindletest"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 	"github.com/spindle-rt/spindle/shard"
 )
 

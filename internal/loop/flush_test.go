@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/spindle-rt/spindle/executor"
-	"github.com/spindle-rt/spindle/internal/spindletest"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
 // countFlusher counts the batch boundaries it is told about and what the

@@ -15,9 +15,9 @@ import (
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/hooks"
-	"github.com/spindle-rt/spindle/internal/hooktest"
 	"github.com/spindle-rt/spindle/internal/loop"
-	"github.com/spindle-rt/spindle/internal/spindletest"
+	"github.com/spindle-rt/spindle/internal/testkit/hooktest"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
 // A timer is a resource: Init when it is started (triggered by the
