@@ -85,9 +85,9 @@ func TestRegistry(t *testing.T) {
 }
 
 // checkRegistry reports every problem of cs on t.
-func checkRegistry(t testing.TB, cs []Case) {
+func checkRegistry(t testing.TB, cs []benchCase) {
 	t.Helper()
-	seen := map[string]Case{}
+	seen := map[string]benchCase{}
 	for _, c := range cs {
 		name := fullName(c)
 		if !slices.Contains(benchmarkGroups, c.Group) {

@@ -6,13 +6,13 @@ import (
 	"testing"
 )
 
-// Case is one leaf benchmark of the bundled suite.
+// benchCase is one leaf benchmark of the bundled suite.
 //
 // The same table drives both `go test -bench . ./bench` (bench_test.go turns
 // each group into a Benchmark function with one sub-benchmark per case) and
 // `go run ./bench` (the runner in main.go, which runs every case several
 // times through testing.Benchmark and prints medians).
-type Case struct {
+type benchCase struct {
 	// Name is the full sub-benchmark path below the group, for example
 	// "depth=32/then_value" in group "Chain".
 	Name string
@@ -39,9 +39,9 @@ type Case struct {
 }
 
 // cases is the registry every group's file appends to from init.
-var cases []Case
+var cases []benchCase
 
-func register(cs ...Case) { cases = append(cases, cs...) }
+func register(cs ...benchCase) { cases = append(cases, cs...) }
 
 // Kinds of case. The closing summary compares every spindle case with the
 // fastest go or peer case measured beside it; variants are left out of it.
@@ -69,7 +69,7 @@ var variantCaseNames = []string{"poll_all", "addcleanup_raw"}
 
 // kindOf returns c's kind: c.Kind, or else the kind its name implies
 // (goCaseNames, variantCaseNames), or else kindSpindle.
-func kindOf(c Case) string {
+func kindOf(c benchCase) string {
 	if c.Kind != "" {
 		return c.Kind
 	}
@@ -84,7 +84,7 @@ func kindOf(c Case) string {
 }
 
 // metricOf returns the metric c is ranked by: c.Metric or "ns".
-func metricOf(c Case) string {
+func metricOf(c benchCase) string {
 	if c.Metric == "" {
 		return "ns"
 	}

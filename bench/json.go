@@ -200,7 +200,7 @@ func readJSON(r io.Reader) (environment, []caseSummary, error) {
 	}
 	var sums []caseSummary
 	for _, jc := range rep.Cases {
-		c := Case{Group: jc.Group, Name: jc.Case, Unit: jc.Unit, Baseline: jc.Baseline, Kind: jc.Kind, Metric: jc.Metric}
+		c := benchCase{Group: jc.Group, Name: jc.Case, Unit: jc.Unit, Baseline: jc.Baseline, Kind: jc.Kind, Metric: jc.Metric}
 		var runs []runFigures
 		for _, r := range jc.Runs {
 			f := runFigures{N: r.Iterations, Ns: math.NaN(), Tasks: r.Tasks, Inst: r.Inst, Cycles: r.Cycles}

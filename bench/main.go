@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -36,7 +37,7 @@ import (
 var groupOrder = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc", "Service", "HTTP", "Group", "Semaphore", "Shard"}
 
 // hwc holds the hardware counters main opens; nil when the kernel refuses
-// them and under `go test`, where the Meter then reports no inst/cycles.
+// them and under `go test`, where the meter then reports no inst/cycles.
 var hwc *hwCounters
 
 // config holds the command-line settings.
@@ -127,21 +128,16 @@ func run() int {
 	}
 	writeTable(table, env, sums)
 	if cfg.compare != "" {
-		oldEnv, old, err := readJSONFile(cfg.compare)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		if err := compare(table, cfg, env, sums); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: -compare: %v\n", err)
 			status = 1
-		} else {
-			writeCompare(table, cfg.compare, oldEnv, old, sums)
 		}
 	}
 	if cfg.plotDir != "" {
-		paths, err := writePlots(cfg.plotDir, env, sums)
-		if err != nil {
+		if err := writePlots(cfg.plotDir, env, sums); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: -plot: %v\n", err)
 			status = 1
 		}
-		fmt.Fprintf(os.Stderr, "bench: wrote %d charts into %s\n", len(paths), cfg.plotDir)
 	}
 	if cfg.jsonPath != "" {
 		if err := writeJSONFile(cfg.jsonPath, env, sums); err != nil {
@@ -155,6 +151,24 @@ func run() int {
 		}
 	}
 	return status
+}
+
+// compare prints benchstat's comparison of the -compare report with this
+// run's figures (or the -in report's).
+func compare(w io.Writer, cfg config, env environment, sums []caseSummary) error {
+	oldEnv, old, err := readJSONFile(cfg.compare)
+	if err != nil {
+		return err
+	}
+	dir, err := nestedDir("", "stat")
+	if err != nil {
+		return err
+	}
+	label := "new"
+	if cfg.in != "" {
+		label = filepath.Base(cfg.in)
+	}
+	return writeCompare(w, dir, filepath.Base(cfg.compare), oldEnv, old, label, env, sums)
 }
 
 // runSuite runs (or, with -list, lists) the selected cases of the suite
@@ -277,7 +291,7 @@ func warmupTime(perRun time.Duration) time.Duration {
 
 // measure runs case c once as warm-up and then cfg.runs times, reporting
 // progress (case, run i/N) on progress, and summarizes the runs.
-func measure(c Case, cfg config, idx, total int, progress io.Writer) caseSummary {
+func measure(c benchCase, cfg config, idx, total int, progress io.Writer) caseSummary {
 	fmt.Fprintf(progress, "[%*d/%d] %s: warm-up", len(fmt.Sprint(total)), idx+1, total, fullName(c))
 	p := &probe{fn: c.Fn}
 	setBenchtime(warmupTime(cfg.perRun))
@@ -311,7 +325,7 @@ func measure(c Case, cfg config, idx, total int, progress io.Writer) caseSummary
 // probe wraps a case's function to learn, after testing.Benchmark returns,
 // whether the last round failed or skipped (testing.Benchmark discards the
 // message) and how many instructions and cycles the whole round took, the
-// fallback for cases that do not use a Meter.
+// fallback for cases that do not use a meter.
 type probe struct {
 	fn              func(b *testing.B)
 	failed, skipped bool

@@ -6,12 +6,12 @@ import (
 	"time"
 )
 
-// Meter measures one run of a case.
+// meter measures one run of a case.
 //
-// A case builds its fixture, calls StartMeter right before the measured
+// A case builds its fixture, calls startMeter right before the measured
 // loop and Stop right after it:
 //
-//	m := StartMeter(b)
+//	m := startMeter(b)
 //	for i := 0; i < b.N; i++ { ... }
 //	m.Stop(b, "link", float64(b.N*depth), float64(tasksRun))
 //
@@ -19,20 +19,20 @@ import (
 // `go test -bench` output and in the BenchmarkResult.Extra the runner reads.
 // When the runner (go run ./bench) has opened the hardware counters, Stop
 // also reports "inst/<unit>" and "cycles/<unit>" for the measured region.
-type Meter struct {
+type meter struct {
 	start   time.Time
 	mallocs uint64
 	hw      hwSample // counter reading at start; meaningful when hwc != nil
 }
 
-// StartMeter resets b's timer and records the process's malloc count
+// startMeter resets b's timer and records the process's malloc count
 // (runtime.ReadMemStats) and the start time.
 //
 // The readings are nested so that each one excludes the cost of the ones
 // inside it: hardware counters (outermost, their buffers may allocate), then
 // the malloc count, then the timer and the wall clock.
-func StartMeter(b *testing.B) *Meter {
-	m := &Meter{}
+func startMeter(b *testing.B) *meter {
+	m := &meter{}
 	if hwc != nil {
 		hwc.sampleInto(&m.hw)
 	}
@@ -51,7 +51,7 @@ func StartMeter(b *testing.B) *Meter {
 // ns/op and allocs/op, which is intended.
 //
 // units must be positive; Stop fails the benchmark otherwise.
-func (m *Meter) Stop(b *testing.B, unit string, units float64, tasks float64) {
+func (m *meter) Stop(b *testing.B, unit string, units float64, tasks float64) {
 	elapsed := time.Since(m.start)
 	b.StopTimer()
 	var ms runtime.MemStats
@@ -64,7 +64,7 @@ func (m *Meter) Stop(b *testing.B, unit string, units float64, tasks float64) {
 		inst, cycles, hwOK = now.since(m.hw)
 	}
 	if !(units > 0) {
-		b.Fatalf("Meter.Stop: units = %v, want > 0", units)
+		b.Fatalf("meter.Stop: units = %v, want > 0", units)
 	}
 	b.ReportMetric(float64(elapsed.Nanoseconds())/units, "ns/"+unit)
 	b.ReportMetric(float64(ms.Mallocs-m.mallocs)/units, "allocs/"+unit)

@@ -4,10 +4,12 @@ package main
 // spindle with other projects. The main module must not depend on the
 // peers, so the runner runs `go test` there as a subprocess and reads its
 // output: first the case table (the line peersListPrefix starts, printed
-// because peersListEnv is set), then one result line per run.
+// because peersListEnv is set), then one result line per run, parsed by
+// benchfmt in the nested module bench/stat.
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,10 +49,10 @@ type peerListing struct {
 	} `json:"cases"`
 }
 
-// findPeersDir returns the directory of the bench/peers module: dir when
-// set, else bench/peers under the root of the main module that `go env
-// GOMOD` names for the working directory.
-func findPeersDir(dir string) (string, error) {
+// nestedDir returns the directory of the nested module bench/<name>: dir
+// when set, else bench/<name> under the root of the main module that `go
+// env GOMOD` names for the working directory.
+func nestedDir(dir, name string) (string, error) {
 	if dir == "" {
 		out, err := exec.Command("go", "env", "GOMOD").Output()
 		if err != nil {
@@ -58,53 +60,51 @@ func findPeersDir(dir string) (string, error) {
 		}
 		gomod := strings.TrimSpace(string(out))
 		if gomod == "" || gomod == os.DevNull {
-			return "", errors.New("not inside spindle's module: run from the repository, or set -peers-dir")
+			return "", errors.New("not inside spindle's module: run from the repository")
 		}
-		dir = filepath.Join(filepath.Dir(gomod), "bench", "peers")
+		dir = filepath.Join(filepath.Dir(gomod), "bench", name)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-		return "", fmt.Errorf("no peers module in %s: %w", dir, err)
+		return "", fmt.Errorf("no %s module in %s: %w", name, dir, err)
 	}
 	return dir, nil
 }
 
-// peerResult is one result line of go test.
-type peerResult struct {
-	name string // "Group/Name", without "Benchmark" and the -GOMAXPROCS suffix
-	res  testing.BenchmarkResult
-}
-
-var procsSuffix = regexp.MustCompile(`-\d+$`)
-
-// parseBenchLine parses a result line of go test -bench
-// ("BenchmarkGroup/Name-2  N  v unit  v unit ..."); ok is false for other
-// lines.
-func parseBenchLine(line string) (peerResult, bool) {
-	f := strings.Fields(line)
-	if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") || len(f)%2 != 0 {
-		return peerResult{}, false
-	}
-	n, err := strconv.Atoi(f[1])
-	if err != nil {
-		return peerResult{}, false
-	}
-	r := peerResult{
-		name: procsSuffix.ReplaceAllString(strings.TrimPrefix(f[0], "Benchmark"), ""),
-		res:  testing.BenchmarkResult{N: n, Extra: map[string]float64{}},
-	}
-	for i := 2; i+1 < len(f); i += 2 {
-		v, err := strconv.ParseFloat(f[i], 64)
-		if err != nil {
-			return peerResult{}, false
-		}
-		r.res.Extra[f[i+1]] = v
-	}
-	return r, true
-}
-
 // failedBench matches go test's "--- FAIL: BenchmarkGroup/Name" and
 // "--- SKIP: ..." lines.
-var failedBench = regexp.MustCompile(`--- (FAIL|SKIP): Benchmark(\S+)`)
+var failedBench = regexp.MustCompile(`--- (FAIL|SKIP): Benchmark(\S+?)(-\d+)?\s*$`)
+
+// peerResult is one result line of go test, as bench/stat reports it.
+type peerResult struct {
+	Name   string             `json:"name"` // "Group/Name"
+	Iters  int                `json:"iters"`
+	Values map[string]float64 `json:"values"`
+}
+
+// parseResults parses go test's output with benchfmt, in the nested
+// module bench/stat (go run there).
+func parseResults(out []byte) (map[string][]testing.BenchmarkResult, error) {
+	dir, err := nestedDir("", "stat")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("go", "run", ".")
+	cmd.Dir, cmd.Stdin, cmd.Stderr = dir, bytes.NewReader(out), os.Stderr
+	js, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go run in %s: %w", dir, err)
+	}
+	results := map[string][]testing.BenchmarkResult{}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	for dec.More() {
+		var r peerResult
+		if err := dec.Decode(&r); err != nil {
+			return nil, fmt.Errorf("bench/stat: %w", err)
+		}
+		results[r.Name] = append(results[r.Name], testing.BenchmarkResult{N: r.Iters, Extra: r.Values})
+	}
+	return results, nil
+}
 
 // runPeers runs the peers' cases that re selects (matching "Peers/Group/Name"
 // or "BenchmarkGroup/Name"), cfg.runs measured runs each after one warm-up
@@ -112,7 +112,7 @@ var failedBench = regexp.MustCompile(`--- (FAIL|SKIP): Benchmark(\S+)`)
 // the peers' order, the notes of their groups, and an error when go test
 // could not run at all or failed (the cases it did not report are FAILED).
 func runPeers(cfg config, re *regexp.Regexp, progress io.Writer) ([]caseSummary, map[string]string, error) {
-	dir, err := findPeersDir(cfg.peersDir)
+	dir, err := nestedDir(cfg.peersDir, "peers")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -134,7 +134,7 @@ func runPeers(cfg config, re *regexp.Regexp, progress io.Writer) ([]caseSummary,
 		return nil, nil, fmt.Errorf("go test in %s: %w", dir, err)
 	}
 	var listing *peerListing
-	results := map[string][]testing.BenchmarkResult{}
+	var stdout bytes.Buffer
 	failed := map[string]string{}
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
@@ -149,26 +149,11 @@ func runPeers(cfg config, re *regexp.Regexp, progress io.Writer) ([]caseSummary,
 			}
 			continue
 		}
-		if r, ok := parseBenchLine(line); ok {
-			results[r.name] = append(results[r.name], r.res)
-			if n := len(results[r.name]) - 1; n == 0 {
-				fmt.Fprintf(progress, "peers: %s%s: warm-up\n", peersGroup, r.name)
-			} else {
-				fmt.Fprintf(progress, "peers: %s%s: run %d/%d\n", peersGroup, r.name, n, cfg.runs)
-			}
-			continue
-		}
+		stdout.WriteString(line + "\n")
 		if m := failedBench.FindStringSubmatch(line); m != nil {
-			st := statusFailed
-			if m[1] == "SKIP" {
-				st = statusSkipped
-			}
-			failed[procsSuffix.ReplaceAllString(m[2], "")] = st
+			failed[m[2]] = map[string]string{"FAIL": statusFailed, "SKIP": statusSkipped}[m[1]]
 		}
-		if !strings.HasPrefix(line, "goos:") && !strings.HasPrefix(line, "goarch:") && !strings.HasPrefix(line, "pkg:") &&
-			!strings.HasPrefix(line, "cpu:") && line != "PASS" {
-			fmt.Fprintf(progress, "peers: %s\n", line)
-		}
+		fmt.Fprintf(progress, "peers: %s\n", line)
 	}
 	waitErr := cmd.Wait()
 	if listing == nil {
@@ -176,6 +161,10 @@ func runPeers(cfg config, re *regexp.Regexp, progress io.Writer) ([]caseSummary,
 			waitErr = errors.New("it printed no case table")
 		}
 		return nil, nil, fmt.Errorf("go test in %s: %w", dir, waitErr)
+	}
+	results, err := parseResults(stdout.Bytes())
+	if err != nil {
+		return nil, nil, err
 	}
 	notes := map[string]string{}
 	for _, g := range listing.Groups {
@@ -187,7 +176,7 @@ func runPeers(cfg config, re *regexp.Regexp, progress io.Writer) ([]caseSummary,
 		if !re.MatchString(peersGroup+name) && !re.MatchString("Benchmark"+name) {
 			continue
 		}
-		c := Case{Group: peersGroup + lc.Group, Name: lc.Name, Unit: lc.Unit, Baseline: lc.Baseline, Kind: lc.Kind, Metric: lc.Metric}
+		c := benchCase{Group: peersGroup + lc.Group, Name: lc.Name, Unit: lc.Unit, Baseline: lc.Baseline, Kind: lc.Kind, Metric: lc.Metric}
 		if cfg.list {
 			sums = append(sums, caseSummary{Case: c, Status: statusOK})
 			continue

@@ -12,34 +12,36 @@ import (
 	"time"
 )
 
-// TestParseBenchLine checks the reading of go test's result lines.
-func TestParseBenchLine(t *testing.T) {
-	r, ok := parseBenchLine("BenchmarkChain/spindle-2         \t   24051\t      9578 ns/op\t         1.031 allocs/link\t       298.6 ns/link")
-	if !ok || r.name != "Chain/spindle" || r.res.N != 24051 || r.res.Extra["ns/link"] != 298.6 || r.res.Extra["allocs/link"] != 1.031 {
-		t.Errorf("parsed %+v, %v", r, ok)
+// TestParseResults checks the reading of go test's result lines through
+// benchfmt (bench/stat).
+func TestParseResults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go run in a subprocess")
 	}
-	f := figuresFromResult(r.res, "link", "ns", nil, nil)
-	if f.Ns != 298.6 || f.Allocs != 1.031 {
-		t.Errorf("figures %+v", f)
+	out := "goos: linux\nBenchmarkChain/spindle-2         \t   24051\t      9578 ns/op\t         1.031 allocs/link\t       298.6 ns/link\n" +
+		"PASS\nBenchmarkMemory/link/spindle  3  22273399 ns/op  102.5 B/waiter  0.0163 allocs/waiter  540.5 ns/waiter\n" +
+		"--- FAIL: BenchmarkX/y\nBenchmarkX-2 notanumber 1 ns/op\n"
+	results, err := parseResults([]byte(out))
+	if err != nil {
+		t.Fatal(err)
 	}
-	r, ok = parseBenchLine("BenchmarkMemory/link/spindle  3  22273399 ns/op  102.5 B/waiter  0.0163 allocs/waiter  540.5 ns/waiter")
-	if !ok || r.name != "Memory/link/spindle" {
-		t.Fatalf("parsed %+v, %v", r, ok)
+	if len(results) != 2 || len(results["Chain/spindle"]) != 1 || len(results["Memory/link/spindle"]) != 1 {
+		t.Fatalf("results %v", results)
 	}
-	if f := figuresFromResult(r.res, "waiter", "B", nil, nil); f.Ns != 102.5 {
+	r := results["Chain/spindle"][0]
+	if f := figuresFromResult(r, "link", "ns", nil, nil); r.N != 24051 || f.Ns != 298.6 || f.Allocs != 1.031 {
+		t.Errorf("figures %+v of %+v", f, r)
+	}
+	r = results["Memory/link/spindle"][0]
+	if f := figuresFromResult(r, "waiter", "B", nil, nil); f.Ns != 102.5 {
 		t.Errorf("bytes figure %+v", f)
 	}
-	if f := figuresFromResult(r.res, "waiter", "cpu-ns", nil, nil); !math.IsNaN(f.Ns) {
+	if f := figuresFromResult(r, "waiter", "cpu-ns", nil, nil); !math.IsNaN(f.Ns) {
 		t.Errorf("a missing metric must read NaN: %+v", f)
-	} else if s := summarize(Case{Unit: "waiter", Metric: "cpu-ns"}, []runFigures{f}, statusOK); s.Status != statusFailed {
+	} else if s := summarize(benchCase{Unit: "waiter", Metric: "cpu-ns"}, []runFigures{f}, statusOK); s.Status != statusFailed {
 		t.Errorf("a run without its metric must fail the case: %+v", s)
 	}
-	for _, l := range []string{"goos: linux", "PASS", "BenchmarkX", "BenchmarkX-2 notanumber 1 ns/op", "--- FAIL: BenchmarkX/y"} {
-		if _, ok := parseBenchLine(l); ok {
-			t.Errorf("parsed %q", l)
-		}
-	}
-	if m := failedBench.FindStringSubmatch("    --- SKIP: BenchmarkMemory/task/spindle-2"); m == nil || m[1] != "SKIP" || m[2] != "Memory/task/spindle-2" {
+	if m := failedBench.FindStringSubmatch("    --- SKIP: BenchmarkMemory/task/spindle-2"); m == nil || m[1] != "SKIP" || m[2] != "Memory/task/spindle" {
 		t.Errorf("skip line: %v", m)
 	}
 }
@@ -124,7 +126,7 @@ func TestRunPeers(t *testing.T) {
 	if len(sp.Runs) != 2 || sp.Median != 10 || sp.VsBaseline == nil || *sp.VsBaseline != 2 || kindOf(sp.Case) != kindSpindle {
 		t.Errorf("spindle: %+v", sp)
 	}
-	if !strings.Contains(progress.String(), "peers: Peers/Work/spindle: warm-up") {
+	if !strings.Contains(progress.String(), "peers: BenchmarkWork/spindle") {
 		t.Errorf("no progress")
 	}
 
@@ -133,7 +135,7 @@ func TestRunPeers(t *testing.T) {
 	if err != nil || len(sums) != 4 {
 		t.Errorf("list: %v, %d cases", err, len(sums))
 	}
-	if _, err := findPeersDir(filepath.Join(dir, "nope")); err == nil {
-		t.Errorf("findPeersDir accepted a directory without go.mod")
+	if _, err := nestedDir(filepath.Join(dir, "nope"), "peers"); err == nil {
+		t.Errorf("nestedDir accepted a directory without go.mod")
 	}
 }

@@ -8,10 +8,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"text/tabwriter"
 	"time"
 )
 
-// Case outcomes.
+// benchCase outcomes.
 const (
 	statusOK      = "ok"
 	statusFailed  = "FAILED"
@@ -30,7 +31,7 @@ type runFigures struct {
 
 // caseSummary is the outcome of all runs of one case.
 type caseSummary struct {
-	Case   Case
+	Case   benchCase
 	Status string // statusOK, statusFailed or statusSkipped
 	Runs   []runFigures
 
@@ -70,7 +71,7 @@ type environment struct {
 }
 
 // fullName is the case's "Group/Name", what -bench matches.
-func fullName(c Case) string { return c.Group + "/" + c.Name }
+func fullName(c benchCase) string { return c.Group + "/" + c.Name }
 
 // ptr returns a pointer to a copy of v.
 func ptr(v float64) *float64 { return &v }
@@ -88,8 +89,8 @@ func groupRank(g string) int {
 // group (groupOrder, then unknown groups in registry order), then by unit
 // within a group (first appearance), then in registry order, so that each
 // (Group, Unit) section of the table is contiguous.
-func selectCases(all []Case, re *regexp.Regexp) []Case {
-	var sel []Case
+func selectCases(all []benchCase, re *regexp.Regexp) []benchCase {
+	var sel []benchCase
 	for _, c := range all {
 		if re.MatchString(fullName(c)) || re.MatchString("Benchmark"+fullName(c)) {
 			sel = append(sel, c)
@@ -105,7 +106,7 @@ func selectCases(all []Case, re *regexp.Regexp) []Case {
 			firstUnit[c.Group+"\x00"+c.Unit] = i
 		}
 	}
-	slices.SortStableFunc(sel, func(a, b Case) int {
+	slices.SortStableFunc(sel, func(a, b benchCase) int {
 		if d := groupRank(a.Group) - groupRank(b.Group); d != 0 {
 			return d
 		}
@@ -120,7 +121,7 @@ func selectCases(all []Case, re *regexp.Regexp) []Case {
 // figuresFromResult reads one run's per-unit figures from r.Extra
 // ("<metric>/<unit>", "allocs/<unit>", "tasks/<unit>", "inst/<unit>",
 // "cycles/<unit>"). A case ranked by time ("ns") that reports no
-// "ns/<unit>" did not use a Meter: its time and allocations fall back to
+// "ns/<unit>" did not use a meter: its time and allocations fall back to
 // the per-op figures (NsPerOp, AllocsPerOp, at float precision) and its
 // instructions and cycles to instPerOp and cyclesPerOp, which the runner
 // measured around the round. A case ranked by another metric that does not
@@ -197,7 +198,7 @@ func medianOf(vs []*float64) *float64 {
 
 // summarize computes a case's statistics over its runs. A case without
 // runs, or with a run that lacks its metric (NaN), has failed.
-func summarize(c Case, runs []runFigures, status string) caseSummary {
+func summarize(c benchCase, runs []runFigures, status string) caseSummary {
 	s := caseSummary{Case: c, Status: status, Runs: runs}
 	for _, r := range runs {
 		if math.IsNaN(r.Ns) {
@@ -342,135 +343,22 @@ func fmtFixed(v *float64, decimals int, missing string) string {
 	return fmt.Sprintf("%.*f", decimals, *v)
 }
 
-// ratioWords are the words for a ratio above and below 1 in metric.
-func ratioWords(metric string) (better, worse string) {
-	if metric == "B" {
-		return "smaller", "larger"
-	}
-	return "faster", "slower"
-}
-
-// fmtRatio formats a time ratio (other's time / this time) as "7.3x
-// faster" or "1.4x slower".
-func fmtRatio(r float64) string { return fmtRatioOf("ns", r) }
-
-// fmtRatioOf formats a ratio (other's figure / this figure) of metric.
+// fmtRatioOf formats a ratio (other's figure / this figure) of metric:
+// "7.3x faster" or "1.4x slower" ("smaller" and "larger" for bytes).
 func fmtRatioOf(metric string, r float64) string {
-	better, worse := ratioWords(metric)
+	better, worse := "faster", "slower"
+	if metric == "B" {
+		better, worse = "smaller", "larger"
+	}
 	if r >= 1 {
 		return fmt.Sprintf("%.1fx %s", r, better)
 	}
 	return fmt.Sprintf("%.1fx %s", 1/r, worse)
 }
 
-// column is one column of the table.
-type column struct {
-	name string
-	left bool // aligned left (the others right)
-	cell func(s caseSummary) string
-}
-
-// tableColumns returns the table's columns for sums: inst and cycles only
-// when some case has the figure.
-func tableColumns(sums []caseSummary) []column {
-	val := func(get func(s caseSummary) float64) func(s caseSummary) string {
-		return func(s caseSummary) string { return fmtValue(metricOf(s.Case), get(s)) }
-	}
-	cols := []column{
-		{name: "test", left: true, cell: func(s caseSummary) string { return fullName(s.Case) }},
-		{name: "iterations", cell: func(s caseSummary) string { return fmt.Sprint(s.N) }},
-		{name: "median", cell: val(func(s caseSummary) float64 { return s.Median })},
-		{name: "mad", cell: val(func(s caseSummary) float64 { return s.MAD })},
-		{name: "min", cell: val(func(s caseSummary) float64 { return s.Min })},
-		{name: "max", cell: val(func(s caseSummary) float64 { return s.Max })},
-		{name: "allocs", cell: func(s caseSummary) string { return fmtFixed(s.Allocs, 3, "-") }},
-		{name: "tasks", cell: func(s caseSummary) string { return fmtFixed(s.Tasks, 3, "-") }},
-	}
-	if hasCounters(sums) {
-		cols = append(cols,
-			column{name: "inst", cell: func(s caseSummary) string { return fmtFixed(s.Inst, 1, "n/a") }},
-			column{name: "cycles", cell: func(s caseSummary) string { return fmtFixed(s.Cycles, 1, "n/a") }},
-		)
-	}
-	return append(cols,
-		column{name: "kind", left: true, cell: func(s caseSummary) string { return kindOf(s.Case) }},
-		column{name: "baseline", left: true, cell: func(s caseSummary) string { return orDash(s.Case.Baseline) }},
-		column{name: "ratio", left: true, cell: ratioCell},
-	)
-}
-
-// orDash returns s, or "-" when s is empty.
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// hasCounters reports whether any case has an inst or cycles figure.
-func hasCounters(sums []caseSummary) bool {
-	for _, s := range sums {
-		if s.Inst != nil || s.Cycles != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// ratioCell is the ratio cell: "-" for a case without a baseline, "n/a"
-// when the baseline was not measured in this run.
-func ratioCell(s caseSummary) string {
-	switch {
-	case s.Case.Baseline == "":
-		return "-"
-	case s.VsBaseline == nil:
-		return "n/a"
-	}
-	return fmtRatioOf(metricOf(s.Case), *s.VsBaseline)
-}
-
-// tableRow returns the cells of one case's row.
-func tableRow(cols []column, s caseSummary) []string {
-	row := make([]string, len(cols))
-	for j, c := range cols {
-		if s.Status != statusOK && j > 0 {
-			if j == 1 {
-				row[j] = s.Status
-			}
-			continue
-		}
-		row[j] = c.cell(s)
-	}
-	return row
-}
-
-// sectionTitle names a (Group, Unit) section and the figures of its
-// columns.
-func sectionTitle(c Case, counters bool) string {
-	metric, unit := metricOf(c), c.Unit
-	t := fmt.Sprintf("%s: %s/%s (median mad min max), allocs/%s, tasks/%s", c.Group, metric, unit, unit, unit)
-	if counters {
-		t += fmt.Sprintf(", inst/%s, cycles/%s", unit, unit)
-	}
-	return t
-}
-
-// legend explains the table; writeTable prints it under the header.
-const legend = `How to read it: each figure is per unit of work (the section title names it).
-  median      the middle of the runs' figures, the one to compare
-  mad         median absolute deviation: about half of the runs lie within median +- mad
-  min, max    the best and the worst run; cases whose min-max ranges overlap are not clearly apart
-  iterations  b.N of the median run; allocs: heap allocations; tasks: loop tasks (- without a loop)
-  kind        spindle: this library; go: plain Go or golang.org/x; peer: another project;
-              variant: a design spindle does not use, or a raw runtime cost, shown for scale
-  baseline    the case of the same group this row is compared with, measured in this run
-  ratio       baseline median / this median: "3.0x faster" takes a third of the baseline's time
-              ("smaller" and "larger" for bytes)`
-
 // writeTable prints the perf_tests-style table: a header describing the
 // run and how to read it, one section per (Group, Unit) in the order of
-// sums (see selectCases), columns aligned across sections, then the
-// summary (writeSummary).
+// sums (see selectCases), then the summary (writeSummary).
 func writeTable(w io.Writer, env environment, sums []caseSummary) {
 	counters := hasCounters(sums)
 	fmt.Fprintf(w, "go version:           %s %s/%s\n", env.GoVersion, env.GOOS, env.GOARCH)
@@ -490,46 +378,85 @@ func writeTable(w io.Writer, env environment, sums []caseSummary) {
 	}
 	fmt.Fprintf(w, "\n%s\n", legend)
 
-	cols := tableColumns(sums)
-	rows := make([][]string, len(sums))
-	widths := make([]int, len(cols))
-	for i, c := range cols {
-		widths[i] = len(c.name)
+	header := "test\titerations\tmedian\tmad\tmin\tmax\tallocs\ttasks\t"
+	if counters {
+		header += "inst\tcycles\t"
 	}
-	for i, s := range sums {
-		rows[i] = tableRow(cols, s)
-		for j, cell := range rows[i] {
-			widths[j] = max(widths[j], len(cell))
-		}
-	}
-	line := func(cells []string) {
-		var b strings.Builder
-		for j, cell := range cells {
-			pad := strings.Repeat(" ", widths[j]-len(cell))
-			switch {
-			case j == 0:
-				b.WriteString(cell + pad)
-			case cols[j].left:
-				b.WriteString("  " + cell + pad)
-			default:
-				b.WriteString("  " + pad + cell)
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
-	header := make([]string, len(cols))
-	for j, c := range cols {
-		header[j] = c.name
-	}
+	header += "kind\tbaseline\tratio"
+	var tw *tabwriter.Writer
 	for i, s := range sums {
 		if i == 0 || s.Case.Group != sums[i-1].Case.Group || s.Case.Unit != sums[i-1].Case.Unit {
+			if tw != nil {
+				tw.Flush()
+			}
 			fmt.Fprintf(w, "\n%s\n", sectionTitle(s.Case, counters))
 			if note := env.Notes[s.Case.Group]; note != "" && (i == 0 || s.Case.Group != sums[i-1].Case.Group) {
 				fmt.Fprintf(w, "(%s)\n", note)
 			}
-			line(header)
+			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, header)
 		}
-		line(rows[i])
+		fmt.Fprintln(tw, strings.Join(tableRow(s, counters), "\t"))
+	}
+	if tw != nil {
+		tw.Flush()
 	}
 	writeSummary(w, sums)
 }
+
+// tableRow returns the cells of one case's row.
+func tableRow(s caseSummary, counters bool) []string {
+	if s.Status != statusOK {
+		return []string{fullName(s.Case), s.Status}
+	}
+	val := func(v float64) string { return fmtValue(metricOf(s.Case), v) }
+	row := []string{fullName(s.Case), fmt.Sprint(s.N), val(s.Median), val(s.MAD), val(s.Min), val(s.Max),
+		fmtFixed(s.Allocs, 3, "-"), fmtFixed(s.Tasks, 3, "-")}
+	if counters {
+		row = append(row, fmtFixed(s.Inst, 1, "n/a"), fmtFixed(s.Cycles, 1, "n/a"))
+	}
+	ratio := "-"
+	switch {
+	case s.Case.Baseline != "" && s.VsBaseline == nil:
+		ratio = "n/a" // the baseline was not measured in this run
+	case s.Case.Baseline != "":
+		ratio = fmtRatioOf(metricOf(s.Case), *s.VsBaseline)
+	}
+	return append(row, kindOf(s.Case), orDash(s.Case.Baseline), ratio)
+}
+
+// orDash returns s, or "-" when s is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// hasCounters reports whether any case has an inst or cycles figure.
+func hasCounters(sums []caseSummary) bool {
+	return slices.ContainsFunc(sums, func(s caseSummary) bool { return s.Inst != nil || s.Cycles != nil })
+}
+
+// sectionTitle names a (Group, Unit) section and the figures of its
+// columns.
+func sectionTitle(c benchCase, counters bool) string {
+	metric, unit := metricOf(c), c.Unit
+	t := fmt.Sprintf("%s: %s/%s (median mad min max), allocs/%s, tasks/%s", c.Group, metric, unit, unit, unit)
+	if counters {
+		t += fmt.Sprintf(", inst/%s, cycles/%s", unit, unit)
+	}
+	return t
+}
+
+// legend explains the table; writeTable prints it under the header.
+const legend = `How to read it: each figure is per unit of work (the section title names it).
+  median      the middle of the runs' figures, the one to compare
+  mad         median absolute deviation: about half of the runs lie within median +- mad
+  min, max    the best and the worst run; cases whose min-max ranges overlap are not clearly apart
+  iterations  b.N of the median run; allocs: heap allocations; tasks: loop tasks (- without a loop)
+  kind        spindle: this library; go: plain Go or golang.org/x; peer: another project;
+              variant: a design spindle does not use, or a raw runtime cost, shown for scale
+  baseline    the case of the same group this row is compared with, measured in this run
+  ratio       baseline median / this median: "3.0x faster" takes a third of the baseline's time
+              ("smaller" and "larger" for bytes)`

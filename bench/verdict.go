@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"text/tabwriter"
 )
 
 // groupVerdict is the closing summary's line for one group: how spindle's
@@ -113,7 +114,7 @@ func writeSummary(w io.Writer, sums []caseSummary) {
 		}
 		rows = append(rows, []string{v.Group, fmtRatioOf(v.Metric, v.GeoMean), fmt.Sprint(len(v.Ratios)), strings.Join(v.Others, ", ")})
 	}
-	writeAligned(w, "  ", rows)
+	writeAligned(w, rows)
 
 	var losses []loss
 	for _, v := range vs {
@@ -132,29 +133,15 @@ func writeSummary(w io.Writer, sums []caseSummary) {
 		}
 		rows = append(rows, []string{l.Case, what})
 	}
-	writeAligned(w, "  ", rows)
+	writeAligned(w, rows)
 }
 
-// writeAligned prints rows with left-aligned columns, two spaces apart.
-func writeAligned(w io.Writer, indent string, rows [][]string) {
-	var widths []int
+// writeAligned prints rows indented by two spaces, in left-aligned columns
+// two spaces apart.
+func writeAligned(w io.Writer, rows [][]string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, r := range rows {
-		for j, c := range r {
-			if j == len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[j] = max(widths[j], len(c))
-		}
+		fmt.Fprintln(tw, "  "+strings.Join(r, "\t"))
 	}
-	for _, r := range rows {
-		var b strings.Builder
-		b.WriteString(indent)
-		for j, c := range r {
-			if j > 0 {
-				b.WriteString("  ")
-			}
-			b.WriteString(c + strings.Repeat(" ", widths[j]-len(c)))
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
+	tw.Flush()
 }
