@@ -6,24 +6,13 @@ import (
 	"io"
 	"math"
 	"os"
-	"time"
 )
 
 // jsonReport is the -json output, and what -in and -compare read back.
 type jsonReport struct {
-	Go          string            `json:"go"`
-	GOOS        string            `json:"goos"`
-	GOARCH      string            `json:"goarch"`
-	GOMAXPROCS  int               `json:"gomaxprocs"`
-	NumCPU      int               `json:"num_cpu"`
-	Runs        int               `json:"runs"`
-	RunTimeNs   int64             `json:"run_time_ns"`    // -time
-	Alloc       string            `json:"alloc"`          // -alloc
-	CountersErr *string           `json:"counters_error"` // why inst and cycles are null; null when measured
-	Date        string            `json:"date,omitempty"` // when the run started, RFC 3339
-	Notes       map[string]string `json:"notes,omitempty"`
-	Cases       []jsonCase        `json:"cases"`
-	Summary     []jsonVerdict     `json:"summary"`
+	environment
+	Cases   []jsonCase    `json:"cases"`
+	Summary []jsonVerdict `json:"summary"`
 }
 
 // jsonCase is one case in the -json output. Per-unit figures are in the
@@ -91,23 +80,7 @@ func finite(v *float64) *float64 {
 
 // jsonReportOf builds the -json output.
 func jsonReportOf(env environment, sums []caseSummary) jsonReport {
-	rep := jsonReport{
-		Go:         env.GoVersion,
-		GOOS:       env.GOOS,
-		GOARCH:     env.GOARCH,
-		GOMAXPROCS: env.GOMAXPROCS,
-		NumCPU:     env.NumCPU,
-		Runs:       env.Runs,
-		RunTimeNs:  env.PerRun.Nanoseconds(),
-		Alloc:      env.Alloc,
-		Date:       env.Date,
-		Notes:      env.Notes,
-		Cases:      []jsonCase{},
-		Summary:    []jsonVerdict{},
-	}
-	if env.Counters != "" {
-		rep.CountersErr = &env.Counters
-	}
+	rep := jsonReport{environment: env, Cases: []jsonCase{}, Summary: []jsonVerdict{}}
 	for _, s := range sums {
 		jc := jsonCase{
 			Name:     fullName(s.Case),
@@ -183,21 +156,6 @@ func readJSON(r io.Reader) (environment, []caseSummary, error) {
 	if err := json.NewDecoder(r).Decode(&rep); err != nil {
 		return environment{}, nil, err
 	}
-	env := environment{
-		GoVersion:  rep.Go,
-		GOOS:       rep.GOOS,
-		GOARCH:     rep.GOARCH,
-		GOMAXPROCS: rep.GOMAXPROCS,
-		NumCPU:     rep.NumCPU,
-		Runs:       rep.Runs,
-		PerRun:     time.Duration(rep.RunTimeNs),
-		Alloc:      rep.Alloc,
-		Date:       rep.Date,
-		Notes:      rep.Notes,
-	}
-	if rep.CountersErr != nil {
-		env.Counters = *rep.CountersErr
-	}
 	var sums []caseSummary
 	for _, jc := range rep.Cases {
 		c := benchCase{Group: jc.Group, Name: jc.Case, Unit: jc.Unit, Baseline: jc.Baseline, Kind: jc.Kind, Metric: jc.Metric}
@@ -219,7 +177,7 @@ func readJSON(r io.Reader) (environment, []caseSummary, error) {
 		sums = append(sums, summarize(c, runs, status))
 	}
 	linkBaselines(sums)
-	return env, sums, nil
+	return rep.environment, sums, nil
 }
 
 // readJSONFile reads the -json report at path.

@@ -71,8 +71,8 @@ func run() int {
 	flag.BoolVar(&cfg.list, "list", false, "print the names of the selected cases and exit")
 	flag.BoolVar(&cfg.peers, "peers", false, "also run the peers (bench/peers: other projects doing the same jobs) with go test in a subprocess")
 	flag.StringVar(&cfg.peersDir, "peers-dir", "", "`directory` of the bench/peers module (default: found from the working directory's module)")
-	flag.StringVar(&cfg.plotDir, "plot", "", "write one SVG chart per group into `directory`")
-	flag.StringVar(&cfg.compare, "compare", "", "compare the figures with an earlier -json report `file`: change of the medians and its p-value")
+	flag.StringVar(&cfg.plotDir, "plot", "", "write one SVG chart per group into `directory` (drawn by bench/plot)")
+	flag.StringVar(&cfg.compare, "compare", "", "compare the figures with an earlier -json report `file`, by benchstat (bench/stat)")
 	flag.StringVar(&cfg.in, "in", "", "read the figures from a -json report `file` instead of running (for -plot and -compare)")
 	flag.Func("alloc", "how the cases' executors allocate futures: `heap` or slab (executor.WithAllocation)", setAllocation)
 	flag.Usage = usage
@@ -246,34 +246,19 @@ func runSuite(cfg config, re *regexp.Regexp) (env environment, sums []caseSummar
 	return env, sums, code
 }
 
-// usage prints the runner's own flags (not the testing package's -test.*
-// flags, which are accepted too).
+// usage prints the runner's own flags (the testing package's -test.*
+// flags are accepted too).
 func usage() {
 	out := flag.CommandLine.Output()
 	fmt.Fprintf(out, "usage: go run ./bench [flags]\n\nflags:\n")
+	own := flag.NewFlagSet("bench", flag.ContinueOnError)
+	own.SetOutput(out)
 	flag.VisitAll(func(f *flag.Flag) {
-		if strings.HasPrefix(f.Name, "test.") {
-			return
+		if !strings.HasPrefix(f.Name, "test.") {
+			own.Var(f.Value, f.Name, f.Usage)
 		}
-		name, usage := flag.UnquoteUsage(f)
-		line := "  -" + f.Name
-		if name != "" {
-			line += " " + name
-		}
-		line += "\n    \t" + usage
-		if g, ok := f.Value.(flag.Getter); ok {
-			switch v := g.Get().(type) {
-			case string:
-				if v != "" {
-					line += fmt.Sprintf(" (default %q)", v)
-				}
-			case bool:
-			default:
-				line += fmt.Sprintf(" (default %v)", v)
-			}
-		}
-		fmt.Fprintln(out, line)
 	})
+	own.PrintDefaults()
 }
 
 // setBenchtime sets the testing package's -test.benchtime, which

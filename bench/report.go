@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -56,18 +57,21 @@ type caseSummary struct {
 }
 
 // environment describes the machine and settings, for the table header and
-// the JSON report.
+// the JSON report (whose header it is).
 type environment struct {
-	GoVersion, GOOS, GOARCH string
-	GOMAXPROCS, NumCPU      int
-	Runs                    int
-	PerRun                  time.Duration
-	Counters                string // "" when inst and cycles are measured, else why not
-	Alloc                   string // the executors' allocation strategy (-alloc)
-	Date                    string // when the run started, RFC 3339
+	GoVersion  string        `json:"go"`
+	GOOS       string        `json:"goos"`
+	GOARCH     string        `json:"goarch"`
+	GOMAXPROCS int           `json:"gomaxprocs"`
+	NumCPU     int           `json:"num_cpu"`
+	Runs       int           `json:"runs"`
+	PerRun     time.Duration `json:"run_time_ns"`              // -time
+	Alloc      string        `json:"alloc"`                    // the executors' allocation strategy (-alloc)
+	Counters   string        `json:"counters_error,omitempty"` // "" when inst and cycles are measured, else why not
+	Date       string        `json:"date,omitempty"`           // when the run started, RFC 3339
 	// Notes says, per group, what its comparison leaves out (the peers'
 	// groups carry one).
-	Notes map[string]string
+	Notes map[string]string `json:"notes,omitempty"`
 }
 
 // fullName is the case's "Group/Name", what -bench matches.
@@ -225,24 +229,13 @@ func summarize(c benchCase, runs []runFigures, status string) caseSummary {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(ns[a], ns[b]) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ns[a], ns[b]) })
 	s.N = runs[order[(len(order)-1)/2]].N
 	s.Median, s.MAD = median(ns), mad(ns)
 	s.Min, s.Max = slices.Min(ns), slices.Max(ns)
 	s.Allocs, s.Tasks = medianOf(allocs), medianOf(tasks)
 	s.Inst, s.Cycles = medianOf(inst), medianOf(cycles)
 	return s
-}
-
-// cmpFloat compares two floats for sorting.
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // comparable reports whether a and b measured the same figure: same
