@@ -412,7 +412,7 @@ func TestCheckRegistryFindsProblems(t *testing.T) {
 		`Post/callback: baseline "depth=8/goroutines" is not a registered case of group Post`,
 		`Chain/depth=8/await: unit "op", but its baseline`,
 		"Chain/depth=8/x: baseline Chain/depth=8/then_value itself has a baseline",
-		`Bogus/y: group "Bogus" has no Benchmark function`,
+		`Bogus/y: group "Bogus" is not in groupOrder`,
 		"Bogus/y: no Unit",
 		"Alloc/heap: no Fn",
 		`Post/k: unknown kind "rust"`,
