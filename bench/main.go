@@ -20,6 +20,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -27,6 +28,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,18 +42,12 @@ var groupOrder = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "
 // them and under `go test`, where the meter then reports no inst/cycles.
 var hwc *hwCounters
 
-// config holds the command-line settings.
+// config holds the command-line settings (see the flags in run).
 type config struct {
-	bench    string        // regexp over "Group/Name"
-	runs     int           // measured runs per case
-	perRun   time.Duration // -test.benchtime of each measured run
-	jsonPath string        // "" none, "-" stdout
-	list     bool
-	peers    bool   // also run bench/peers
-	peersDir string // where bench/peers is; "" to find it
-	plotDir  string // "" no charts
-	compare  string // an earlier -json report to compare with
-	in       string // read the figures from this -json report instead of running
+	bench, jsonPath, peersDir, plotDir, compare, in string
+	runs                                            int
+	perRun                                          time.Duration
+	list, peers                                     bool
 }
 
 // main parses the flags, runs the selected cases and exits with run's status.
@@ -77,22 +73,17 @@ func run() int {
 	flag.Func("alloc", "how the cases' executors allocate futures: `heap` or slab (executor.WithAllocation)", setAllocation)
 	flag.Usage = usage
 	flag.Parse()
-	if flag.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "bench: unexpected arguments %q\n", flag.Args())
-		usage()
-		return 2
-	}
-	if cfg.runs < 1 {
-		fmt.Fprintln(os.Stderr, "bench: -runs must be at least 1")
-		return 2
-	}
-	if cfg.perRun <= 0 {
-		fmt.Fprintln(os.Stderr, "bench: -time must be positive")
-		return 2
-	}
 	re, err := regexp.Compile(cfg.bench)
+	switch {
+	case flag.NArg() > 0:
+		err = fmt.Errorf("unexpected arguments %q", flag.Args())
+	case cfg.runs < 1:
+		err = errors.New("-runs must be at least 1")
+	case cfg.perRun <= 0:
+		err = errors.New("-time must be positive")
+	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "bench: bad -bench: %v\n", err)
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		return 2
 	}
 
@@ -100,26 +91,14 @@ func run() int {
 	var sums []caseSummary
 	status := 0
 	if cfg.in != "" {
-		env, sums, err = readJSONFile(cfg.in)
-		if err != nil {
+		if env, sums, err = readJSONFile(cfg.in); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 			return 2
 		}
-		var keep []caseSummary
-		for _, s := range sums {
-			if re.MatchString(fullName(s.Case)) {
-				keep = append(keep, s)
-			}
-		}
-		sums = keep
+		sums = slices.DeleteFunc(sums, func(s caseSummary) bool { return !re.MatchString(fullName(s.Case)) })
 		linkBaselines(sums)
-	} else {
-		var code int
-		env, sums, code = runSuite(cfg, re)
-		if cfg.list || len(sums) == 0 {
-			return code
-		}
-		status = code // the peers failed: print what ran, then fail
+	} else if env, sums, status = runSuite(cfg, re); cfg.list || len(sums) == 0 {
+		return status // else the peers failed: print what ran, then fail
 	}
 
 	table := io.Writer(os.Stdout)
@@ -127,28 +106,25 @@ func run() int {
 		table = os.Stderr
 	}
 	writeTable(table, env, sums)
-	if cfg.compare != "" {
-		if err := compare(table, cfg, env, sums); err != nil {
-			fmt.Fprintf(os.Stderr, "bench: -compare: %v\n", err)
+	for _, step := range []struct {
+		on   bool
+		name string
+		do   func() error
+	}{
+		{cfg.compare != "", "-compare", func() error { return compare(table, cfg, env, sums) }},
+		{cfg.plotDir != "", "-plot", func() error { return writePlots(cfg.plotDir, env, sums) }},
+		{cfg.jsonPath != "", "-json", func() error { return writeJSONFile(cfg.jsonPath, env, sums) }},
+	} {
+		if !step.on {
+			continue
+		}
+		if err := step.do(); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", step.name, err)
 			status = 1
 		}
 	}
-	if cfg.plotDir != "" {
-		if err := writePlots(cfg.plotDir, env, sums); err != nil {
-			fmt.Fprintf(os.Stderr, "bench: -plot: %v\n", err)
-			status = 1
-		}
-	}
-	if cfg.jsonPath != "" {
-		if err := writeJSONFile(cfg.jsonPath, env, sums); err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
-			status = 1
-		}
-	}
-	for _, s := range sums {
-		if s.Status != statusOK {
-			status = 1
-		}
+	if slices.ContainsFunc(sums, func(s caseSummary) bool { return s.Status != statusOK }) {
+		status = 1
 	}
 	return status
 }
@@ -176,66 +152,47 @@ func compare(w io.Writer, cfg config, env environment, sums []caseSummary) error
 // run (2: usage) or the peers could not run (1).
 func runSuite(cfg config, re *regexp.Regexp) (env environment, sums []caseSummary, code int) {
 	selected := selectCases(cases, re)
-	var peerSums []caseSummary
-	var notes map[string]string
-	var peersErr error
-	if cfg.list {
-		for _, c := range selected {
-			fmt.Println(fullName(c))
-		}
-		if cfg.peers {
-			peerSums, _, peersErr = runPeers(cfg, re, os.Stderr)
-			for _, s := range peerSums {
-				fmt.Println(fullName(s.Case))
-			}
-			if peersErr != nil {
-				fmt.Fprintf(os.Stderr, "bench: %v\n", peersErr)
-				return env, nil, 1
-			}
-		}
-		return env, nil, 0
-	}
 	if len(selected) == 0 && !cfg.peers {
 		fmt.Fprintf(os.Stderr, "bench: no case matches -bench %q (%d registered)\n", cfg.bench, len(cases))
 		return env, nil, 2
 	}
-
 	// The counters cover every thread of the process (see perf_linux.go);
 	// locking first starts the runtime's template thread before they are
 	// opened, and keeps the main goroutine on the thread it started on.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	env = environment{
-		GoVersion:  runtime.Version(),
-		GOOS:       runtime.GOOS,
-		GOARCH:     runtime.GOARCH,
-		GOMAXPROCS: runtime.GOMAXPROCS(0),
-		NumCPU:     runtime.NumCPU(),
-		Runs:       cfg.runs,
-		PerRun:     cfg.perRun,
-		Alloc:      allocation.String(),
-		Date:       time.Now().UTC().Format(time.RFC3339),
-	}
+	env = environment{GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
+		GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(), Runs: cfg.runs, PerRun: cfg.perRun,
+		Alloc: allocation.String(), Date: time.Now().UTC().Format(time.RFC3339)}
 	if h, err := openHWCounters(); err != nil {
 		env.Counters = err.Error()
-	} else {
+	} else if !cfg.list {
 		hwc = h
 		defer func() { h.close(); hwc = nil }()
 	}
-
 	start := time.Now()
-	sums = make([]caseSummary, len(selected))
 	for i, c := range selected {
-		sums[i] = measure(c, cfg, i, len(selected), os.Stderr)
+		if cfg.list {
+			fmt.Println(fullName(c))
+			continue
+		}
+		sums = append(sums, measure(c, cfg, i, len(selected), os.Stderr))
 	}
 	if cfg.peers {
-		peerSums, notes, peersErr = runPeers(cfg, re, os.Stderr)
-		if peersErr != nil {
-			fmt.Fprintf(os.Stderr, "bench: %v\n", peersErr)
+		peerSums, notes, err := runPeers(cfg, re, os.Stderr)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 			code = 1
 		}
-		sums = append(sums, peerSums...)
-		env.Notes = notes
+		for _, s := range peerSums {
+			if cfg.list {
+				fmt.Println(fullName(s.Case))
+			}
+		}
+		sums, env.Notes = append(sums, peerSums...), notes
+	}
+	if cfg.list {
+		return env, nil, code
 	}
 	linkBaselines(sums)
 	fmt.Fprintf(os.Stderr, "bench: %d cases in %v\n", len(sums), time.Since(start).Round(100*time.Millisecond))
@@ -269,36 +226,24 @@ func setBenchtime(d time.Duration) {
 	}
 }
 
-// warmupTime is the benchtime of the warm-up run before the measured ones.
-func warmupTime(perRun time.Duration) time.Duration {
-	return max(perRun/10, time.Microsecond)
-}
-
-// measure runs case c once as warm-up and then cfg.runs times, reporting
-// progress (case, run i/N) on progress, and summarizes the runs.
+// measure runs case c once as warm-up (a tenth of the run time) and then
+// cfg.runs times, reporting progress on progress, and summarizes the runs.
 func measure(c benchCase, cfg config, idx, total int, progress io.Writer) caseSummary {
 	fmt.Fprintf(progress, "[%*d/%d] %s: warm-up", len(fmt.Sprint(total)), idx+1, total, fullName(c))
 	p := &probe{fn: c.Fn}
-	setBenchtime(warmupTime(cfg.perRun))
+	setBenchtime(max(cfg.perRun/10, time.Microsecond))
 	testing.Benchmark(p.run)
-	status := p.status()
 	var runs []runFigures
-	if status == statusOK {
-		setBenchtime(cfg.perRun)
-		for r := 1; r <= cfg.runs; r++ {
-			fmt.Fprintf(progress, ", run %d/%d", r, cfg.runs)
-			res := testing.Benchmark(p.run)
-			if status = p.status(); status == statusOK && res.N == 0 {
-				status = statusFailed
-			}
-			if status != statusOK {
-				break
-			}
-			inst, cycles := p.perIteration()
-			runs = append(runs, figuresFromResult(res, c.Unit, metricOf(c), inst, cycles))
+	setBenchtime(cfg.perRun)
+	for r := 1; r <= cfg.runs && p.status() == statusOK; r++ {
+		fmt.Fprintf(progress, ", run %d/%d", r, cfg.runs)
+		if res := testing.Benchmark(p.run); res.N > 0 && p.status() == statusOK {
+			runs = append(runs, figuresFromResult(res, c.Unit, metricOf(c)))
+		} else if p.status() == statusOK {
+			p.failed = true // no iteration ran
 		}
 	}
-	s := summarize(c, runs, status)
+	s := summarize(c, runs, p.status())
 	if s.Status == statusOK {
 		fmt.Fprintf(progress, ": %s/%s\n", fmtValue(metricOf(c), s.Median), c.Unit)
 	} else {
@@ -309,32 +254,16 @@ func measure(c benchCase, cfg config, idx, total int, progress io.Writer) caseSu
 
 // probe wraps a case's function to learn, after testing.Benchmark returns,
 // whether the last round failed or skipped (testing.Benchmark discards the
-// message) and how many instructions and cycles the whole round took, the
-// fallback for cases that do not use a meter.
+// message).
 type probe struct {
 	fn              func(b *testing.B)
 	failed, skipped bool
-	n               int
-	inst, cycles    float64
-	hwOK            bool
-	before, after   hwSample // reused so that reading does not allocate
 }
 
 // run is the benchmark function handed to testing.Benchmark: one round of
 // p.fn for b.N iterations. The last round is the one the result describes.
 func (p *probe) run(b *testing.B) {
-	p.failed, p.skipped, p.hwOK = false, false, false
-	if hwc != nil {
-		hwc.sampleInto(&p.before)
-	}
-	defer func() {
-		p.n = b.N
-		p.failed, p.skipped = b.Failed(), b.Skipped()
-		if hwc != nil {
-			hwc.sampleInto(&p.after)
-			p.inst, p.cycles, p.hwOK = p.after.since(p.before)
-		}
-	}()
+	defer func() { p.failed, p.skipped = b.Failed(), b.Skipped() }()
 	p.fn(b)
 }
 
@@ -347,13 +276,4 @@ func (p *probe) status() string {
 		return statusSkipped
 	}
 	return statusOK
-}
-
-// perIteration returns the last round's instructions and cycles per
-// iteration, or nils when the counters gave no figure.
-func (p *probe) perIteration() (inst, cycles *float64) {
-	if !p.hwOK || p.n <= 0 {
-		return nil, nil
-	}
-	return ptr(p.inst / float64(p.n)), ptr(p.cycles / float64(p.n))
 }

@@ -147,7 +147,7 @@ func runPeers(cfg config, re *regexp.Regexp, progress io.Writer) ([]caseSummary,
 		}
 		var runs []runFigures
 		for _, r := range rs {
-			runs = append(runs, figuresFromResult(r, c.Unit, metricOf(c), nil, nil))
+			runs = append(runs, figuresFromResult(r, c.Unit, metricOf(c)))
 		}
 		status := statusOK
 		if st, ok := failed[name]; ok {

@@ -16,14 +16,14 @@ import (
 // metric by its unit, bytes, and a missing metric, which fails the case.
 func TestPeerFigures(t *testing.T) {
 	r := testing.BenchmarkResult{N: 24051, Extra: map[string]float64{"ns/op": 9578, "allocs/link": 1.031, "ns/link": 298.6}}
-	if f := figuresFromResult(r, "link", "ns", nil, nil); f.N != 24051 || f.Ns != 298.6 || f.Allocs != 1.031 {
+	if f := figuresFromResult(r, "link", "ns"); f.N != 24051 || f.Ns != 298.6 || f.Allocs != 1.031 {
 		t.Errorf("figures %+v", f)
 	}
 	r = testing.BenchmarkResult{N: 3, Extra: map[string]float64{"ns/op": 22273399, "B/waiter": 102.5, "allocs/waiter": 0.0163}}
-	if f := figuresFromResult(r, "waiter", "B", nil, nil); f.Ns != 102.5 {
+	if f := figuresFromResult(r, "waiter", "B"); f.Ns != 102.5 {
 		t.Errorf("bytes figure %+v", f)
 	}
-	if f := figuresFromResult(r, "waiter", "cpu-ns", nil, nil); !math.IsNaN(f.Ns) {
+	if f := figuresFromResult(r, "waiter", "cpu-ns"); !math.IsNaN(f.Ns) {
 		t.Errorf("a missing metric must read NaN: %+v", f)
 	} else if s := summarize(benchCase{Unit: "waiter", Metric: "cpu-ns"}, []runFigures{f}, statusOK); s.Status != statusFailed {
 		t.Errorf("a run without its metric must fail the case: %+v", s)

@@ -124,42 +124,21 @@ func selectCases(all []benchCase, re *regexp.Regexp) []benchCase {
 
 // figuresFromResult reads one run's per-unit figures from r.Extra
 // ("<metric>/<unit>", "allocs/<unit>", "tasks/<unit>", "inst/<unit>",
-// "cycles/<unit>"). A case ranked by time ("ns") that reports no
-// "ns/<unit>" did not use a meter: its time and allocations fall back to
-// the per-op figures (NsPerOp, AllocsPerOp, at float precision) and its
-// instructions and cycles to instPerOp and cyclesPerOp, which the runner
-// measured around the round. A case ranked by another metric that does not
-// report it gets NaN, which summarize turns into a failure.
-func figuresFromResult(r testing.BenchmarkResult, unit, metric string, instPerOp, cyclesPerOp *float64) runFigures {
-	f := runFigures{N: r.N}
+// "cycles/<unit>"), which the meter reports. A case that does not report
+// its metric gets NaN, which summarize turns into a failure.
+func figuresFromResult(r testing.BenchmarkResult, unit, metric string) runFigures {
 	extra := func(kind string) *float64 {
 		if v, ok := r.Extra[kind+"/"+unit]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
 			return ptr(v)
 		}
 		return nil
 	}
-	v := extra(metric)
-	metered := v != nil
-	if metered {
+	f := runFigures{N: r.N, Ns: math.NaN(), Tasks: extra("tasks"), Inst: extra("inst"), Cycles: extra("cycles")}
+	if v := extra(metric); v != nil {
 		f.Ns = *v
-	} else if metric != "ns" {
-		f.Ns = math.NaN()
-	} else if v, ok := r.Extra["ns/op"]; ok {
-		f.Ns = v
-	} else if r.N > 0 {
-		f.Ns = float64(r.T.Nanoseconds()) / float64(r.N)
 	}
 	if v := extra("allocs"); v != nil {
 		f.Allocs = *v
-	} else if v, ok := r.Extra["allocs/op"]; ok {
-		f.Allocs = v
-	} else if r.N > 0 {
-		f.Allocs = float64(r.MemAllocs) / float64(r.N)
-	}
-	f.Tasks = extra("tasks")
-	f.Inst, f.Cycles = extra("inst"), extra("cycles")
-	if !metered {
-		f.Inst, f.Cycles = instPerOp, cyclesPerOp
 	}
 	return f
 }

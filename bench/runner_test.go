@@ -95,40 +95,34 @@ func TestMedianMAD(t *testing.T) {
 
 // TestFiguresFromResult checks how a BenchmarkResult becomes per-unit figures, with and without a meter.
 func TestFiguresFromResult(t *testing.T) {
-	inst, cycles := ptr(111.0), ptr(222.0)
-
-	// A metered case: everything comes from Extra, in its unit.
+	// Everything comes from Extra, in the case's unit.
 	r := testing.BenchmarkResult{
 		N: 1000, T: time.Millisecond, MemAllocs: 5000,
 		Extra: map[string]float64{"ns/link": 12.5, "allocs/link": 0.25, "tasks/link": 1, "inst/link": 40, "cycles/link": 30},
 	}
-	f := figuresFromResult(r, "link", "ns", inst, cycles)
+	f := figuresFromResult(r, "link", "ns")
 	if f.N != 1000 || f.Ns != 12.5 || f.Allocs != 0.25 || f.Tasks == nil || *f.Tasks != 1 ||
 		f.Inst == nil || *f.Inst != 40 || f.Cycles == nil || *f.Cycles != 30 {
 		t.Errorf("metered: got %+v", f)
 	}
 
-	// Metered without counters: inst and cycles stay missing, no fallback.
+	// Without counters: inst and cycles stay missing.
 	r.Extra = map[string]float64{"ns/link": 12.5, "allocs/link": 0.25}
-	f = figuresFromResult(r, "link", "ns", inst, cycles)
+	f = figuresFromResult(r, "link", "ns")
 	if f.Tasks != nil || f.Inst != nil || f.Cycles != nil {
 		t.Errorf("metered without tasks and counters: got %+v", f)
 	}
 
-	// Not metered: fall back to the per-op figures at float precision.
+	// A case that does not report its metric (no meter) has no figure:
+	// NaN, which fails the case, rather than the testing package's ns/op.
 	r.Extra = nil
-	f = figuresFromResult(r, "op", "ns", inst, cycles)
-	if f.Ns != 1000 || f.Allocs != 5 || f.Tasks != nil || f.Inst != inst || f.Cycles != cycles {
-		t.Errorf("fallback: got %+v", f)
-	}
-	r.T = 1500 * time.Nanosecond
-	if f = figuresFromResult(r, "op", "ns", nil, nil); f.Ns != 1.5 {
-		t.Errorf("fallback keeps sub-ns precision: Ns = %v, want 1.5", f.Ns)
+	if f = figuresFromResult(r, "op", "ns"); !math.IsNaN(f.Ns) {
+		t.Errorf("not metered: got %+v, want NaN", f)
 	}
 
 	// Non-finite metrics are treated as missing.
 	r.Extra = map[string]float64{"ns/op": 3, "tasks/op": math.NaN()}
-	if f = figuresFromResult(r, "op", "ns", nil, nil); f.Ns != 3 || f.Tasks != nil {
+	if f = figuresFromResult(r, "op", "ns"); f.Ns != 3 || f.Tasks != nil {
 		t.Errorf("NaN tasks: got %+v", f)
 	}
 }
