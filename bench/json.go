@@ -20,53 +20,35 @@ type jsonReport struct {
 // the case's metric (nanoseconds unless metric says "B", bytes); missing
 // figures are null.
 type jsonCase struct {
-	Name       string    `json:"name"` // "Group/Name"
-	Group      string    `json:"group"`
-	Case       string    `json:"case"`
-	Unit       string    `json:"unit"`
-	Metric     string    `json:"metric"` // "ns", "cpu-ns" or "B"
-	Kind       string    `json:"kind"`   // "spindle", "go", "peer" or "variant"
-	Baseline   string    `json:"baseline,omitempty"`
-	Status     string    `json:"status"` // "ok", "FAILED", "SKIPPED"
-	Iterations int       `json:"iterations"`
-	MedianNs   *float64  `json:"median_ns"`
-	MADNs      *float64  `json:"mad_ns"`
-	MinNs      *float64  `json:"min_ns"`
-	MaxNs      *float64  `json:"max_ns"`
-	Allocs     *float64  `json:"allocs"`
-	Tasks      *float64  `json:"tasks"`
-	Inst       *float64  `json:"inst"`
-	Cycles     *float64  `json:"cycles"`
-	VsBaseline *float64  `json:"vs_baseline"`             // baseline's median / median
-	BestOther  string    `json:"best_other,omitempty"`    // spindle cases: the best go or peer case beside it
-	VsBest     *float64  `json:"vs_best_other,omitempty"` // best_other's median / median
-	Runs       []jsonRun `json:"runs"`
-}
-
-// jsonRun is one run in the -json output.
-type jsonRun struct {
-	Iterations int      `json:"iterations"`
-	Ns         *float64 `json:"ns"`
-	Allocs     *float64 `json:"allocs"`
-	Tasks      *float64 `json:"tasks"`
-	Inst       *float64 `json:"inst"`
-	Cycles     *float64 `json:"cycles"`
+	Name       string       `json:"name"` // "Group/Name"
+	Group      string       `json:"group"`
+	Case       string       `json:"case"`
+	Unit       string       `json:"unit"`
+	Metric     string       `json:"metric"` // "ns", "cpu-ns" or "B"
+	Kind       string       `json:"kind"`   // "spindle", "go", "peer" or "variant"
+	Baseline   string       `json:"baseline,omitempty"`
+	Status     string       `json:"status"` // "ok", "FAILED", "SKIPPED"
+	Iterations int          `json:"iterations"`
+	MedianNs   *float64     `json:"median_ns"`
+	MADNs      *float64     `json:"mad_ns"`
+	MinNs      *float64     `json:"min_ns"`
+	MaxNs      *float64     `json:"max_ns"`
+	Allocs     *float64     `json:"allocs"`
+	Tasks      *float64     `json:"tasks"`
+	Inst       *float64     `json:"inst"`
+	Cycles     *float64     `json:"cycles"`
+	VsBaseline *float64     `json:"vs_baseline"`             // baseline's median / median
+	BestOther  string       `json:"best_other,omitempty"`    // spindle cases: the best go or peer case beside it
+	VsBest     *float64     `json:"vs_best_other,omitempty"` // best_other's median / median
+	Runs       []runFigures `json:"runs"`
 }
 
 // jsonVerdict is one group of the closing summary.
 type jsonVerdict struct {
-	Group   string     `json:"group"`
-	GeoMean *float64   `json:"geomean_vs_best_other"` // null when no spindle case has a best other
-	Cases   int        `json:"cases"`                 // spindle cases with a best other
-	Losses  []jsonLoss `json:"losses"`
-}
-
-// jsonLoss is a case where spindle loses.
-type jsonLoss struct {
-	Case         string  `json:"case"`
-	Other        string  `json:"other"`
-	Ratio        float64 `json:"ratio"`
-	WithinSpread bool    `json:"within_spread"`
+	Group   string   `json:"group"`
+	GeoMean *float64 `json:"geomean_vs_best_other"` // null when no spindle case has a best other
+	Cases   int      `json:"cases"`                 // spindle cases with a best other
+	Losses  []loss   `json:"losses"`
 }
 
 // finite returns v as a JSON number, or nil (null) when v is nil, NaN or
@@ -91,17 +73,7 @@ func jsonReportOf(env environment, sums []caseSummary) jsonReport {
 			Kind:     kindOf(s.Case),
 			Baseline: s.Case.Baseline,
 			Status:   s.Status,
-			Runs:     []jsonRun{},
-		}
-		for _, r := range s.Runs {
-			jc.Runs = append(jc.Runs, jsonRun{
-				Iterations: r.N,
-				Ns:         finite(&r.Ns),
-				Allocs:     finite(&r.Allocs),
-				Tasks:      finite(r.Tasks),
-				Inst:       finite(r.Inst),
-				Cycles:     finite(r.Cycles),
-			})
+			Runs:     append([]runFigures{}, s.Runs...), // summarize keeps finite runs only
 		}
 		if len(s.Runs) > 0 {
 			jc.Iterations = s.N
@@ -115,11 +87,7 @@ func jsonReportOf(env environment, sums []caseSummary) jsonReport {
 		rep.Cases = append(rep.Cases, jc)
 	}
 	for _, v := range verdicts(sums) {
-		jv := jsonVerdict{Group: v.Group, GeoMean: finite(&v.GeoMean), Cases: len(v.Ratios), Losses: []jsonLoss{}}
-		for _, l := range v.Losses {
-			jv.Losses = append(jv.Losses, jsonLoss{Case: l.Case, Other: l.Other, Ratio: l.Ratio, WithinSpread: l.WithinSpread})
-		}
-		rep.Summary = append(rep.Summary, jv)
+		rep.Summary = append(rep.Summary, jsonVerdict{v.Group, finite(&v.GeoMean), len(v.Ratios), append([]loss{}, v.Losses...)})
 	}
 	return rep
 }
@@ -159,22 +127,11 @@ func readJSON(r io.Reader) (environment, []caseSummary, error) {
 	var sums []caseSummary
 	for _, jc := range rep.Cases {
 		c := benchCase{Group: jc.Group, Name: jc.Case, Unit: jc.Unit, Baseline: jc.Baseline, Kind: jc.Kind, Metric: jc.Metric}
-		var runs []runFigures
-		for _, r := range jc.Runs {
-			f := runFigures{N: r.Iterations, Ns: math.NaN(), Tasks: r.Tasks, Inst: r.Inst, Cycles: r.Cycles}
-			if r.Ns != nil {
-				f.Ns = *r.Ns
-			}
-			if r.Allocs != nil {
-				f.Allocs = *r.Allocs
-			}
-			runs = append(runs, f)
-		}
 		status := jc.Status
 		if status == "" {
 			status = statusOK
 		}
-		sums = append(sums, summarize(c, runs, status))
+		sums = append(sums, summarize(c, jc.Runs, status))
 	}
 	linkBaselines(sums)
 	return rep.environment, sums, nil

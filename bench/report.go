@@ -22,12 +22,12 @@ const (
 
 // runFigures are one run's per-unit figures, read from the BenchmarkResult.
 type runFigures struct {
-	N      int      // b.N of the run
-	Ns     float64  // the case's metric per unit: ns/<unit> for most cases (see metricOf)
-	Allocs float64  // allocs/<unit>
-	Tasks  *float64 // tasks/<unit>; nil when the case reports none
-	Inst   *float64 // inst/<unit>; nil without hardware counters
-	Cycles *float64 // cycles/<unit>; nil without hardware counters
+	N      int      `json:"iterations"` // b.N of the run
+	Ns     float64  `json:"ns"`         // the case's metric per unit: ns/<unit> for most cases (see metricOf)
+	Allocs float64  `json:"allocs"`     // allocs/<unit>
+	Tasks  *float64 `json:"tasks"`      // tasks/<unit>; nil when the case reports none
+	Inst   *float64 `json:"inst"`       // inst/<unit>; nil without hardware counters
+	Cycles *float64 `json:"cycles"`     // cycles/<unit>; nil without hardware counters
 }
 
 // caseSummary is the outcome of all runs of one case.
@@ -165,18 +165,24 @@ func mad(vs []float64) float64 {
 	return median(dev)
 }
 
-// medianOf returns the median of the non-nil values, nil if there are none.
-func medianOf(vs []*float64) *float64 {
-	var have []float64
-	for _, v := range vs {
-		if v != nil {
-			have = append(have, *v)
+// figures returns the runs' values of one figure, leaving out the runs
+// that lack it (get returns nil).
+func figures(runs []runFigures, get func(r runFigures) *float64) []float64 {
+	var vs []float64
+	for _, r := range runs {
+		if v := get(r); v != nil {
+			vs = append(vs, *v)
 		}
 	}
-	if len(have) == 0 {
+	return vs
+}
+
+// medianOf returns the median of vs, nil if vs is empty.
+func medianOf(vs []float64) *float64 {
+	if len(vs) == 0 {
 		return nil
 	}
-	return ptr(median(have))
+	return ptr(median(vs))
 }
 
 // summarize computes a case's statistics over its runs. A case without
@@ -195,25 +201,15 @@ func summarize(c benchCase, runs []runFigures, status string) caseSummary {
 		}
 		return s
 	}
-	ns := make([]float64, len(runs))
-	var allocs, tasks, inst, cycles []*float64
-	for i, r := range runs {
-		ns[i] = r.Ns
-		allocs = append(allocs, ptr(r.Allocs))
-		tasks = append(tasks, r.Tasks)
-		inst = append(inst, r.Inst)
-		cycles = append(cycles, r.Cycles)
-	}
-	order := make([]int, len(runs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ns[a], ns[b]) })
-	s.N = runs[order[(len(order)-1)/2]].N
+	byNs := slices.SortedStableFunc(slices.Values(runs), func(a, b runFigures) int { return cmp.Compare(a.Ns, b.Ns) })
+	s.N = byNs[(len(byNs)-1)/2].N
+	ns := figures(runs, func(r runFigures) *float64 { return &r.Ns })
 	s.Median, s.MAD = median(ns), mad(ns)
 	s.Min, s.Max = slices.Min(ns), slices.Max(ns)
-	s.Allocs, s.Tasks = medianOf(allocs), medianOf(tasks)
-	s.Inst, s.Cycles = medianOf(inst), medianOf(cycles)
+	s.Allocs = medianOf(figures(runs, func(r runFigures) *float64 { return &r.Allocs }))
+	s.Tasks = medianOf(figures(runs, func(r runFigures) *float64 { return r.Tasks }))
+	s.Inst = medianOf(figures(runs, func(r runFigures) *float64 { return r.Inst }))
+	s.Cycles = medianOf(figures(runs, func(r runFigures) *float64 { return r.Cycles }))
 	return s
 }
 

@@ -85,11 +85,12 @@ func TestMedianMAD(t *testing.T) {
 	if got := median([]float64{4, 1, 3, 2}); got != 2.5 {
 		t.Errorf("median of even count = %v, want 2.5", got)
 	}
-	if got := medianOf([]*float64{nil, nil}); got != nil {
-		t.Errorf("medianOf(nils) = %v, want nil", *got)
+	runs := []runFigures{{Tasks: ptr(1)}, {}, {Tasks: ptr(3)}}
+	if got := medianOf(figures(runs, func(r runFigures) *float64 { return r.Inst })); got != nil {
+		t.Errorf("median of a figure no run has = %v, want nil", *got)
 	}
-	if got := medianOf([]*float64{ptr(1), nil, ptr(3)}); got == nil || *got != 2 {
-		t.Errorf("medianOf(1, nil, 3) = %v, want 2", got)
+	if got := medianOf(figures(runs, func(r runFigures) *float64 { return r.Tasks })); got == nil || *got != 2 {
+		t.Errorf("median of tasks 1, -, 3 = %v, want 2", got)
 	}
 }
 

@@ -29,13 +29,13 @@ type groupVerdict struct {
 
 // loss is a spindle case that did worse than the best other case.
 type loss struct {
-	Case   string  // "Group/Name"
-	Other  string  // the other case's Name (same group)
-	Ratio  float64 // VsBest, below 1
-	Metric string
+	Case   string  `json:"case"`  // "Group/Name"
+	Other  string  `json:"other"` // the other case's Name (same group)
+	Ratio  float64 `json:"ratio"` // VsBest, below 1
+	Metric string  `json:"-"`
 	// WithinSpread: the two cases' min-max ranges overlap, so the runs do
 	// not clearly tell them apart.
-	WithinSpread bool
+	WithinSpread bool `json:"within_spread"`
 }
 
 // verdicts returns one groupVerdict per group that has a spindle case, in
