@@ -1,5 +1,33 @@
 package loop
 
+// Running the loop: Run, Start, RunUntilIdle, Drive, and a Shutdown that
+// drains an executor nobody runs, all enter through loop.
+//
+// Invariants:
+//   - one goroutine at a time runs the loop: running.CompareAndSwap(false,
+//     true) is the only way in and leave the only way out; LoopG is that
+//     goroutine's id from run's start to leave, 0 otherwise (frame.Holder:
+//     with CoroG it says who holds the loop);
+//   - a batch runs at most batchSize tasks with no per-task defer: a
+//     panicking task ends the batch and recoverItem reports it; Cur and
+//     curID are the running task's frame and resource id, nil and 0
+//     between tasks;
+//   - between batches poll runs the flushers, takes the inbox (unless
+//     blocks taken earlier are still being consumed), queues due timers at
+//     the front of the queue and publishes the health figures;
+//   - stopReq (Close, or Run's ctx ending) is read before and after every
+//     batch and ends the loop with finish(true), which drops the queue; an
+//     empty queue and inbox after Shutdown began ends it with finish(false),
+//     the drain;
+//   - the loop sleeps only after it yielded once and still found nothing;
+//     it sets sleeping under mu after checking hasInbox, phase and stopReq
+//     under mu, so a Submit or a close that comes later sees it and sends
+//     the wake-up (loop.go);
+//   - leave hands the loop on when it must not stop: after a task called
+//     runtime.Goexit under Run or Start, to a new goroutine; when a Shutdown
+//     began while RunUntilIdle or Drive ran, to the leaving goroutine, which
+//     drains it.
+
 import (
 	"context"
 	"runtime"
