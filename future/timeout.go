@@ -73,7 +73,7 @@ func Timeout[T any](f *Future[T], d time.Duration) *Future[T] {
 	}
 	n.stop.w = (*timeoutStop[T])(n)
 	n.out.head.Store(&n.stop) // not yet shared: no race
-	n.timer.Store(ex.AfterFunc(d, n.expire))
+	n.timer.Store(ex.AfterFuncClose(d, n.expire, nil)) // on the loop or off it
 	n.l.w = n
 	if !f.addWaiter(&n.l) {
 		n.wake(onLoop)

@@ -33,20 +33,19 @@ import (
 	"github.com/spindle-rt/spindle/internal/gid"
 )
 
-// LabelKey is the pprof label that the loop goroutine and the task
-// goroutines carry, with the executor's name as its value.
+// LabelKey is executor.ProfileLabel (see there).
 const LabelKey = "spindle.executor"
 
-// Stall describes a task that has held the loop for longer than the stall
-// threshold: executor.Stall, which documents it.
+// Stall has the fields of executor.Stall, which documents them; the
+// executor converts one into the other.
 type Stall struct {
 	Executor string
 	Duration time.Duration
 	Stack    []byte
 }
 
-// Delay summarises how long scheduled work waited before it ran, from the
-// probes of the last window: executor.Delay, which documents it.
+// Delay has the fields of executor.Delay, which documents them; the
+// executor converts one into the other.
 type Delay struct {
 	P50, P99, Max time.Duration
 	Samples       int

@@ -37,11 +37,7 @@ import (
 	"github.com/spindle-rt/spindle/internal/gid"
 )
 
-// Run runs the loop on the calling goroutine until the executor is closed by
-// Shutdown or Close (then it returns nil) or ctx ends (then the executor
-// closes at once, without draining, and Run returns ctx.Err()). It returns
-// ErrRunning if the loop already runs and ErrClosed if the executor has
-// already closed.
+// Run: see executor.Executor.Run.
 func (e *Loop) Run(ctx context.Context) error {
 	if ctx == nil {
 		panic("executor: Run with nil context")
@@ -55,9 +51,7 @@ func (e *Loop) Run(ctx context.Context) error {
 	return e.loop(ctx, false, nil)
 }
 
-// Start runs the loop in a new goroutine, as Run(context.Background()). It
-// panics if the loop is already running or the executor has closed. Close
-// waits for that goroutine to finish.
+// Start: see executor.Executor.Start.
 func (e *Loop) Start() {
 	if e.phase.Load() == phaseClosed {
 		panic("executor: Start after the executor closed")
@@ -68,20 +62,12 @@ func (e *Loop) Start() {
 	go func() { _ = e.loop(context.Background(), false, nil) }()
 }
 
-// RunUntilIdle runs the loop on the calling goroutine until no task is ready:
-// the queue and the inbox are empty and no timer is due. It returns the number
-// of tasks run. It is how tests and benchmarks drive an executor step by step
-// without a loop goroutine. It panics if the loop runs elsewhere; on a closed
-// executor it runs nothing.
+// RunUntilIdle: see executor.Executor.RunUntilIdle. It runs no session
+// (health.go): no watchdog, no busy or idle time.
 func (e *Loop) RunUntilIdle() int { return e.step("RunUntilIdle", nil) }
 
-// Drive runs fn on the calling goroutine as loop code, so that it may do
-// what only code holding the loop may (Post, channel operations, AfterFunc
-// with the current frame), and then runs the loop until idle as RunUntilIdle
-// does. fn is not counted as a task; Drive returns the number of tasks run.
-// It panics if the loop runs elsewhere; on a closed executor it does not
-// call fn and returns 0. A panic in fn propagates to the caller after the
-// loop has been given up.
+// Drive: see executor.Executor.Drive. Work submitted before Drive is taken
+// in before fn runs, so it runs before what fn posts.
 func (e *Loop) Drive(fn func()) int {
 	if fn == nil {
 		panic("executor: Drive with nil func")
@@ -103,16 +89,9 @@ func (e *Loop) step(op string, first func()) int {
 	return int(e.ran - before)
 }
 
-// Shutdown stops the executor gracefully: Submit starts returning ErrClosed,
-// the loop runs the queue (tasks and the continuations they schedule) until
-// it is empty, stops the timers, and then releases everything still waiting:
-// goroutines blocked in Await and suspended tasks get ErrClosed. Shutdown
-// waits for that and returns nil, or returns ctx.Err() if ctx ends first, in
-// which case the loop stops draining at its next batch boundary and closes
-// at once. If nobody runs the loop, Shutdown drains it on the calling
-// goroutine. Called from the loop itself it begins the shutdown and returns
-// nil without waiting. Shutdown may be called any number of times, from any
-// goroutine.
+// Shutdown: see executor.Executor.Shutdown. It moves phase to draining
+// under mu and wakes the loop, which finishes once its queue and inbox are
+// empty (run); as Close, it does not wait on the loop or its watchdog.
 func (e *Loop) Shutdown(ctx context.Context) error {
 	if ctx == nil {
 		panic("executor: Shutdown with nil context")
