@@ -72,8 +72,10 @@ func Timeout[T any](f *Future[T], d time.Duration) *Future[T] {
 		n.out.id = track(ex, ex.NewResourceOnLoop(hooks.KindFuture, f.id, onLoop), &n.out)
 	}
 	n.stop.w = (*timeoutStop[T])(n)
-	n.out.head.Store(&n.stop)                          // not yet shared: no race
-	n.timer.Store(ex.AfterFuncClose(d, n.expire, nil)) // on the loop or off it
+	n.out.head.Store(&n.stop) // not yet shared: no race
+	// Timeout may be called off the loop: AfterFuncClose hands the timer
+	// to the loop then.
+	n.timer.Store(ex.AfterFuncClose(d, n.expire, nil))
 	n.l.w = n
 	if !f.addWaiter(&n.l) {
 		n.wake(onLoop)
