@@ -72,7 +72,9 @@ func WithStallHandler(threshold time.Duration, fn func(Stall)) Option {
 	return optionFunc(func(c *loop.Config) {
 		c.StallThreshold, c.OnStall = threshold, nil
 		if fn != nil {
-			c.OnStall = func(s loop.Stall) { fn(Stall(s)) }
+			c.OnStall = func(name string, held time.Duration, stack []byte) {
+				fn(Stall{Executor: name, Duration: held, Stack: stack})
+			}
 		}
 	})
 }

@@ -36,13 +36,10 @@ import (
 // LabelKey is executor.ProfileLabel (see there).
 const LabelKey = "spindle.executor"
 
-// Stall has the fields of executor.Stall, which documents them; the
-// executor converts one into the other.
-type Stall struct {
-	Executor string
-	Duration time.Duration
-	Stack    []byte
-}
+// StallFunc receives a stall: the executor's name, how long the task has
+// held the loop, and the stack of the goroutine holding it (the fields of
+// executor.Stall, which documents them).
+type StallFunc func(executor string, held time.Duration, stack []byte)
 
 // Delay has the fields of executor.Delay, which documents them; the
 // executor converts one into the other.
@@ -56,7 +53,7 @@ type health struct {
 	asked atomic.Bool // set by the watchdog, cleared by the loop
 
 	threshold   time.Duration // stall threshold; <= 0: no stall detection
-	onStall     func(Stall)   // nil: log with log/slog
+	onStall     StallFunc     // nil: log with log/slog
 	probeEvery  time.Duration // delay probe period; <= 0: no probe
 	probeWindow int           // delay samples kept
 	labels      context.Context

@@ -152,7 +152,7 @@ type Config struct {
 	Hooks        []hooks.Hooks // registered from the start
 
 	StallThreshold time.Duration // a task holding the loop longer is a stall; <= 0: no detection
-	OnStall        func(Stall)   // receives each stall; nil: log with log/slog
+	OnStall        StallFunc     // receives each stall; nil: log with log/slog
 	ProbeInterval  time.Duration // period of the delay probe; <= 0: no probe
 	ProbeWindow    time.Duration // Delay covers the probes of this long
 }
