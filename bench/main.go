@@ -13,8 +13,11 @@
 //
 // -peers adds the cases of the nested module bench/peers (other projects
 // doing the same jobs), run by `go test` in a subprocess. -plot writes one
-// SVG chart per group. -in reads the figures of an earlier -json run instead
-// of running, for -plot and -compare.
+// SVG chart per group, drawn by the nested module bench/plot (gonum/plot);
+// -compare prints benchstat's comparison with an earlier -json run, by the
+// nested module bench/stat (golang.org/x/perf), which also reads the peers'
+// output: the library's go.mod names none of these. -in reads the figures
+// of an earlier -json run instead of running, for -plot and -compare.
 //
 // The same cases run under `go test -bench . ./bench` (see bench_test.go).
 package main

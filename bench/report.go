@@ -269,38 +269,18 @@ func comparisonSet(sums []caseSummary, s caseSummary) []*caseSummary {
 	return set
 }
 
-// fmtTime formats nanoseconds with a unit suffix: ns, us, ms or s.
-func fmtTime(ns float64) string {
-	a := math.Abs(ns)
-	switch {
-	case a < 1e3:
-		return fmt.Sprintf("%.2fns", ns)
-	case a < 1e6:
-		return fmt.Sprintf("%.3fus", ns/1e3)
-	case a < 1e9:
-		return fmt.Sprintf("%.3fms", ns/1e6)
-	}
-	return fmt.Sprintf("%.3fs", ns/1e9)
-}
-
-// fmtBytes formats a byte count: B, KiB or MiB.
-func fmtBytes(b float64) string {
-	a := math.Abs(b)
-	switch {
-	case a < 1<<10:
-		return fmt.Sprintf("%.1fB", b)
-	case a < 1<<20:
-		return fmt.Sprintf("%.2fKiB", b/(1<<10))
-	}
-	return fmt.Sprintf("%.2fMiB", b/(1<<20))
-}
-
-// fmtValue formats a figure of metric.
+// fmtValue formats a figure of metric with a unit suffix: ns, us, ms or s
+// for times, B, KiB or MiB for bytes.
 func fmtValue(metric string, v float64) string {
+	scale, units, decimals := []float64{1, 1e3, 1e6, 1e9}, []string{"ns", "us", "ms", "s"}, []int{2, 3, 3, 3}
 	if metric == "B" {
-		return fmtBytes(v)
+		scale, units, decimals = []float64{1, 1 << 10, 1 << 20}, []string{"B", "KiB", "MiB"}, []int{1, 2, 2}
 	}
-	return fmtTime(v)
+	i := 0
+	for i+1 < len(scale) && math.Abs(v) >= scale[i+1] {
+		i++
+	}
+	return fmt.Sprintf("%.*f%s", decimals[i], v/scale[i], units[i])
 }
 
 // fmtFixed formats v with the given decimals, or missing when v is nil.

@@ -14,8 +14,8 @@ import (
 // nop is a case function for fake cases; it is never run.
 func nop(b *testing.B) {}
 
-// TestFmtTime checks the unit suffixes and precision of times.
-func TestFmtTime(t *testing.T) {
+// TestFmtValue checks the unit suffixes and precision of times and bytes.
+func TestFmtValue(t *testing.T) {
 	for _, tc := range []struct {
 		ns   float64
 		want string
@@ -30,8 +30,13 @@ func TestFmtTime(t *testing.T) {
 		{1_500_000, "1.500ms"},
 		{2_345_678_901, "2.346s"},
 	} {
-		if got := fmtTime(tc.ns); got != tc.want {
-			t.Errorf("fmtTime(%v) = %q, want %q", tc.ns, got, tc.want)
+		if got := fmtValue("ns", tc.ns); got != tc.want {
+			t.Errorf("fmtValue(ns, %v) = %q, want %q", tc.ns, got, tc.want)
+		}
+	}
+	for b, want := range map[float64]string{0: "0.0B", 96.8: "96.8B", 1023: "1023.0B", 1024: "1.00KiB", 4300: "4.20KiB", 3 << 20: "3.00MiB"} {
+		if got := fmtValue("B", b); got != want {
+			t.Errorf("fmtValue(B, %v) = %q, want %q", b, got, want)
 		}
 	}
 }
