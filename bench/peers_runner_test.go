@@ -12,9 +12,9 @@ import (
 	"time"
 )
 
-// TestPeerFigures checks the figures read from the peers' results: a
-// metric by its unit, bytes, and a missing metric, which fails the case.
-func TestPeerFigures(t *testing.T) {
+// TestFiguresOfOtherMetrics checks the figures of cases ranked by another
+// metric than time: bytes, and a missing metric, which fails the case.
+func TestFiguresOfOtherMetrics(t *testing.T) {
 	r := testing.BenchmarkResult{N: 24051, Extra: map[string]float64{"ns/op": 9578, "allocs/link": 1.031, "ns/link": 298.6}}
 	if f := figuresFromResult(r, "link", "ns"); f.N != 24051 || f.Ns != 298.6 || f.Allocs != 1.031 {
 		t.Errorf("figures %+v", f)

@@ -1,26 +1,22 @@
-// Command stat runs `go test` with the arguments after "--" in the
-// directory -dir, copies everything go test prints to its standard error
-// as progress, and reads go test's output in the Go benchmark format
-// (golang.org/x/perf/benchfmt). It then writes one JSON object to its
-// standard output:
-//
-//	{"config": {"goos": "linux", ...},
-//	 "results": [{"name": "Group/Name", "iters": 1000, "values": {"ns/op": 12.5}}, ...],
-//	 "failed": {"Group/Name": "FAIL"},
-//	 "error": "exit status 1"}
-//
-// config holds the configuration lines ("key: value"); results the result
-// lines in order, each named without "Benchmark" and the -GOMAXPROCS
-// suffix, its values keyed by the units as go test printed them; failed
-// the benchmarks go test reported as FAIL or SKIP; error why go test
-// failed, if it did. The runner of package bench (go run ./bench -peers)
-// runs the peers' benchmarks this way, and this module's benchstat tool
-// (go tool benchstat, pinned by go.mod) for -compare: the module keeps
+// Command stat runs the benchmarks of bench/peers for the runner of
+// package bench (go run ./bench -peers) and reads their output with
+// golang.org/x/perf/benchfmt; its module also pins the benchstat that the
+// runner's -compare runs (go tool benchstat). Keeping both here keeps
 // golang.org/x/perf out of the library's go.mod.
 //
 // Usage:
 //
-//	go run . -dir DIR -- -run '^$' -bench . -count 6
+//	go run . -dir DIR [-select REGEXP] [-warmup N] -- GO-TEST-FLAGS
+//
+// It runs `go test GO-TEST-FLAGS` in DIR with the peers' case table asked
+// for, copies everything go test prints to its standard error as progress,
+// and writes to its standard output the cases of the table that REGEXP
+// selects (matching "Peers/Group/Name" or "BenchmarkGroup/Name"), with
+// their runs, in the runner's -json format: the runner reads it as it reads
+// -in. The first N runs of each case are warm-up and left out. A case that
+// go test reported as FAIL or SKIP, or whose runs lack its metric, has that
+// status and no runs. When go test fails, stat writes the report and then
+// exits with status 1.
 package main
 
 import (
@@ -38,8 +34,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 )
 
-// report is the output object.
-type report struct {
+// goTestRun is what goTest read of a go test run.
+type goTestRun struct {
 	Config  map[string]string `json:"config"`
 	Results []result          `json:"results"`
 	Failed  map[string]string `json:"failed"`
@@ -65,23 +61,132 @@ const (
 
 func main() {
 	dir := flag.String("dir", ".", "run go test in `directory`")
+	sel := flag.String("select", ".", "report the cases whose \"Peers/Group/Name\" or \"BenchmarkGroup/Name\" matches `regexp`")
+	warmup := flag.Int("warmup", 0, "leave out the first `n` runs of each case")
 	flag.Parse()
-	rep, err := goTest(*dir, flag.Args(), os.Stderr)
+	re, err := regexp.Compile(*sel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stat: bad -select:", err)
+		os.Exit(2)
+	}
+	cmd := exec.Command("go", append([]string{"test"}, flag.Args()...)...)
+	cmd.Dir = *dir
+	cmd.Env = append(os.Environ(), "SPINDLE_PEERS_CASES=json", "SPINDLE_PEERS_SELECT="+*sel)
+	run, err := goTest(cmd, os.Stderr)
+	var rep *peersReport
+	if err == nil {
+		rep, err = reportOf(run, re, *warmup)
+	}
+	if err == nil {
+		err = json.NewEncoder(os.Stdout).Encode(rep)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "stat:", err)
 		os.Exit(1)
 	}
-	if err := json.NewEncoder(os.Stdout).Encode(rep); err != nil {
-		fmt.Fprintln(os.Stderr, "stat:", err)
+	if run.Error != "" {
+		fmt.Fprintf(os.Stderr, "stat: go test in %s: %s\n", *dir, run.Error)
 		os.Exit(1)
 	}
 }
 
-// goTest runs go test with args in dir, copying its output to progress.
-func goTest(dir string, args []string, progress io.Writer) (*report, error) {
+// The peers' case table: the configuration line caseTableKey names, which
+// bench/peers prints when SPINDLE_PEERS_CASES is "json".
+const caseTableKey = "spindle-peers-cases"
+
+// caseTable is what that line carries (see bench/peers/case.go).
+type caseTable struct {
+	Groups []struct{ Name, Note string } `json:"groups"`
+	Cases  []struct {
+		Group, Name, Unit, Metric, Baseline, Kind string
+	} `json:"cases"`
+}
+
+// peersReport is the part of the runner's -json format stat writes.
+type peersReport struct {
+	Notes map[string]string `json:"notes"`
+	Cases []reportCase      `json:"cases"`
+}
+
+type reportCase struct {
+	Group    string      `json:"group"`
+	Case     string      `json:"case"`
+	Unit     string      `json:"unit"`
+	Metric   string      `json:"metric"`
+	Kind     string      `json:"kind"`
+	Baseline string      `json:"baseline,omitempty"`
+	Status   string      `json:"status"` // "ok", "FAILED" or "SKIPPED"
+	Runs     []reportRun `json:"runs"`
+}
+
+type reportRun struct {
+	Iterations int      `json:"iterations"`
+	Ns         float64  `json:"ns"` // the case's metric per unit
+	Allocs     float64  `json:"allocs"`
+	Tasks      *float64 `json:"tasks"`
+}
+
+// reportOf turns a go test run into the report of the cases re selects.
+func reportOf(run *goTestRun, re *regexp.Regexp, warmup int) (*peersReport, error) {
+	var table caseTable
+	text, ok := run.Config[caseTableKey]
+	if !ok {
+		return nil, fmt.Errorf("go test printed no case table (%s)", run.Error)
+	}
+	if err := json.Unmarshal([]byte(text), &table); err != nil {
+		return nil, fmt.Errorf("bad case table: %w", err)
+	}
+	rep := &peersReport{Notes: map[string]string{}, Cases: []reportCase{}}
+	for _, g := range table.Groups {
+		rep.Notes["Peers/"+g.Name] = g.Note
+	}
+	byName := map[string][]result{}
+	for _, r := range run.Results {
+		byName[r.Name] = append(byName[r.Name], r)
+	}
+	for _, c := range table.Cases {
+		name := c.Group + "/" + c.Name
+		if !re.MatchString("Peers/"+name) && !re.MatchString("Benchmark"+name) {
+			continue
+		}
+		rc := reportCase{Group: "Peers/" + c.Group, Case: c.Name, Unit: c.Unit, Metric: c.Metric, Kind: c.Kind,
+			Baseline: c.Baseline, Status: "ok", Runs: []reportRun{}}
+		if rc.Metric == "" {
+			rc.Metric = "ns"
+		}
+		runs := byName[name]
+		runs = runs[min(warmup, len(runs)):]
+		for _, r := range runs {
+			v, ok := r.Values[rc.Metric+"/"+c.Unit]
+			if !ok {
+				rc.Status = "FAILED" // a run without the case's figure
+				break
+			}
+			rr := reportRun{Iterations: r.Iters, Ns: v, Allocs: r.Values["allocs/"+c.Unit]}
+			if t, ok := r.Values["tasks/"+c.Unit]; ok {
+				rr.Tasks = &t
+			}
+			rc.Runs = append(rc.Runs, rr)
+		}
+		switch how := run.Failed[name]; {
+		case how == "SKIP":
+			rc.Status = "SKIPPED"
+		case how != "" || len(runs) == 0 && run.Error != "":
+			rc.Status = "FAILED"
+		}
+		if rc.Status != "ok" {
+			rc.Runs = []reportRun{}
+		}
+		rep.Cases = append(rep.Cases, rc)
+	}
+	return rep, nil
+}
+
+// goTest runs cmd, a go test, copying its output to progress, and reads
+// the configuration lines, the results and the failures it printed.
+func goTest(cmd *exec.Cmd, progress io.Writer) (*goTestRun, error) {
 	progress = &lockedWriter{w: progress} // go test's stderr is copied from another goroutine
-	cmd := exec.Command("go", append([]string{"test"}, args...)...)
-	cmd.Dir, cmd.Stderr = dir, progress
+	cmd.Stderr = progress
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -89,7 +194,7 @@ func goTest(dir string, args []string, progress io.Writer) (*report, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	rep := &report{Config: map[string]string{}, Results: []result{}, Failed: map[string]string{}}
+	rep := &goTestRun{Config: map[string]string{}, Results: []result{}, Failed: map[string]string{}}
 	// The reader sees every line once scanned; the scanner's side notes
 	// the failures and echoes the lines.
 	pr, pw := io.Pipe()
@@ -110,7 +215,7 @@ func goTest(dir string, args []string, progress io.Writer) (*report, error) {
 		fmt.Fprintln(pw, endLine)
 		pw.CloseWithError(sc.Err())
 	}()
-	r := benchfmt.NewReader(pr, dir)
+	r := benchfmt.NewReader(pr, cmd.Dir)
 	for r.Scan() {
 		res, ok := r.Result().(*benchfmt.Result)
 		if !ok {
