@@ -15,18 +15,14 @@ type jsonReport struct {
 	Summary []jsonVerdict `json:"summary"`
 }
 
-// jsonCase is one case in the -json output. Per-unit figures are in the
-// case's unit; median_ns, mad_ns, min_ns, max_ns and each run's ns are in
-// the case's metric (nanoseconds unless metric says "B", bytes); missing
+// jsonCase is one case in the -json output: the case's fields (benchCase's
+// tags name them), then its figures. Per-unit figures are in the case's
+// unit; median_ns, mad_ns, min_ns, max_ns and each run's ns are in the
+// case's metric (nanoseconds unless metric says "B", bytes); missing
 // figures are null.
 type jsonCase struct {
-	Name       string       `json:"name"` // "Group/Name"
-	Group      string       `json:"group"`
-	Case       string       `json:"case"`
-	Unit       string       `json:"unit"`
-	Metric     string       `json:"metric"` // "ns", "cpu-ns" or "B"
-	Kind       string       `json:"kind"`   // "spindle", "go", "peer" or "variant"
-	Baseline   string       `json:"baseline,omitempty"`
+	FullName string `json:"name"` // "Group/Name"
+	benchCase
 	Status     string       `json:"status"` // "ok", "FAILED", "SKIPPED"
 	Iterations int          `json:"iterations"`
 	MedianNs   *float64     `json:"median_ns"`
@@ -64,17 +60,9 @@ func finite(v *float64) *float64 {
 func jsonReportOf(env environment, sums []caseSummary) jsonReport {
 	rep := jsonReport{environment: env, Cases: []jsonCase{}, Summary: []jsonVerdict{}}
 	for _, s := range sums {
-		jc := jsonCase{
-			Name:     fullName(s.Case),
-			Group:    s.Case.Group,
-			Case:     s.Case.Name,
-			Unit:     s.Case.Unit,
-			Metric:   metricOf(s.Case),
-			Kind:     kindOf(s.Case),
-			Baseline: s.Case.Baseline,
-			Status:   s.Status,
-			Runs:     append([]runFigures{}, s.Runs...), // summarize keeps finite runs only
-		}
+		c := s.Case
+		c.Kind, c.Metric = kindOf(c), metricOf(c)
+		jc := jsonCase{FullName: fullName(c), benchCase: c, Status: s.Status, Runs: append([]runFigures{}, s.Runs...)}
 		if len(s.Runs) > 0 {
 			jc.Iterations = s.N
 			jc.MedianNs, jc.MADNs = finite(&s.Median), finite(&s.MAD)
@@ -126,12 +114,11 @@ func readJSON(r io.Reader) (environment, []caseSummary, error) {
 	}
 	var sums []caseSummary
 	for _, jc := range rep.Cases {
-		c := benchCase{Group: jc.Group, Name: jc.Case, Unit: jc.Unit, Baseline: jc.Baseline, Kind: jc.Kind, Metric: jc.Metric}
 		status := jc.Status
 		if status == "" {
 			status = statusOK
 		}
-		sums = append(sums, summarize(c, jc.Runs, status))
+		sums = append(sums, summarize(jc.benchCase, jc.Runs, status))
 	}
 	linkBaselines(sums)
 	return rep.environment, sums, nil

@@ -231,52 +231,39 @@ func setBenchtime(d time.Duration) {
 
 // measure runs case c once as warm-up (a tenth of the run time) and then
 // cfg.runs times, reporting progress on progress, and summarizes the runs.
+// testing.Benchmark drops a failed or skipped round's message, so the round
+// itself records how it ended.
 func measure(c benchCase, cfg config, idx, total int, progress io.Writer) caseSummary {
 	fmt.Fprintf(progress, "[%*d/%d] %s: warm-up", len(fmt.Sprint(total)), idx+1, total, fullName(c))
-	p := &probe{fn: c.Fn}
+	status := statusOK
+	round := func(b *testing.B) {
+		defer func() {
+			switch {
+			case b.Failed():
+				status = statusFailed
+			case b.Skipped():
+				status = statusSkipped
+			}
+		}()
+		c.Fn(b)
+	}
 	setBenchtime(max(cfg.perRun/10, time.Microsecond))
-	testing.Benchmark(p.run)
+	testing.Benchmark(round)
 	var runs []runFigures
 	setBenchtime(cfg.perRun)
-	for r := 1; r <= cfg.runs && p.status() == statusOK; r++ {
+	for r := 1; r <= cfg.runs && status == statusOK; r++ {
 		fmt.Fprintf(progress, ", run %d/%d", r, cfg.runs)
-		if res := testing.Benchmark(p.run); res.N > 0 && p.status() == statusOK {
+		if res := testing.Benchmark(round); res.N > 0 && status == statusOK {
 			runs = append(runs, figuresFromResult(res, c.Unit, metricOf(c)))
-		} else if p.status() == statusOK {
-			p.failed = true // no iteration ran
+		} else if status == statusOK {
+			status = statusFailed // no iteration ran
 		}
 	}
-	s := summarize(c, runs, p.status())
+	s := summarize(c, runs, status)
 	if s.Status == statusOK {
 		fmt.Fprintf(progress, ": %s/%s\n", fmtValue(metricOf(c), s.Median), c.Unit)
 	} else {
 		fmt.Fprintf(progress, ": %s\n", s.Status)
 	}
 	return s
-}
-
-// probe wraps a case's function to learn, after testing.Benchmark returns,
-// whether the last round failed or skipped (testing.Benchmark discards the
-// message).
-type probe struct {
-	fn              func(b *testing.B)
-	failed, skipped bool
-}
-
-// run is the benchmark function handed to testing.Benchmark: one round of
-// p.fn for b.N iterations. The last round is the one the result describes.
-func (p *probe) run(b *testing.B) {
-	defer func() { p.failed, p.skipped = b.Failed(), b.Skipped() }()
-	p.fn(b)
-}
-
-// status classifies the last round.
-func (p *probe) status() string {
-	switch {
-	case p.failed:
-		return statusFailed
-	case p.skipped:
-		return statusSkipped
-	}
-	return statusOK
 }

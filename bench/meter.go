@@ -6,31 +6,26 @@ import (
 	"time"
 )
 
-// meter measures one run of a case.
-//
-// A case builds its fixture, calls startMeter right before the measured
-// loop and Stop right after it:
+// meter measures one run of a case, which calls startMeter right before
+// its measured loop and Stop right after it:
 //
 //	m := startMeter(b)
 //	for i := 0; i < b.N; i++ { ... }
 //	m.Stop(b, "link", float64(b.N*depth), float64(tasksRun))
 //
-// Stop reports the per-unit figures with b.ReportMetric, so they show up in
-// `go test -bench` output and in the BenchmarkResult.Extra the runner reads.
-// When the runner (go run ./bench) has opened the hardware counters, Stop
-// also reports "inst/<unit>" and "cycles/<unit>" for the measured region.
+// Stop reports the per-unit figures with b.ReportMetric, so they show in
+// `go test -bench` output and in the BenchmarkResult.Extra the runner
+// reads; with the runner's hardware counters open, also "inst/<unit>" and
+// "cycles/<unit>" of the measured region.
 type meter struct {
 	start   time.Time
 	mallocs uint64
 	hw      hwSample // counter reading at start; meaningful when hwc != nil
 }
 
-// startMeter resets b's timer and records the process's malloc count
-// (runtime.ReadMemStats) and the start time.
-//
-// The readings are nested so that each one excludes the cost of the ones
-// inside it: hardware counters (outermost, their buffers may allocate), then
-// the malloc count, then the timer and the wall clock.
+// startMeter reads the counters, the malloc count and the clock, each
+// nested inside the one before so that it excludes their cost, and resets
+// b's timer.
 func startMeter(b *testing.B) *meter {
 	m := &meter{}
 	if hwc != nil {

@@ -5,24 +5,16 @@ package main
 // Hardware counters (retired instructions and CPU cycles) for the runner,
 // opened with perf_event_open(2) through golang.org/x/sys/unix.
 //
-// What is counted. Go runs a goroutine on whichever OS thread is free, so a
-// counter on one thread would miss most of a benchmark. openHWCounters
-// opens one counter per event on every thread of the process (the entries
-// of /proc/self/task), each with inherit set so that threads created later
-// are counted into their parent's reading, and retries until the set of
-// threads did not change meanwhile: together the counters cover every
-// thread from the moment they are opened on. main locks its thread first,
-// which starts the runtime's template thread early, so it is counted
-// directly. A reading is process-wide (loops, garbage collector, sysmon),
-// as the malloc count is; the meter reads around the measured loop only.
-//
-// Not counted: the kernel and the hypervisor (exclude_kernel,
-// exclude_hv), other processes, anything before opening. When the kernel
-// multiplexes the counters the figures are scaled by
-// time_enabled/time_running; a counter that never ran gives no figure.
-// Where the kernel refuses the events (ENOENT in a VM without a PMU,
-// EACCES or EPERM under perf_event_paranoid, EOPNOTSUPP) openHWCounters
-// returns the error and the table's inst and cycles columns read n/a.
+// Go runs a goroutine on whichever thread is free, so openHWCounters opens
+// a counter per event on every thread of the process (/proc/self/task),
+// inherited by the threads they create, retrying until no thread appeared
+// meanwhile: from then on every thread is counted (main locks its thread
+// first, which starts the runtime's template thread early). A reading is
+// process-wide, as the malloc count is, and user space only; counters the
+// kernel multiplexed are scaled by time_enabled/time_running. Where the
+// kernel refuses the events (ENOENT in a VM without a PMU, EACCES or EPERM
+// under perf_event_paranoid, EOPNOTSUPP) the table's inst and cycles
+// columns read n/a.
 
 import (
 	"encoding/binary"

@@ -30,30 +30,23 @@ type runFigures struct {
 	Cycles *float64 `json:"cycles"`     // cycles/<unit>; nil without hardware counters
 }
 
-// caseSummary is the outcome of all runs of one case.
+// caseSummary is the outcome of all runs of one case. Its statistics are
+// of the runs' metric (Ns) and meaningful when Runs is not empty; the other
+// figures are medians per unit over the runs that have them (nil if none).
+// VsBaseline is the baseline's median over this case's median (above 1:
+// this case takes less), nil without a measured baseline; BestOther is the
+// go or peer case of this case's comparison set (comparisonSet) with the
+// lowest median and VsBest its median over this one's (spindle cases only).
 type caseSummary struct {
-	Case   benchCase
-	Status string // statusOK, statusFailed or statusSkipped
-	Runs   []runFigures
-
-	// Statistics of Runs' Ns (the case's metric); meaningful when Runs is
-	// not empty.
-	N                     int // b.N of the median run
-	Median, MAD, Min, Max float64
-
-	// Medians per unit over the runs that have the figure; nil if none has.
+	Case                        benchCase
+	Status                      string // statusOK, statusFailed or statusSkipped
+	Runs                        []runFigures
+	N                           int // b.N of the median run
+	Median, MAD, Min, Max       float64
 	Allocs, Tasks, Inst, Cycles *float64
-
-	// VsBaseline is the baseline's median over this case's median (above 1:
-	// this case takes less); nil without a measured baseline.
-	VsBaseline *float64
-
-	// BestOther is the Name of the case, in this case's comparison set (see
-	// comparisonSet), that has the lowest median among the go and peer
-	// cases; VsBest is its median over this case's median. Both are set
-	// for spindle cases only, when there is such a case.
-	BestOther string
-	VsBest    *float64
+	VsBaseline                  *float64
+	BestOther                   string
+	VsBest                      *float64
 }
 
 // environment describes the machine and settings, for the table header and
@@ -80,14 +73,6 @@ func fullName(c benchCase) string { return c.Group + "/" + c.Name }
 // ptr returns a pointer to a copy of v.
 func ptr(v float64) *float64 { return &v }
 
-// groupRank orders groups as groupOrder does, unknown groups last.
-func groupRank(g string) int {
-	if i := slices.Index(groupOrder, g); i >= 0 {
-		return i
-	}
-	return len(groupOrder)
-}
-
 // selectCases returns the cases whose "Group/Name", or the name `go test`
 // gives them ("BenchmarkGroup/Name"), matches re, ordered by
 // group (groupOrder, then unknown groups in registry order), then by unit
@@ -111,7 +96,10 @@ func selectCases(all []benchCase, re *regexp.Regexp) []benchCase {
 		}
 	}
 	slices.SortStableFunc(sel, func(a, b benchCase) int {
-		if d := groupRank(a.Group) - groupRank(b.Group); d != 0 {
+		rank := func(g string) int { // groupOrder's, unknown groups last
+			return cmp.Or(slices.Index(groupOrder, g)+1, len(groupOrder)+1)
+		}
+		if d := rank(a.Group) - rank(b.Group); d != 0 {
 			return d
 		}
 		if d := firstGroup[a.Group] - firstGroup[b.Group]; d != 0 {
@@ -308,7 +296,7 @@ func fmtRatioOf(metric string, r float64) string {
 // run and how to read it, one section per (Group, Unit) in the order of
 // sums (see selectCases), then the summary (writeSummary).
 func writeTable(w io.Writer, env environment, sums []caseSummary) {
-	counters := hasCounters(sums)
+	counters := slices.ContainsFunc(sums, func(s caseSummary) bool { return s.Inst != nil || s.Cycles != nil })
 	fmt.Fprintf(w, "go version:           %s %s/%s\n", env.GoVersion, env.GOOS, env.GOARCH)
 	fmt.Fprintf(w, "single run duration:  %v\n", env.PerRun)
 	fmt.Fprintf(w, "number of runs:       %d\n", env.Runs)
@@ -370,20 +358,7 @@ func tableRow(s caseSummary, counters bool) []string {
 	case s.Case.Baseline != "":
 		ratio = fmtRatioOf(metricOf(s.Case), *s.VsBaseline)
 	}
-	return append(row, kindOf(s.Case), orDash(s.Case.Baseline), ratio)
-}
-
-// orDash returns s, or "-" when s is empty.
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// hasCounters reports whether any case has an inst or cycles figure.
-func hasCounters(sums []caseSummary) bool {
-	return slices.ContainsFunc(sums, func(s caseSummary) bool { return s.Inst != nil || s.Cycles != nil })
+	return append(row, kindOf(s.Case), cmp.Or(s.Case.Baseline, "-"), ratio)
 }
 
 // sectionTitle names a (Group, Unit) section and the figures of its

@@ -9,22 +9,18 @@ import (
 	"text/tabwriter"
 )
 
-// groupVerdict is the closing summary's line for one group: how spindle's
-// cases compare with the best non-spindle case measured beside each.
+// groupVerdict is the closing summary's line for one group: the VsBest
+// of its spindle cases that have one (Ratios) and their geometric mean, the
+// metric of its first spindle case (for wording), how many spindle cases
+// ran, the distinct BestOther names in order, and the cases that lose.
 type groupVerdict struct {
-	Group string
-	// Ratios are the VsBest of the group's spindle cases that have one.
-	Ratios []float64
-	// GeoMean is the geometric mean of Ratios; meaningful when there are.
-	GeoMean float64
-	// Metric is the metric of the group's first spindle case, for wording.
-	Metric string
-	// Spindle counts the group's spindle cases that ran.
+	Group   string
+	Ratios  []float64
+	GeoMean float64 // NaN without ratios
+	Metric  string
 	Spindle int
-	// Others are the distinct BestOther names, in order of appearance.
-	Others []string
-	// Losses are the spindle cases whose VsBest is below 1.
-	Losses []loss
+	Others  []string
+	Losses  []loss
 }
 
 // loss is a spindle case that did worse than the best other case.
@@ -85,14 +81,11 @@ func verdicts(sums []caseSummary) []groupVerdict {
 
 // geoMean returns the geometric mean of vs, NaN when vs is empty.
 func geoMean(vs []float64) float64 {
-	if len(vs) == 0 {
-		return math.NaN()
-	}
 	sum := 0.0
 	for _, v := range vs {
 		sum += math.Log(v)
 	}
-	return math.Exp(sum / float64(len(vs)))
+	return math.Exp(sum / float64(len(vs))) // 0/0 when empty
 }
 
 // writeSummary prints the closing summary: per group, the geometric mean of
