@@ -17,27 +17,40 @@ import (
 	"strings"
 )
 
-// writeCompare prints benchstat's comparison of old (labelled oldLabel)
-// with sums (labelled newLabel). statDir is the bench/stat module.
-func writeCompare(w io.Writer, statDir string, oldLabel string, oldEnv environment, old []caseSummary, newLabel string, env environment, sums []caseSummary) error {
+// compare prints benchstat's comparison of the -compare report (labelled
+// with its file's name) with this run's figures (labelled "new", or with the
+// -in file's name).
+func compare(w io.Writer, cfg config, env environment, sums []caseSummary) error {
+	oldEnv, old, err := readJSONFile(cfg.compare)
+	if err != nil {
+		return err
+	}
+	statDir, err := nestedDir("", "stat")
+	if err != nil {
+		return err
+	}
 	tmp, err := os.MkdirTemp("", "spindle-compare-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	newLabel := "new"
+	if cfg.in != "" {
+		newLabel = filepath.Base(cfg.in)
+	}
 	args := []string{"tool", "benchstat"}
 	for i, f := range []struct {
 		label string
 		env   environment
 		sums  []caseSummary
-	}{{oldLabel, oldEnv, old}, {newLabel, env, sums}} {
+	}{{filepath.Base(cfg.compare), oldEnv, old}, {newLabel, env, sums}} {
 		path := filepath.Join(tmp, fmt.Sprint(i))
 		if err := os.WriteFile(path, []byte(benchfmtText(f.env, f.sums)), 0o644); err != nil {
 			return err
 		}
 		args = append(args, f.label+"="+path)
 	}
-	fmt.Fprintf(w, "\nCompared with %s (benchstat):\n", oldLabel)
+	fmt.Fprintf(w, "\nCompared with %s (benchstat):\n", filepath.Base(cfg.compare))
 	cmd := exec.Command("go", args...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = statDir, w, os.Stderr
 	if err := cmd.Run(); err != nil {

@@ -27,12 +27,15 @@ func TestCompare(t *testing.T) {
 		cur[i] = summarize(cur[i].Case, cur[i].Runs, statusOK)
 	}
 	env := environment{GOOS: "linux", GOARCH: "amd64"}
-	statDir, err := nestedDir("", "stat")
-	if err != nil {
+	dir := t.TempDir()
+	oldJSON := filepath.Join(dir, "old.json")
+	var js bytes.Buffer
+	if err := writeJSON(&js, env, old); err != nil {
 		t.Fatal(err)
 	}
+	os.WriteFile(oldJSON, js.Bytes(), 0o644)
 	var buf bytes.Buffer
-	if err := writeCompare(&buf, statDir, "old.json", env, old, "new.json", env, cur); err != nil {
+	if err := compare(&buf, config{compare: oldJSON, in: "new.json"}, env, cur); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -47,9 +50,9 @@ func TestCompare(t *testing.T) {
 			t.Skip("no benchstat binary to compare with")
 		}
 	}
-	dir := t.TempDir()
 	oldFile, newFile := filepath.Join(dir, "old.txt"), filepath.Join(dir, "new.txt")
-	os.WriteFile(oldFile, []byte(benchfmtText(env, old)), 0o644)
+	_, oldBack, _ := readJSONFile(oldJSON) // what compare read
+	os.WriteFile(oldFile, []byte(benchfmtText(env, oldBack)), 0o644)
 	os.WriteFile(newFile, []byte(benchfmtText(env, cur)), 0o644)
 	want, err := exec.Command(bin, "old.json="+oldFile, "new.json="+newFile).Output()
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -93,14 +94,10 @@ func writeJSONFile(path string, env environment, sums []caseSummary) error {
 		return writeJSON(os.Stdout, env, sums)
 	}
 	f, err := os.Create(path)
-	if err != nil {
-		return err
+	if err == nil {
+		err = errors.Join(writeJSON(f, env, sums), f.Close())
 	}
-	if err := writeJSON(f, env, sums); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return f.Close()
+	return err
 }
 
 // readJSON reads a -json report back: the environment and the cases,
@@ -133,7 +130,7 @@ func readJSONFile(path string) (environment, []caseSummary, error) {
 	defer f.Close()
 	env, sums, err := readJSON(f)
 	if err != nil {
-		return environment{}, nil, fmt.Errorf("reading %s: %w", path, err)
+		err = fmt.Errorf("reading %s: %w", path, err)
 	}
-	return env, sums, nil
+	return env, sums, err
 }

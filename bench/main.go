@@ -28,7 +28,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -130,24 +129,6 @@ func run() int {
 		status = 1
 	}
 	return status
-}
-
-// compare prints benchstat's comparison of the -compare report with this
-// run's figures (or the -in report's).
-func compare(w io.Writer, cfg config, env environment, sums []caseSummary) error {
-	oldEnv, old, err := readJSONFile(cfg.compare)
-	if err != nil {
-		return err
-	}
-	dir, err := nestedDir("", "stat")
-	if err != nil {
-		return err
-	}
-	label := "new"
-	if cfg.in != "" {
-		label = filepath.Base(cfg.in)
-	}
-	return writeCompare(w, dir, filepath.Base(cfg.compare), oldEnv, old, label, env, sums)
 }
 
 // runSuite runs (or, with -list, lists) the selected cases of the suite
