@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net"
-	"runtime"
 	"testing"
 
 	"github.com/spindle-rt/spindle/future"
@@ -64,31 +63,3 @@ func benchEcho(b *testing.B, clients, depth int) {
 
 func BenchmarkEcho(b *testing.B)     { benchEcho(b, 64, 1) }
 func BenchmarkPipeline(b *testing.B) { benchEcho(b, 64, 16) }
-
-// BenchmarkIdle reports the heap bytes an idle connection costs the server
-// (a receive pending, no buffer held). The clients are raw sockets, which
-// cost the Go heap nothing.
-func BenchmarkIdle(b *testing.B) {
-	const n = 2000
-	for range b.N {
-		b.StopTimer()
-		ex := started(b)
-		l := listen(b, ex)
-		echo(l) // callbacks: an idle connection is a pending Recv, nothing more
-		runtime.GC()
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		fds := rawDial(b, l.Addr().(*net.TCPAddr), n)
-		// Every connection has been accepted and waits in a receive once
-		// the loop answers a probe sent after the last connect.
-		for range 3 {
-			spindletest.Await(b, future.Call(ex, func() (int, error) { return 0, nil }))
-		}
-		waitAccepted(b, ex, n)
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/conn")
-		rawClose(fds)
-		ex.Close()
-	}
-}

@@ -38,7 +38,10 @@ import (
 // poller is the backend's per-loop state: none.
 type poller struct{}
 
-func (r *reactor) initPoller() error { return nil }
+func (r *reactor) initPoller() error {
+	_ = r.poller
+	return nil
+}
 
 // sock is the backend's part of a connection.
 type sock struct {
@@ -119,11 +122,15 @@ func (c *Conn) readNow() (int, error, bool) {
 	s := &c.sk
 	if s.got {
 		s.got = false
+		if s.rn == 0 && c.rbuf != nil {
+			c.r.putR(c.rbuf) // the end: no bytes to keep valid
+			c.rbuf = nil
+		}
 		return s.rn, sockErr(s.rerr), true
 	}
 	if !s.reading && !c.released {
 		if c.rbuf == nil {
-			c.rbuf = make([]byte, readBufSize)
+			c.rbuf = c.r.getR()
 		}
 		s.reading = true
 		s.want <- c.rbuf
