@@ -35,6 +35,11 @@ func benchEcho(b *testing.B, clients, depth int) {
 	ex := started(b)
 	l := listen(b, ex)
 	serveEcho(l)
+	benchClients(b, l, clients, depth)
+}
+
+// benchClients runs the clients of benchEcho against l.
+func benchClients(b *testing.B, l *netio.Listener, clients, depth int) {
 	conns := make([]net.Conn, clients)
 	for i := range conns {
 		conns[i] = dialNet(b, l)
@@ -63,3 +68,12 @@ func benchEcho(b *testing.B, clients, depth int) {
 
 func BenchmarkEcho(b *testing.B)     { benchEcho(b, 64, 1) }
 func BenchmarkPipeline(b *testing.B) { benchEcho(b, 64, 16) }
+
+// BenchmarkEchoCallbacks is BenchmarkEcho with the server written with
+// Recv and OnComplete: each receive costs its future.
+func BenchmarkEchoCallbacks(b *testing.B) {
+	ex := started(b)
+	l := listen(b, ex)
+	echo(l)
+	benchClients(b, l, 64, 1)
+}
