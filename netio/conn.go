@@ -195,7 +195,7 @@ func (c *Conn) Recv() *future.Future[[]byte] {
 }
 
 func (c *Conn) recvOn(p *future.Promise[[]byte]) {
-	c.recvq = append(c.recvq, p)
+	c.recvq = append(sweep(c.recvq), p)
 	if len(c.recvq) == 1 && !c.pumping {
 		c.pump()
 	}
@@ -228,6 +228,20 @@ func (c *Conn) pump() {
 		}
 		return
 	}
+}
+
+// sweep drops the waiters whose futures completed while they waited (they
+// were cancelled), so receives given up leave nothing behind.
+func sweep[T any](q []*future.Promise[T]) []*future.Promise[T] {
+	k := 0
+	for _, p := range q {
+		if !p.Future().Ready() {
+			q[k] = p
+			k++
+		}
+	}
+	clear(q[k:])
+	return q[:k]
 }
 
 func (c *Conn) pumpLater() {

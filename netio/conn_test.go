@@ -587,3 +587,22 @@ func TestTCP4AndTCP6(t *testing.T) {
 		})
 	}
 }
+
+func TestCancelledRecvLosesNothing(t *testing.T) {
+	ex := started(t)
+	l := listen(t, ex)
+	nc := dialNet(t, l)
+	c := accept(t, l)
+	// Receives given up leave nothing behind and take no bytes.
+	for range 1000 {
+		if !c.Recv().Cancel() {
+			t.Fatal("Cancel of a pending Recv failed")
+		}
+	}
+	nc.Write([]byte("kept"))
+	b, err := spindletest.Await(t, c.Recv())
+	if string(b) != "kept" || err != nil {
+		t.Fatalf("received %q, %v after 1,000 cancelled receives", b, err)
+	}
+	c.Close()
+}
