@@ -386,6 +386,15 @@ func TestBadArguments(t *testing.T) {
 		t.Error("Listen unix with WithReusePort succeeded")
 	}
 	spindletest.MustPanic(t, "netio: ", "nil executor", func() { netio.Dial(context.Background(), nil, "tcp", "127.0.0.1:1") })
+	var c *netio.Conn
+	var l *netio.Listener
+	spindletest.MustPanic(t, "netio: ", "nil *Conn", func() { c.Recv() })
+	spindletest.MustPanic(t, "netio: ", "nil *Conn", func() { c.Write(nil) })
+	spindletest.MustPanic(t, "netio: ", "nil *Listener", func() { l.Accept() })
+	spindletest.MustPanic(t, "netio: ", "nil handler", func() { netio.Serve(listen(t, ex), nil) })
+	if _, err := netio.Listen(ex, "tcp", "127.0.0.1:0", nil); err == nil || !strings.HasPrefix(err.Error(), "netio: ") {
+		t.Errorf("Listen with a nil option: %v", err)
+	}
 }
 
 func TestMisuseOffLoop(t *testing.T) {
@@ -401,8 +410,7 @@ func TestMisuseOffLoop(t *testing.T) {
 		"Flush":      func() { c.Flush() },
 		"CloseWrite": func() { c.CloseWrite() },
 	} {
-		spindletest.MustPanic(t, "netio: ", "Submit", fn)
-		_ = name
+		t.Run(name, func(t *testing.T) { spindletest.MustPanic(t, "netio: Conn."+name, "use Submit", fn) })
 	}
 	c.Close()
 }
