@@ -82,8 +82,7 @@ type connExt struct {
 	raddr   net.Addr
 	flushq  []flushWait
 	lingerT *executor.Timer
-	dialP   *future.Promise[*Conn] // epoll: the Dial this connection ends
-	stop    func() bool            // epoll: stops watching the Dial's ctx
+	dialExt // the backend's dial state
 }
 
 // newConnOf returns a connection whose addresses are laddr and raddr, or,

@@ -248,6 +248,12 @@ func (s *sock) addr(remote bool) net.Addr {
 	return &net.TCPAddr{IP: ip, Port: int(a.port)}
 }
 
+// dialExt is the state of a connection being dialled.
+type dialExt struct {
+	dialP *future.Promise[*Conn] // the Dial this connection ends
+	stop  func() bool            // stops watching the Dial's ctx
+}
+
 // dialP is the Dial this connection ends, if it is being dialled.
 func (c *Conn) dialP() *future.Promise[*Conn] {
 	if c.ext == nil {

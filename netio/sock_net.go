@@ -65,6 +65,10 @@ type sock struct {
 	werr error
 }
 
+// dialExt is the state of a connection being dialled: the fallback dials
+// on a goroutine and keeps none in the connection.
+type dialExt struct{}
+
 // newConn makes a connection of r's loop over nc. Loop only. It returns nil
 // (and closes nc) once the executor has closed.
 func newConn(r *reactor, nc net.Conn, cfg *listenConfig) *Conn {
@@ -173,8 +177,11 @@ func (c *Conn) writeDone() {
 	c.took(s.wn)
 }
 
-// addr is never asked for: the fallback keeps the addresses in the Conn.
+// addr is never asked for: the fallback keeps the addresses in the Conn's
+// extension.
 func (s *sock) addr(remote bool) net.Addr { return nil }
+
+var _ = connExt{}.dialExt
 
 // lastWrite would send what is buffered before the executor closes; the
 // writer goroutine may be blocked, so the fallback drops it.
