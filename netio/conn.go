@@ -291,7 +291,9 @@ func (c *Conn) readable() {
 // TryRecv returns bytes that are already readable on c, without waiting:
 // the same slice as Recv's, valid until the next receive. It returns false
 // when nothing is readable (or c has ended: Recv or PollRecv then says
-// why). Loop only.
+// why). On the portable backend a TryRecv that finds nothing asks the
+// connection's reader goroutine for the next bytes, so a later TryRecv may
+// find them. Loop only.
 func (c *Conn) TryRecv() ([]byte, bool) {
 	c.mustLoop("TryRecv")
 	b, err, ok := c.receive()

@@ -545,7 +545,7 @@ func (l *Listener) acceptNow() (*Conn, error, bool) {
 			return nil, os.NewSyscallError("accept4", err), true
 		}
 		if s.family != unix.AF_UNIX {
-			unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+			tcpOptions(fd)
 		}
 		var c *Conn
 		if s.family == unix.AF_UNIX {
@@ -578,6 +578,21 @@ func (l *Listener) forget() {
 		l.ls.slot = -1
 	}
 	l.mu.Unlock()
+}
+
+// keepAlive is the TCP keep-alive idle time and probe interval, as package
+// net sets them: a peer that vanished without a FIN or a reset (a
+// half-open connection) is found out and its connection fails with
+// ETIMEDOUT instead of holding its socket for ever.
+const keepAlive = 15
+
+// tcpOptions sets what package net sets on a TCP connection: no Nagle
+// delay, and keep-alive probes.
+func tcpOptions(fd int) {
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1)
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, keepAlive)
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, keepAlive)
 }
 
 // closeSock closes the listening socket. Called under l.mu.
@@ -758,7 +773,7 @@ func connect(ctx context.Context, lp *loop.Loop, network, address string, p *fut
 		return
 	}
 	if family != unix.AF_UNIX {
-		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+		tcpOptions(fd)
 	}
 	err = unix.Connect(fd, sa)
 	for err == unix.EINTR {
