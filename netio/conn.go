@@ -48,7 +48,6 @@ import (
 type Conn struct {
 	lp    *loop.Loop
 	r     *reactor
-	watch loop.CloseWatch
 
 	// loop-owned
 	rbuf     []byte
@@ -115,26 +114,23 @@ type flushWait struct {
 	p      *future.Promise[struct{}]
 }
 
-// attach finishes making a connection on its loop: it registers it to be
-// closed with the executor. Loop only. It returns false (and the caller
-// closes the socket) once the executor has closed.
+// attach finishes making a connection on its loop; the reactor closes it
+// with the executor (the backend keeps it in its table of sockets). Loop
+// only. It returns false (and the caller closes the socket) once the
+// executor has closed.
 func (c *Conn) attach(r *reactor, cfg *listenConfig) bool {
 	c.r, c.lp = r, r.lp
 	c.limit, c.linger = cfg.outputLimit, cfg.linger
-	if !c.lp.Watch(&c.watch, (*connWatch)(c)) {
+	if r.closed {
 		return false
 	}
 	r.conns++
 	return true
 }
 
-// connWatch is how a connection hears that its executor closes.
-type connWatch Conn
-
-// Interrupt closes the connection at once when the executor closes: what
+// interrupt closes the connection at once when the executor closes: what
 // is pending fails with executor.ErrClosed.
-func (w *connWatch) Interrupt(error) {
-	c := (*Conn)(w)
+func (c *Conn) interrupt() {
 	c.lastWrite()
 	c.abort(executor.ErrClosed)
 }
@@ -568,7 +564,6 @@ func (c *Conn) release() {
 	// c: the read buffer is left to the garbage collector, not pooled.
 	c.rbuf, c.held = nil, 0
 	c.recvq = nil
-	c.lp.Unwatch(&c.watch)
 	c.r.conns--
 }
 

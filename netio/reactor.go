@@ -40,7 +40,9 @@ type reactor struct {
 	wfree [][]byte
 	dirty []*Conn
 	spare []*Conn
-	conns int // connections attached and not yet released
+	conns  int  // connections attached and not yet released
+	closed bool // the executor has closed: no connection is attached any more
+	watch  loop.CloseWatch
 
 	poller // the backend's part (epoll on Linux, nothing for the fallback)
 }
@@ -51,12 +53,31 @@ func reactorOf(lp *loop.Loop) (*reactor, error) {
 		return r, nil
 	}
 	r := &reactor{lp: lp, ex: (*executor.Executor)(lp)}
+	if !lp.Watch(&r.watch, (*reactorWatch)(r)) {
+		return nil, executor.ErrClosed
+	}
 	if err := r.initPoller(); err != nil {
+		lp.Unwatch(&r.watch)
 		return nil, err
 	}
 	lp.SetLocal(reactorKey{}, r)
 	lp.AddFlusher(r)
 	return r, nil
+}
+
+// reactorWatch is how the reactor hears that its executor closes: it
+// closes every connection at once (what is pending fails with
+// executor.ErrClosed), then its own descriptors. One watch serves every
+// connection of the loop, so a connection costs no entry of its own.
+type reactorWatch reactor
+
+func (w *reactorWatch) Interrupt(error) {
+	r := (*reactor)(w)
+	r.closed = true
+	for _, c := range r.allConns() {
+		c.interrupt()
+	}
+	r.shutPoller()
 }
 
 // Flush hands the output of every dirty connection to the kernel: the

@@ -65,7 +65,6 @@ type poller struct {
 	nready int
 	slots  []slot
 	free   []int32
-	watch  loop.CloseWatch
 }
 
 type slot struct {
@@ -98,19 +97,23 @@ func (r *reactor) initPoller() error {
 	p.epfd, p.efd = epfd, efd
 	p.one[0] = 1
 	p.events = make([]unix.EpollEvent, maxEvents)
-	if !r.lp.Watch(&p.watch, (*pollerWatch)(r)) {
-		p.shut()
-		return executor.ErrClosed
-	}
 	r.lp.SetIO(r)
 	return nil
 }
 
-// pollerWatch closes the epoll and event descriptors when the executor
-// closes.
-type pollerWatch reactor
+// allConns returns the connections in the socket table.
+func (r *reactor) allConns() []*Conn {
+	var cs []*Conn
+	for _, s := range r.poller.slots {
+		if c, ok := s.h.(*Conn); ok {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
 
-func (w *pollerWatch) Interrupt(error) { w.poller.shut() }
+// shutPoller closes the epoll and event descriptors.
+func (r *reactor) shutPoller() { r.poller.shut() }
 
 func (p *poller) shut() {
 	p.mu.Lock()
