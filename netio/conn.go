@@ -46,8 +46,8 @@ import (
 // A Conn is a merge.Stream[[]byte] and a future.Poller[[]byte] through
 // PollRecv, so merge.Merge and future.Next receive from it.
 type Conn struct {
-	lp    *loop.Loop
-	r     *reactor
+	lp *loop.Loop
+	r  *reactor
 
 	// loop-owned
 	rbuf     []byte

@@ -34,12 +34,12 @@ type reactorKey struct{}
 
 // reactor is a loop's netio state.
 type reactor struct {
-	lp    *loop.Loop
-	ex    *executor.Executor
-	rfree [][]byte
-	wfree [][]byte
-	dirty []*Conn
-	spare []*Conn
+	lp     *loop.Loop
+	ex     *executor.Executor
+	rfree  [][]byte
+	wfree  [][]byte
+	dirty  []*Conn
+	spare  []*Conn
 	conns  int  // connections attached and not yet released
 	closed bool // the executor has closed: no connection is attached any more
 	watch  loop.CloseWatch
