@@ -17,7 +17,12 @@ package netio
 //     receive finds nothing, and takes an output buffer when it is written
 //     to and gives it back once the output has drained. A buffer that grew
 //     past its class size for a burst is never pooled, so buffers shrink
-//     back once the burst is over.
+//     back once the burst is over;
+//   - every attached connection is in the backend's table of sockets until
+//     it is released; when the executor closes, the reactor's one close
+//     watch closes them all (what is pending fails with
+//     executor.ErrClosed), sets closed so that nothing more is attached,
+//     and closes the backend's own descriptors.
 
 import (
 	"github.com/spindle-rt/spindle/executor"
