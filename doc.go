@@ -21,6 +21,8 @@
 //     whose waits suspend tasks.
 //   - [github.com/spindle-rt/spindle/shard]: one loop per core, cross-shard
 //     calls and sharded services.
+//   - [github.com/spindle-rt/spindle/netio]: TCP and Unix sockets served by
+//     the loop itself (Listen, Dial, Conn, ServeGroup).
 //   - [github.com/spindle-rt/spindle/hooks]: lifecycle hooks and
 //     async-local storage.
 //   - [github.com/spindle-rt/spindle/alloc]: loop-owned free lists and slabs.

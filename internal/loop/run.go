@@ -12,7 +12,8 @@ package loop
 //     panicking task ends the batch and recoverItem reports it; Cur and
 //     curID are the running task's frame and resource id, nil and 0
 //     between tasks;
-//   - between batches poll runs the flushers, takes the inbox (unless
+//   - between batches poll runs the flushers, polls the IO without
+//     blocking while work is queued (io.go), takes the inbox (unless
 //     blocks taken earlier are still being consumed), queues due timers at
 //     the front of the queue and publishes the health figures;
 //   - stopReq (Close, or Run's ctx ending) is read before and after every
@@ -22,7 +23,8 @@ package loop
 //   - the loop sleeps only after it yielded once and still found nothing;
 //     it sets sleeping under mu after checking hasInbox, phase and stopReq
 //     under mu, so a Submit or a close that comes later sees it and sends
-//     the wake-up (loop.go);
+//     the wake-up (loop.go); a loop with an IO sleeps in it, and dispatches
+//     what it found once it is awake again (io.go);
 //   - leave hands the loop on when it must not stop: after a task called
 //     runtime.Goexit under Run or Start, to a new goroutine; when a Shutdown
 //     began while RunUntilIdle or Drive ran, to the leaving goroutine, which
@@ -173,6 +175,9 @@ func (e *Loop) run(ctx context.Context, untilIdle bool, first func()) (err error
 			if e.hasInbox.Load() {
 				continue
 			}
+			if e.ioPoll() && e.q.Len() > 0 {
+				continue // I/O was ready
+			}
 			e.idleTrim()
 			return nil
 		}
@@ -275,6 +280,9 @@ func (e *Loop) runBatch() {
 // local work delays neither by more than a batch.
 func (e *Loop) poll() {
 	e.flush()
+	if e.q.Len() > 0 {
+		e.ioPoll() // a busy loop sees I/O without sleeping (io.go)
+	}
 	if e.hasInbox.Load() {
 		e.takeInbox()
 	}
@@ -318,7 +326,16 @@ func (e *Loop) sleep(ctxDone <-chan struct{}) {
 	e.sleeping = true
 	e.mu.Unlock()
 	e.idleBegin()
-	if d, ok := e.timers.next(); ok {
+	d, ok := e.timers.next()
+	if !ok {
+		d = -1
+	} else if d < 0 {
+		d = 0
+	}
+	inIO := e.ioSleep(d) // a loop that serves sockets waits for them too (io.go)
+	switch {
+	case inIO:
+	case ok:
 		// One reusable runtime timer: with Go 1.23's timers (go.mod says
 		// 1.24) Reset and Stop leave no stale value in its channel.
 		if e.sleepTimer == nil {
@@ -332,7 +349,7 @@ func (e *Loop) sleep(ctxDone <-chan struct{}) {
 		case <-ctxDone:
 		}
 		e.sleepTimer.Stop()
-	} else {
+	default:
 		select {
 		case <-e.wake:
 		case <-ctxDone:
@@ -342,4 +359,7 @@ func (e *Loop) sleep(ctxDone <-chan struct{}) {
 	e.mu.Lock()
 	e.sleeping = false
 	e.mu.Unlock()
+	if inIO {
+		e.ioDispatch()
+	}
 }
