@@ -49,15 +49,16 @@ func newDB(clock func() int64) *db {
 func (d *db) keys() int { return len(d.strs) + len(d.objs) }
 
 // newEntry returns key and value as strings that share one allocation.
-func newEntry(key, val []byte) (string, string) {
+func newEntry(key, val []byte) (k, v string) {
 	b := make([]byte, len(key)+len(val))
 	copy(b, key)
 	copy(b[len(key):], val)
-	if len(b) == 0 {
-		return "", ""
+	if len(key) > 0 {
+		k = unsafe.String(&b[0], len(key))
 	}
-	k := unsafe.String(unsafe.SliceData(b), len(key))
-	v := unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), len(key))), len(val))
+	if len(val) > 0 {
+		v = unsafe.String(&b[len(key)], len(val))
+	}
 	return k, v
 }
 
