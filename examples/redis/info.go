@@ -27,7 +27,7 @@ func partInfo(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 
 // infoTotals adds up the shards' lines.
 type infoTotals struct {
-	keys, expires, conns, total, cmds, expired int64
+	keys, expires, conns, cmds, expired int64
 }
 
 // appendInfo writes INFO's reply from the shards' parts.

@@ -154,10 +154,6 @@ func (p *parser) inline(buf []byte, argv [][]byte) ([][]byte, bool, protoError) 
 	return argv, true, ""
 }
 
-// pending reports whether part of a request has been read: the bytes from
-// tail() on must be kept for the next input.
-func (p *parser) pending() bool { return p.multibulk > 0 || p.start < p.pos }
-
 // tail returns where the unparsed input starts: the beginning of the
 // request in progress, or the first byte not yet looked at.
 func (p *parser) tail() int {
@@ -173,13 +169,6 @@ func (p *parser) rebase() {
 	t := p.tail()
 	p.pos -= t
 	p.start -= t
-}
-
-// reset forgets the buffer: the next parse starts at its offset 0 with no
-// request in progress.
-func (p *parser) reset() {
-	p.start, p.pos, p.multibulk, p.bulk = 0, 0, 0, -1
-	p.spans = p.spans[:0]
 }
 
 func indexCR(b []byte, from int) int {
