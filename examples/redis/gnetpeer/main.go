@@ -73,9 +73,7 @@ func parse(b []byte, argv [][]byte) ([][]byte, int, bool) {
 		if nl < 0 {
 			return argv, 0, false
 		}
-		for _, f := range bytes.Fields(b[:nl]) {
-			argv = append(argv, f)
-		}
+		argv = append(argv, bytes.Fields(b[:nl])...)
 		return argv, nl + 1, true
 	}
 	nl := bytes.IndexByte(b, '\n')
