@@ -367,4 +367,3 @@ func (d *dialing) Drop() {
 	d.nc.Close()
 	d.p.Reject(executor.ErrClosed)
 }
-
