@@ -443,8 +443,7 @@ func cmdSet(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 			out = appendNull(out)
 		}
 	}
-	exists := d.exists(key)
-	if (flags&setNX != 0 && exists) || (flags&setXX != 0 && !exists) {
+	if flags&(setNX|setXX) != 0 && d.exists(key) == (flags&setXX == 0) {
 		if flags&setGet == 0 {
 			out = appendNull(out)
 		}

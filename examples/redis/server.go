@@ -315,17 +315,22 @@ func (s *Server) serve(i int, conn *netio.Conn) {
 	d.conns++
 	d.total++
 	c := &client{srv: s, conn: conn, d: d, id: s.ids.Add(1), p: newParser(s.cfg.MaxBulk, s.cfg.MaxMultibulk)}
-	n := s.g.Len()
+	c.onRecv = c.received
+	d.clients[c] = struct{}{}
+	c.recv()
+}
+
+// setup makes the batches of a connection that has sent its first bytes:
+// an idle connection costs none of this.
+func (c *client) setup() {
+	n := c.srv.g.Len()
 	c.batches = make([]*batch, n)
 	c.used = make([]bool, n)
 	c.onDone = make([]func(*batch, error), n)
 	for j := range n {
 		c.batches[j] = &batch{}
-		c.onDone[j] = func(b *batch, err error) { c.batchDone(err) }
+		c.onDone[j] = func(_ *batch, err error) { c.batchDone(err) }
 	}
-	c.onRecv = c.received
-	d.clients[c] = struct{}{}
-	c.recv()
 }
 
 func (c *client) recv() {
@@ -351,6 +356,9 @@ func (c *client) received(data []byte, err error) {
 	if err != nil || c.closed {
 		c.close()
 		return
+	}
+	if c.batches == nil {
+		c.setup()
 	}
 	if len(c.pend) > 0 {
 		if len(c.pend)+len(data) > c.srv.cfg.QueryBufferLimit {
