@@ -423,3 +423,27 @@ func TestShutdown(t *testing.T) {
 		t.Fatal("still accepting after Shutdown")
 	}
 }
+
+// The replies to one pipeline, whatever shards answer it, leave in one
+// write: the client's first read returns all of them.
+func TestOneWritePerBatch(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	var req, want strings.Builder
+	for i := range 40 {
+		k := "one:" + strconv.Itoa(i)
+		req.WriteString(multibulk("SET", k, "v"))
+		req.WriteString(multibulk("GET", k))
+		req.WriteString("PING\r\n")
+		want.WriteString("+OK\r\n$1\r\nv\r\n+PONG\r\n")
+	}
+	c.send(req.String())
+	buf := make([]byte, 2*want.Len())
+	n, err := c.conn.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(buf[:n]) != want.String() {
+		t.Fatalf("first read: %d bytes %q, want all %d bytes", n, buf[:min(n, 80)], want.Len())
+	}
+}
