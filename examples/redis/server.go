@@ -279,7 +279,9 @@ type slot struct {
 	argv     [][]byte
 }
 
-// client is a connection's state, owned by its shard's loop.
+// client is a connection's state, owned by its shard's loop. An idle
+// connection that has sent nothing has no work yet: it costs this struct
+// and what netio keeps for it.
 type client struct {
 	srv    *Server
 	conn   *netio.Conn
@@ -289,7 +291,13 @@ type client struct {
 	quit   bool // close once the batch's replies are written
 	idle   bool // waiting for input
 	closed bool
+	onRecv func([]byte, error)
+	*work  // made with the first bytes received
+}
 
+// work is what a connection needs to handle its input, kept from one
+// receive to the next.
+type work struct {
 	p       parser
 	pend    []byte // the unparsed tail of the input
 	buf     []byte // the input of the batch (pend, or the receive buffer)
@@ -300,9 +308,7 @@ type client struct {
 	used    []bool
 	waiting int
 	out     []byte
-
-	onRecv func([]byte, error)
-	onDone []func(*batch, error)
+	onDone  []func(*batch, error)
 }
 
 func (s *Server) serve(i int, conn *netio.Conn) {
@@ -314,7 +320,7 @@ func (s *Server) serve(i int, conn *netio.Conn) {
 	s.live.Add(1)
 	d.conns++
 	d.total++
-	c := &client{srv: s, conn: conn, d: d, id: s.ids.Add(1), p: newParser(s.cfg.MaxBulk, s.cfg.MaxMultibulk)}
+	c := &client{srv: s, conn: conn, d: d, id: s.ids.Add(1)}
 	c.onRecv = c.received
 	d.clients[c] = struct{}{}
 	c.recv()
@@ -324,6 +330,7 @@ func (s *Server) serve(i int, conn *netio.Conn) {
 // an idle connection costs none of this.
 func (c *client) setup() {
 	n := c.srv.g.Len()
+	c.work = &work{p: newParser(c.srv.cfg.MaxBulk, c.srv.cfg.MaxMultibulk)}
 	c.batches = make([]*batch, n)
 	c.used = make([]bool, n)
 	c.onDone = make([]func(*batch, error), n)
@@ -357,7 +364,7 @@ func (c *client) received(data []byte, err error) {
 		c.close()
 		return
 	}
-	if c.batches == nil {
+	if c.work == nil {
 		c.setup()
 	}
 	if len(c.pend) > 0 {
