@@ -10,7 +10,8 @@
 #
 #	examples/redis/compare.sh            # ROUNDS=2 by default
 #	ROUNDS=3 N=300000 examples/redis/compare.sh
-#	SKIP_MEMORY=1 examples/redis/compare.sh
+#	SKIP_MEMORY=1 examples/redis/compare.sh   # throughput only
+#	SKIP_BENCH=1 examples/redis/compare.sh    # memory only
 #
 # Without redis-server or redis-benchmark (apt-get install redis-server
 # redis-tools) it says what is missing and exits 0.
@@ -58,7 +59,7 @@ free_port() {
 }
 
 wait_up() {
-	for _ in $(seq 100); do
+	for _ in $(seq 300); do
 		redis-cli -p "$1" ping >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done
@@ -103,8 +104,10 @@ bench() {
 	done
 }
 
-bench -r 1000000 -t set,get -P 16
-bench -r 1000000 -t set,get -P 1
+if [ -z "${SKIP_BENCH:-}" ]; then
+	bench -r 1000000 -t set,get -P 16
+	bench -r 1000000 -t set,get -P 1
+fi
 
 if [ -n "${SKIP_MEMORY:-}" ]; then
 	exit 0

@@ -4,8 +4,10 @@ package main
 //
 // Invariants:
 //   - a key is in at most one of strs and objs; strs holds the string
-//     values (the common case, one allocation per key: the key and the
-//     value share it), objs the lists, sets, hashes and sorted sets;
+//     values (the common case: one allocation per key holds the key, the
+//     value's length and the value, and the map's value is a pointer to
+//     the length, so a slot is 24 bytes), objs the lists, sets, hashes
+//     and sorted sets;
 //   - expires holds the keys of strs or objs that have a time to live
 //     (absolute, in Unix milliseconds) and no other: a key leaves expires
 //     when it is deleted, overwritten by SET without KEEPTTL, or PERSISTed;
@@ -16,6 +18,7 @@ package main
 
 import (
 	"container/heap"
+	"encoding/binary"
 
 	"github.com/spindle-rt/spindle/executor"
 	"time"
@@ -23,8 +26,8 @@ import (
 )
 
 type db struct {
-	strs    map[string]string
-	objs    map[string]any // *list, set, hash or *zset
+	strs    map[string]*byte // see newEntry
+	objs    map[string]any   // *list, set, hash or *zset
 	expires map[string]int64
 	clock   func() int64 // now, in Unix milliseconds
 
@@ -43,23 +46,34 @@ type db struct {
 }
 
 func newDB(clock func() int64) *db {
-	return &db{strs: map[string]string{}, objs: map[string]any{}, expires: map[string]int64{}, clock: clock}
+	return &db{strs: map[string]*byte{}, objs: map[string]any{}, expires: map[string]int64{}, clock: clock}
 }
 
 func (d *db) keys() int { return len(d.strs) + len(d.objs) }
 
-// newEntry returns key and value as strings that share one allocation.
-func newEntry(key, val []byte) (k, v string) {
-	b := make([]byte, len(key)+len(val))
+// newEntry lays out a string key and its value in one allocation, the
+// key, then the value's length (4 bytes, little-endian), then the value.
+// It returns the key, as a string over the allocation, and a pointer to
+// the length, from which value reads the value back.
+func newEntry(key, val []byte) (string, *byte) {
+	b := make([]byte, len(key)+4+len(val))
 	copy(b, key)
-	copy(b[len(key):], val)
+	binary.LittleEndian.PutUint32(b[len(key):], uint32(len(val)))
+	copy(b[len(key)+4:], val)
+	var k string
 	if len(key) > 0 {
 		k = unsafe.String(&b[0], len(key))
 	}
-	if len(val) > 0 {
-		v = unsafe.String(&b[len(key)], len(val))
+	return k, &b[len(key)]
+}
+
+// value returns the value of an entry made by newEntry.
+func value(p *byte) string {
+	n := binary.LittleEndian.Uint32(unsafe.Slice(p, 4))
+	if n == 0 {
+		return ""
 	}
-	return k, v
+	return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(p), 4)), n)
 }
 
 // expireIfNeeded deletes key if its time has come.
@@ -77,8 +91,8 @@ func (d *db) expireIfNeeded(key []byte) {
 // another type.
 func (d *db) getString(key []byte) (v string, found, wrong bool) {
 	d.expireIfNeeded(key)
-	if v, ok := d.strs[string(key)]; ok {
-		return v, true, false
+	if p, ok := d.strs[string(key)]; ok {
+		return value(p), true, false
 	}
 	if len(d.objs) > 0 {
 		if _, ok := d.objs[string(key)]; ok {
@@ -174,7 +188,7 @@ func (d *db) persist(key []byte) bool {
 }
 
 func (d *db) flush() {
-	d.strs = map[string]string{}
+	d.strs = map[string]*byte{}
 	d.objs = map[string]any{}
 	d.expires = map[string]int64{}
 }
