@@ -46,12 +46,13 @@ echo "== building"
 go build -o "$work/spindle-redis" .
 (cd gnetpeer && go build -o "$work/gnet-redis" .)
 
-# free_port prints a loopback port nobody listens on.
+# free_port prints a loopback port nobody uses, below the ephemeral range
+# (where the local ends of client connections would collide).
 free_port() {
 	local p
 	while :; do
-		p=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+		p=$((10000 + RANDOM % 20000))
+		if [ -z "$(ss -Htan "( sport = :$p )" 2>/dev/null)" ] && ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			echo "$p"
 			return
 		fi
@@ -63,7 +64,8 @@ wait_up() {
 		redis-cli -p "$1" ping >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done
-	echo "server on port $1 did not start" >&2
+	echo "server on port $1 did not start:" >&2
+	cat "$work"/*.log >&2
 	exit 1
 }
 
