@@ -207,6 +207,7 @@ type sock struct {
 	fd     int
 	slot   int32
 	rready bool
+	rhup   bool // the peer has shut its side (EPOLLRDHUP/HUP/ERR): no further edge comes, read until EOF
 	wready bool
 	woff   int
 	dialP  *future.Promise[*Conn]
@@ -242,6 +243,9 @@ func (c *Conn) event(ev uint32) {
 	}
 	if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
 		s.rready = true
+		if ev&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+			s.rhup = true
+		}
 		c.readable()
 	}
 	if ev&(unix.EPOLLOUT|unix.EPOLLHUP|unix.EPOLLERR) != 0 && !c.released {
@@ -277,7 +281,7 @@ func (c *Conn) readNow() (int, error, bool) {
 				c.rbuf = nil
 				return 0, nil, true // EOF
 			}
-			if n < len(c.rbuf) {
+			if n < len(c.rbuf) && !s.rhup {
 				s.rready = false // drained: the next arrival raises an edge
 			}
 			return n, nil, true
