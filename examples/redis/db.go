@@ -39,7 +39,7 @@ type db struct {
 
 	index   int                  // the shard's index
 	ex      *executor.Executor   // the shard's executor
-	clients map[*client]struct{} // the connections this shard serves
+	clients *client // the connections this shard serves: a list through client.prev and next
 	timer   *executor.Timer      // the active expiry's next tick
 	stopped bool                 // shutting down: no more ticks
 

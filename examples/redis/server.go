@@ -125,7 +125,6 @@ func NewServer(cfg Config) *Server {
 	s.dbs = shard.NewSharded(s.g, func(i int) *db {
 		d := newDB(cfg.Clock)
 		d.index, d.ex = i, s.g.Shard(i)
-		d.clients = map[*client]struct{}{}
 		var tick func()
 		tick = func() {
 			if d.stopped {
@@ -175,10 +174,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			if d.timer != nil {
 				d.timer.Stop()
 			}
-			for c := range d.clients {
+			for c := d.clients; c != nil; {
+				next := c.next
 				if c.idle {
 					c.close()
 				}
+				c = next
 			}
 		})
 	}
@@ -292,6 +293,8 @@ type client struct {
 	idle   bool // waiting for input
 	closed bool
 	onRecv func([]byte, error)
+	prev   *client // the shard's list of connections
+	next   *client
 	*work  // made with the first bytes received
 }
 
@@ -322,7 +325,11 @@ func (s *Server) serve(i int, conn *netio.Conn) {
 	d.total++
 	c := &client{srv: s, conn: conn, d: d, id: s.ids.Add(1)}
 	c.onRecv = c.received
-	d.clients[c] = struct{}{}
+	c.next = d.clients
+	if c.next != nil {
+		c.next.prev = c
+	}
+	d.clients = c
 	c.recv()
 }
 
@@ -351,7 +358,15 @@ func (c *client) close() {
 	}
 	c.closed = true
 	c.conn.Close()
-	delete(c.d.clients, c)
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		c.d.clients = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	}
+	c.prev, c.next = nil, nil
 	c.d.conns--
 	if c.srv.live.Add(-1) == 0 && c.srv.draining.Load() {
 		c.srv.markDrained()
