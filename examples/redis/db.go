@@ -37,11 +37,11 @@ type db struct {
 	cmds    uint64 // commands executed on this shard
 	remote  uint64 // batches executed here for another shard's connections
 
-	index   int                  // the shard's index
-	ex      *executor.Executor   // the shard's executor
-	clients *client // the connections this shard serves: a list through client.prev and next
-	timer   *executor.Timer      // the active expiry's next tick
-	stopped bool                 // shutting down: no more ticks
+	index   int                // the shard's index
+	ex      *executor.Executor // the shard's executor
+	clients *client            // the connections this shard serves: a list through client.prev and next
+	timer   *executor.Timer    // the active expiry's next tick
+	stopped bool               // shutting down: no more ticks
 
 }
 
