@@ -15,7 +15,6 @@ package main
 // makes them, so that the error texts and their precedence are the same.
 
 import (
-	"bytes"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -178,6 +177,31 @@ func errSubcommand(argv [][]byte) string {
 }
 
 func eq(a []byte, s string) bool { return len(a) == len(s) && strings.EqualFold(string(a), s) }
+
+// getObj returns key's object of type T: the zero T if key does not
+// exist; wrong if it holds another type.
+func getObj[T any](d *db, key []byte) (v T, wrong bool) {
+	o, wrong := d.getObj(key)
+	if wrong || o == nil {
+		return v, wrong
+	}
+	v, ok := o.(T)
+	return v, !ok
+}
+
+// parseCount reads the optional count of LPOP, RPOP, SPOP and ZPOPMIN
+// (argv[2]): 1 and false without one. errMsg is Redis's reply to a bad
+// one, "" if it is good.
+func parseCount(argv [][]byte) (count int64, has bool, errMsg string) {
+	if len(argv) < 3 {
+		return 1, false, ""
+	}
+	n, ok := parseInt(argv[2])
+	if !ok || n < 0 {
+		return 0, true, "ERR value is out of range, must be positive"
+	}
+	return n, true, ""
+}
 
 // Connection commands.
 
@@ -676,25 +700,11 @@ func partFlush(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 
 // Lists.
 
-// getList returns key's list, nil if key does not exist; wrong if it holds
-// another type.
-func getList(d *db, key []byte) (l *list, wrong bool) {
-	o, wrong := d.getObj(key)
-	if wrong {
-		return nil, true
-	}
-	if o == nil {
-		return nil, false
-	}
-	l, ok := o.(*list)
-	return l, !ok
-}
-
 func cmdLPush(d *db, argv [][]byte, out []byte) ([]byte, int64) { return push(d, argv, true, out) }
 func cmdRPush(d *db, argv [][]byte, out []byte) ([]byte, int64) { return push(d, argv, false, out) }
 
 func push(d *db, argv [][]byte, front bool, out []byte) ([]byte, int64) {
-	l, wrong := getList(d, argv[1])
+	l, wrong := getObj[*list](d, argv[1])
 	if wrong {
 		return appendError(out, errWrongTyp), 0
 	}
@@ -719,15 +729,11 @@ func pop(d *db, argv [][]byte, front bool, out []byte) ([]byte, int64) {
 	if len(argv) > 3 {
 		return appendError(out, errArity(strings.ToLower(string(argv[0])))), 0
 	}
-	count, hasCount := int64(1), len(argv) == 3
-	if hasCount {
-		n, ok := parseInt(argv[2])
-		if !ok || n < 0 {
-			return appendError(out, "ERR value is out of range, must be positive"), 0
-		}
-		count = n
+	count, hasCount, bad := parseCount(argv)
+	if bad != "" {
+		return appendError(out, bad), 0
 	}
-	l, wrong := getList(d, argv[1])
+	l, wrong := getObj[*list](d, argv[1])
 	switch {
 	case wrong:
 		return appendError(out, errWrongTyp), 0
@@ -763,7 +769,7 @@ func cmdLRange(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	if !ok1 || !ok2 {
 		return appendError(out, errNotInt), 0
 	}
-	l, wrong := getList(d, argv[1])
+	l, wrong := getObj[*list](d, argv[1])
 	switch {
 	case wrong:
 		return appendError(out, errWrongTyp), 0
@@ -790,7 +796,7 @@ func cmdLRange(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 }
 
 func cmdLLen(d *db, argv [][]byte, out []byte) ([]byte, int64) {
-	l, wrong := getList(d, argv[1])
+	l, wrong := getObj[*list](d, argv[1])
 	switch {
 	case wrong:
 		return appendError(out, errWrongTyp), 0
@@ -802,17 +808,8 @@ func cmdLLen(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 
 // Sets.
 
-func getSet(d *db, key []byte) (s set, wrong bool) {
-	o, wrong := d.getObj(key)
-	if wrong || o == nil {
-		return nil, wrong
-	}
-	s, ok := o.(set)
-	return s, !ok
-}
-
 func cmdSAdd(d *db, argv [][]byte, out []byte) ([]byte, int64) {
-	s, wrong := getSet(d, argv[1])
+	s, wrong := getObj[set](d, argv[1])
 	if wrong {
 		return appendError(out, errWrongTyp), 0
 	}
@@ -831,7 +828,7 @@ func cmdSAdd(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 }
 
 func cmdSCard(d *db, argv [][]byte, out []byte) ([]byte, int64) {
-	s, wrong := getSet(d, argv[1])
+	s, wrong := getObj[set](d, argv[1])
 	if wrong {
 		return appendError(out, errWrongTyp), 0
 	}
@@ -839,7 +836,7 @@ func cmdSCard(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 }
 
 func cmdSIsMember(d *db, argv [][]byte, out []byte) ([]byte, int64) {
-	s, wrong := getSet(d, argv[1])
+	s, wrong := getObj[set](d, argv[1])
 	if wrong {
 		return appendError(out, errWrongTyp), 0
 	}
@@ -853,15 +850,11 @@ func cmdSPop(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	if len(argv) > 3 {
 		return appendError(out, errSyntax), 0
 	}
-	count, hasCount := int64(1), len(argv) == 3
-	if hasCount {
-		n, ok := parseInt(argv[2])
-		if !ok || n < 0 {
-			return appendError(out, "ERR value is out of range, must be positive"), 0
-		}
-		count = n
+	count, hasCount, bad := parseCount(argv)
+	if bad != "" {
+		return appendError(out, bad), 0
 	}
-	s, wrong := getSet(d, argv[1])
+	s, wrong := getObj[set](d, argv[1])
 	switch {
 	case wrong:
 		return appendError(out, errWrongTyp), 0
@@ -896,20 +889,11 @@ func cmdSPop(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 
 // Hashes.
 
-func getHash(d *db, key []byte) (h hash, wrong bool) {
-	o, wrong := d.getObj(key)
-	if wrong || o == nil {
-		return nil, wrong
-	}
-	h, ok := o.(hash)
-	return h, !ok
-}
-
 func cmdHSet(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	if len(argv)%2 == 1 {
 		return appendError(out, errArity(strings.ToLower(string(argv[0])))), 0
 	}
-	h, wrong := getHash(d, argv[1])
+	h, wrong := getObj[hash](d, argv[1])
 	if wrong {
 		return appendError(out, errWrongTyp), 0
 	}
@@ -928,7 +912,7 @@ func cmdHSet(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 }
 
 func cmdHGet(d *db, argv [][]byte, out []byte) ([]byte, int64) {
-	h, wrong := getHash(d, argv[1])
+	h, wrong := getObj[hash](d, argv[1])
 	if wrong {
 		return appendError(out, errWrongTyp), 0
 	}
@@ -940,7 +924,7 @@ func cmdHGet(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 }
 
 func cmdHLen(d *db, argv [][]byte, out []byte) ([]byte, int64) {
-	h, wrong := getHash(d, argv[1])
+	h, wrong := getObj[hash](d, argv[1])
 	if wrong {
 		return appendError(out, errWrongTyp), 0
 	}
@@ -948,15 +932,6 @@ func cmdHLen(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 }
 
 // Sorted sets.
-
-func getZset(d *db, key []byte) (z *zset, wrong bool) {
-	o, wrong := d.getObj(key)
-	if wrong || o == nil {
-		return nil, wrong
-	}
-	z, ok := o.(*zset)
-	return z, !ok
-}
 
 // parseScore is Redis's strtod check for scores: a number or ±inf, never
 // NaN.
@@ -1002,7 +977,7 @@ func cmdZAdd(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 		}
 		scores = append(scores, f)
 	}
-	z, wrong := getZset(d, argv[1])
+	z, wrong := getObj[*zset](d, argv[1])
 	if wrong {
 		return appendError(out, errWrongTyp), 0
 	}
@@ -1020,7 +995,7 @@ func cmdZAdd(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 }
 
 func cmdZCard(d *db, argv [][]byte, out []byte) ([]byte, int64) {
-	z, wrong := getZset(d, argv[1])
+	z, wrong := getObj[*zset](d, argv[1])
 	if wrong {
 		return appendError(out, errWrongTyp), 0
 	}
@@ -1034,18 +1009,16 @@ func cmdZPopMin(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	if len(argv) > 3 {
 		return appendError(out, errSyntax), 0
 	}
-	count := int64(1)
 	if len(argv) == 3 {
-		n, ok := parseInt(argv[2])
-		if !ok {
+		if _, ok := parseInt(argv[2]); !ok {
 			return appendError(out, errNotInt), 0
 		}
-		if n < 0 {
-			return appendError(out, "ERR value is out of range, must be positive"), 0
-		}
-		count = n
 	}
-	z, wrong := getZset(d, argv[1])
+	count, _, bad := parseCount(argv)
+	if bad != "" {
+		return appendError(out, bad), 0
+	}
+	z, wrong := getObj[*zset](d, argv[1])
 	switch {
 	case wrong:
 		return appendError(out, errWrongTyp), 0
@@ -1064,5 +1037,3 @@ func cmdZPopMin(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	}
 	return out, 0
 }
-
-var _ = bytes.Equal

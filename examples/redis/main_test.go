@@ -257,22 +257,21 @@ func TestLimits(t *testing.T) {
 	other := dial(t, s)
 	other.do("SET", "big", strings.Repeat("x", 100000))
 
-	t.Run("bulk", func(t *testing.T) {
+	// refused sends req on a new connection: Redis's reply, then the close.
+	refused := func(t *testing.T, req, reply string) {
 		c := dial(t, s)
-		c.send("*2\r\n$3\r\nGET\r\n$1048577\r\n")
-		if r, _ := c.read(); r != "-ERR Protocol error: invalid bulk length\r\n" {
-			t.Fatalf("got %q", r)
+		c.send(req)
+		if r, _ := c.read(); r != reply {
+			t.Fatalf("got %q, want %q", r, reply)
 		}
 		c.expectClosed()
+	}
+	t.Run("bulk", func(t *testing.T) {
+		refused(t, "*2\r\n$3\r\nGET\r\n$1048577\r\n", "-ERR Protocol error: invalid bulk length\r\n")
 	})
 	t.Run("multibulk", func(t *testing.T) {
+		refused(t, "*1001\r\n", "-ERR Protocol error: invalid multibulk length\r\n")
 		c := dial(t, s)
-		c.send("*1001\r\n")
-		if r, _ := c.read(); r != "-ERR Protocol error: invalid multibulk length\r\n" {
-			t.Fatalf("got %q", r)
-		}
-		c.expectClosed()
-		c = dial(t, s)
 		if r := c.do("MGET", "a", "b", "c", "d", "e", "f", "g"); r != "*7\r\n$-1\r\n$-1\r\n$-1\r\n$-1\r\n$-1\r\n$-1\r\n$-1\r\n" {
 			t.Fatalf("MGET of 7 keys: %q", r)
 		}

@@ -309,13 +309,11 @@ func splitArgs(line []byte, argv [][]byte) (_ [][]byte, ok bool) {
 						e = '\a'
 					}
 					tok = append(tok, e)
-				case c == '"':
-					if n := at(i + 1); n != 0 && !isSpace(n) {
+				case c == '"' || c == 0:
+					if !closes(c, at(i+1)) {
 						return argv, false
 					}
 					done = true
-				case c == 0:
-					return argv, false
 				default:
 					tok = append(tok, c)
 				}
@@ -324,13 +322,11 @@ func splitArgs(line []byte, argv [][]byte) (_ [][]byte, ok bool) {
 				case c == '\\' && at(i+1) == '\'':
 					i++
 					tok = append(tok, '\'')
-				case c == '\'':
-					if n := at(i + 1); n != 0 && !isSpace(n) {
+				case c == '\'' || c == 0:
+					if !closes(c, at(i+1)) {
 						return argv, false
 					}
 					done = true
-				case c == 0:
-					return argv, false
 				default:
 					tok = append(tok, c)
 				}
@@ -353,6 +349,11 @@ func splitArgs(line []byte, argv [][]byte) (_ [][]byte, ok bool) {
 		argv = append(argv, tok)
 	}
 }
+
+// closes reports whether c ends a quoted token well: a closing quote
+// followed by a space or the end of the line (not the end of the line
+// itself: the quotes are unbalanced).
+func closes(c, next byte) bool { return c != 0 && (next == 0 || isSpace(next)) }
 
 // Replies. Every writer appends to b and returns it.
 
