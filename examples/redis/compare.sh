@@ -88,27 +88,38 @@ servers=(redis spindle gnet)
 for s in "${servers[@]}"; do wait_up "${port[$s]}"; done
 echo "redis-server $(redis-server --version | awk '{print $3}') on ${port[redis]}, examples/redis on ${port[spindle]}, gnetpeer on ${port[gnet]}; $(nproc) cores"
 
+# cpu_ms PID prints the CPU time (user and system) the process has used,
+# in milliseconds.
+cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{print int(($14 + $15) * 1000 / hz)}' "/proc/$1/stat"; }
+
 # bench ARGS... runs redis-benchmark against every server, ROUNDS times,
-# interleaved, and prints one line per server, test and round.
+# interleaved, and prints one line per server, test and round: the
+# client's figures, and the server's CPU time per request over the run
+# (user and system, all threads), which the machine's noise moves less.
 bench() {
 	echo
-	echo "== redis-benchmark -c $CLIENTS -n $N $*"
-	printf '%-6s %-8s %-5s %12s %9s %9s\n' round server test 'req/s' 'p50 ms' 'p99 ms'
+	echo "== redis-benchmark -c $CLIENTS -n $N -t $TESTS $*"
+	printf '%-6s %-8s %-5s %12s %9s %9s %12s\n' round server test 'req/s' 'p50 ms' 'p99 ms' 'server us/req'
 	for r in $(seq "$ROUNDS"); do
 		for s in "${servers[@]}"; do
 			redis-cli -p "${port[$s]}" flushall >/dev/null
-			redis-benchmark -p "${port[$s]}" -c "$CLIENTS" -n "$N" "$@" --csv 2>/dev/null |
-				tail -n +2 | tr -d '"' |
-				while IFS=, read -r test rps avg min p50 p95 p99 max; do
-					printf '%-6s %-8s %-5s %12s %9s %9s\n' "$r" "$s" "$test" "$rps" "$p50" "$p99"
-				done
+			for t in $(echo "$TESTS" | tr , ' '); do
+				c0=$(cpu_ms "${pid[$s]}")
+				line=$(redis-benchmark -p "${port[$s]}" -c "$CLIENTS" -n "$N" -t "$t" "$@" --csv 2>/dev/null | tail -n +2 | tr -d '"')
+				c1=$(cpu_ms "${pid[$s]}")
+				IFS=, read -r test rps avg min p50 p95 p99 max <<<"$line"
+				printf '%-6s %-8s %-5s %12s %9s %9s %12s\n' "$r" "$s" "$test" "$rps" "$p50" "$p99" \
+					"$(awk -v c=$((c1 - c0)) -v n="$N" 'BEGIN {printf "%.2f", c * 1000 / n}')"
+			done
 		done
 	done
 }
 
+TESTS=${TESTS:-set,get}
+
 if [ -z "${SKIP_BENCH:-}" ]; then
-	bench -r 1000000 -t set,get -P 16
-	bench -r 1000000 -t set,get -P 1
+	bench -r 1000000 -P 16
+	bench -r 1000000 -P 1
 fi
 
 if [ -n "${SKIP_MEMORY:-}" ]; then
