@@ -284,18 +284,18 @@ type slot struct {
 // connection that has sent nothing has no work yet: it costs this struct
 // and what netio keeps for it.
 type client struct {
-	srv    *Server
-	conn   *netio.Conn
-	d      *db // the connection's shard
-	id     uint64
-	name   string
-	quit   bool // close once the batch's replies are written
-	idle   bool // waiting for input
-	closed bool
-	onRecv func([]byte, error)
-	prev   *client // the shard's list of connections
-	next   *client
-	*work  // made with the first bytes received
+	srv     *Server
+	conn    *netio.Conn
+	d       *db // the connection's shard
+	id      uint64
+	name    string
+	quit    bool // close once the batch's replies are written
+	idle    bool // waiting for input
+	closed  bool
+	onReady func()  // reads on, once netio says input may have come (Wake)
+	prev    *client // the shard's list of connections
+	next    *client
+	*work   // made with the first bytes received
 }
 
 // work is what a connection needs to handle its input, kept from one
@@ -324,7 +324,7 @@ func (s *Server) serve(i int, conn *netio.Conn) {
 	d.conns++
 	d.total++
 	c := &client{srv: s, conn: conn, d: d, id: s.ids.Add(1)}
-	c.onRecv = c.received
+	c.onReady = c.recv
 	c.next = d.clients
 	if c.next != nil {
 		c.next.prev = c
@@ -347,10 +347,40 @@ func (c *client) setup() {
 	}
 }
 
+// maxRounds bounds how many receives in a row one connection handles
+// before it lets the loop's other work run.
+const maxRounds = 16
+
+// recv reads and handles the connection's input for as long as it is
+// there and its batches finish at once (all their keys on this shard),
+// then waits: for netio's Wake when nothing is readable, for the other
+// shards when a batch waits on them. It reads with PollRecv, so waiting
+// for input costs no future.
 func (c *client) recv() {
-	c.idle = true
-	c.conn.Recv().OnComplete(c.onRecv)
+	for range maxRounds {
+		if c.closed {
+			return
+		}
+		if c.srv.draining.Load() {
+			c.close() // shutting down: no new requests
+			return
+		}
+		c.idle = true
+		data, ok, err := c.conn.PollRecv(c)
+		if !ok && err == nil {
+			return // Wake comes when input may have arrived
+		}
+		c.idle = false
+		if !c.received(data, err) {
+			return
+		}
+	}
+	c.d.ex.Post(c.onReady) // let the others have the loop
 }
+
+// Wake is netio's signal that input may have arrived (executor.Waker): it
+// runs recv as a task of its own, outside netio's call.
+func (c *client) Wake() { c.d.ex.Post(c.onReady) }
 
 func (c *client) close() {
 	if c.closed {
@@ -373,11 +403,12 @@ func (c *client) close() {
 	}
 }
 
-func (c *client) received(data []byte, err error) {
-	c.idle = false
+// received handles one receive; it reports whether its batch is done and
+// the connection can read on.
+func (c *client) received(data []byte, err error) bool {
 	if err != nil || c.closed {
 		c.close()
-		return
+		return false
 	}
 	if c.work == nil {
 		c.setup()
@@ -385,18 +416,19 @@ func (c *client) received(data []byte, err error) {
 	if len(c.pend) > 0 {
 		if len(c.pend)+len(data) > c.srv.cfg.QueryBufferLimit {
 			c.close()
-			return
+			return false
 		}
 		c.pend = append(c.pend, data...)
 		c.buf = c.pend
 	} else {
 		c.buf = data
 	}
-	c.process()
+	return c.process()
 }
 
-// process parses and dispatches every complete request of c.buf.
-func (c *client) process() {
+// process parses and dispatches every complete request of c.buf; it
+// reports whether the batch is done (its replies written).
+func (c *client) process() bool {
 	argv := c.argv[:0]
 	for !c.quit {
 		n0 := len(argv)
@@ -417,14 +449,14 @@ func (c *client) process() {
 	}
 	c.argv = argv
 	if c.waiting == 0 {
-		c.finish()
-		return
+		return c.finish()
 	}
 	for i, used := range c.used {
 		if used && i != c.d.index {
 			shard.InvokeWith(c.srv.dbs, i, c.batches[i], runBatch).OnComplete(c.onDone[i])
 		}
 	}
+	return false
 }
 
 func (c *client) batchDone(err error) {
@@ -432,8 +464,8 @@ func (c *client) batchDone(err error) {
 	if err != nil {
 		c.quit = true
 	}
-	if c.waiting == 0 {
-		c.finish()
+	if c.waiting == 0 && c.finish() {
+		c.recv()
 	}
 }
 
@@ -523,8 +555,10 @@ func (c *client) dispatch(argv [][]byte) {
 	}
 }
 
-// finish writes the batch's replies in request order, then reads on.
-func (c *client) finish() {
+// finish writes the batch's replies in request order and keeps the
+// unparsed tail; it reports whether the connection reads on (it is not
+// closing).
+func (c *client) finish() bool {
 	out := c.out[:0]
 	for _, s := range c.slots {
 		refs := c.refs[s.first : s.first+s.n]
@@ -565,7 +599,7 @@ func (c *client) finish() {
 	}
 	if c.quit || c.closed {
 		c.close()
-		return
+		return false
 	}
 	// Keep the unparsed tail for the next receive.
 	t := c.p.tail()
@@ -582,9 +616,9 @@ func (c *client) finish() {
 	c.buf = nil
 	if c.srv.draining.Load() {
 		c.close()
-		return
+		return false
 	}
-	c.recv()
+	return true
 }
 
 func (c *client) appendResult(out []byte, r ref) []byte {
