@@ -446,3 +446,23 @@ func TestOneWritePerBatch(t *testing.T) {
 		t.Fatalf("first read: %d bytes %q, want all %d bytes", n, buf[:min(n, 80)], want.Len())
 	}
 }
+
+// Close closes everything at once: idle connections, one with half a
+// request, the shards; nothing is left running (goleak in TestMain).
+func TestClose(t *testing.T) {
+	s := NewServer(Config{Shards: 2})
+	if err := s.Listen("tcp", "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	idle, partial := dial(t, s), dial(t, s)
+	if r := idle.do("PING"); r != "+PONG\r\n" {
+		t.Fatalf("PING: %q", r)
+	}
+	partial.do("SET", "k", "v")
+	partial.send("*2\r\n$3\r\nGET\r\n$1\r\n")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	idle.expectClosed()
+	partial.expectClosed()
+}
