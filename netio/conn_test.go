@@ -97,6 +97,47 @@ func TestPipelining(t *testing.T) {
 	}
 }
 
+func TestAddresses(t *testing.T) {
+	for _, tc := range []struct{ network, address string }{
+		{"tcp", "127.0.0.1:0"},
+		{"tcp", ":0"}, // unspecified: each connection asks for its local address
+		{"tcp6", "[::1]:0"},
+	} {
+		t.Run(tc.network+" "+tc.address, func(t *testing.T) {
+			ex := started(t)
+			l, err := netio.Listen(ex, tc.network, tc.address)
+			if err != nil {
+				if strings.Contains(tc.address, "::1") {
+					t.Skipf("no IPv6 loopback: %v", err)
+				}
+				t.Fatal(err)
+			}
+			defer l.Close()
+			host := "127.0.0.1"
+			if tc.network == "tcp6" {
+				host = "::1"
+			}
+			_, port, _ := net.SplitHostPort(l.Addr().String())
+			nc, err := net.Dial(tc.network, net.JoinHostPort(host, port))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			c := accept(t, l)
+			defer c.Close()
+			if got, want := c.RemoteAddr().String(), nc.LocalAddr().String(); got != want {
+				t.Errorf("RemoteAddr %s, the peer is %s", got, want)
+			}
+			if got, want := c.LocalAddr().String(), nc.RemoteAddr().String(); got != want {
+				t.Errorf("LocalAddr %s, the peer dialled %s", got, want)
+			}
+			if c.LocalAddr().Network() != "tcp" || !strings.HasPrefix(c.String(), "netio.Conn(tcp:") {
+				t.Errorf("addresses of %v on %s", c, c.LocalAddr().Network())
+			}
+		})
+	}
+}
+
 func TestEOFAndHalfClose(t *testing.T) {
 	ex := started(t)
 	l := listen(t, ex)
@@ -345,6 +386,15 @@ func TestBadArguments(t *testing.T) {
 		t.Error("Listen unix with WithReusePort succeeded")
 	}
 	spindletest.MustPanic(t, "netio: ", "nil executor", func() { netio.Dial(context.Background(), nil, "tcp", "127.0.0.1:1") })
+	var c *netio.Conn
+	var l *netio.Listener
+	spindletest.MustPanic(t, "netio: ", "nil *Conn", func() { c.Recv() })
+	spindletest.MustPanic(t, "netio: ", "nil *Conn", func() { c.Write(nil) })
+	spindletest.MustPanic(t, "netio: ", "nil *Listener", func() { l.Accept() })
+	spindletest.MustPanic(t, "netio: ", "nil handler", func() { netio.Serve(listen(t, ex), nil) })
+	if _, err := netio.Listen(ex, "tcp", "127.0.0.1:0", nil); err == nil || !strings.HasPrefix(err.Error(), "netio: ") {
+		t.Errorf("Listen with a nil option: %v", err)
+	}
 }
 
 func TestMisuseOffLoop(t *testing.T) {
@@ -360,8 +410,7 @@ func TestMisuseOffLoop(t *testing.T) {
 		"Flush":      func() { c.Flush() },
 		"CloseWrite": func() { c.CloseWrite() },
 	} {
-		spindletest.MustPanic(t, "netio: ", "Submit", fn)
-		_ = name
+		t.Run(name, func(t *testing.T) { spindletest.MustPanic(t, "netio: Conn."+name, "use Submit", fn) })
 	}
 	c.Close()
 }
@@ -545,4 +594,23 @@ func TestTCP4AndTCP6(t *testing.T) {
 			c.Close()
 		})
 	}
+}
+
+func TestCancelledRecvLosesNothing(t *testing.T) {
+	ex := started(t)
+	l := listen(t, ex)
+	nc := dialNet(t, l)
+	c := accept(t, l)
+	// Receives given up leave nothing behind and take no bytes.
+	for range 1000 {
+		if !c.Recv().Cancel() {
+			t.Fatal("Cancel of a pending Recv failed")
+		}
+	}
+	nc.Write([]byte("kept"))
+	b, err := spindletest.Await(t, c.Recv())
+	if string(b) != "kept" || err != nil {
+		t.Fatalf("received %q, %v after 1,000 cancelled receives", b, err)
+	}
+	c.Close()
 }
