@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 )
@@ -35,6 +37,18 @@ func TestBuffersComeAndGo(t *testing.T) {
 	c, err := l.Accept().Await(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// TCP options as package net sets them (keep-alive finds half-open
+	// connections out).
+	opts, _ := future.Call(ex, func() ([3]int, error) {
+		fd := int(c.sk.fd)
+		a, _ := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY)
+		b, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE)
+		d, _ := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE)
+		return [3]int{a, b, d}, nil
+	}).Await(ctx)
+	if opts != [3]int{1, 1, keepAlive} {
+		t.Fatalf("TCP_NODELAY, SO_KEEPALIVE, TCP_KEEPIDLE = %v", opts)
 	}
 	type state struct{ rbuf, out bool }
 	held := func() state {

@@ -105,14 +105,7 @@ func TestAddresses(t *testing.T) {
 	} {
 		t.Run(tc.network+" "+tc.address, func(t *testing.T) {
 			ex := started(t)
-			l, err := netio.Listen(ex, tc.network, tc.address)
-			if err != nil {
-				if strings.Contains(tc.address, "::1") {
-					t.Skipf("no IPv6 loopback: %v", err)
-				}
-				t.Fatal(err)
-			}
-			defer l.Close()
+			l := listenOrSkip(t, ex, tc.network, tc.address)
 			host := "127.0.0.1"
 			if tc.network == "tcp6" {
 				host = "::1"
@@ -350,6 +343,22 @@ func TestDial(t *testing.T) {
 	}
 }
 
+// listenOrSkip opens a listener on network and address, closed when the
+// test ends; it skips the test if the address is IPv6 and the system has
+// no IPv6 loopback.
+func listenOrSkip(t *testing.T, ex *executor.Executor, network, address string) *netio.Listener {
+	t.Helper()
+	l, err := netio.Listen(ex, network, address)
+	if err != nil {
+		if strings.Contains(address, "::1") {
+			t.Skipf("no IPv6 loopback: %v", err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
 // freeAddr returns a loopback address nothing listens on.
 func freeAddr(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -574,14 +583,7 @@ func TestTCP4AndTCP6(t *testing.T) {
 	} {
 		t.Run(tc.network+" "+tc.address, func(t *testing.T) {
 			ex := started(t)
-			l, err := netio.Listen(ex, tc.network, tc.address)
-			if err != nil {
-				if strings.Contains(tc.address, "::1") {
-					t.Skipf("no IPv6 loopback: %v", err)
-				}
-				t.Fatal(err)
-			}
-			defer l.Close()
+			l := listenOrSkip(t, ex, tc.network, tc.address)
 			echo(l)
 			c, err := spindletest.Await(t, netio.Dial(spindletest.Context(t), ex, tc.network, l.Addr().String()))
 			if err != nil {

@@ -53,14 +53,7 @@ func TestServeGroup(t *testing.T) {
 	g := shard.New(2)
 	g.Start()
 	defer g.Close()
-	ls, err := netio.ServeGroup(g, "tcp", "127.0.0.1:0", func(c *netio.Conn) {
-		c.Recv().OnComplete(func(b []byte, err error) {
-			if err == nil {
-				c.Write(b)
-			}
-			c.Close()
-		})
-	})
+	ls, err := netio.ServeGroup(g, "tcp", "127.0.0.1:0", echoConn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,20 +123,14 @@ func TestBadPeerAmongGood(t *testing.T) {
 	// The server sends 64 KiB for every byte it receives.
 	reply := make([]byte, 64<<10)
 	netio.Serve(l, func(c *netio.Conn) {
-		var next func([]byte, error)
-		next = func(b []byte, err error) {
-			if err != nil {
-				c.Close()
-				return
-			}
+		onRecv(c, func(b []byte) error {
 			for range b {
 				if _, err := c.Write(reply); err != nil {
-					return // past the limit: the connection is gone
+					return err // past the limit: the connection is gone
 				}
 			}
-			c.Recv().OnComplete(next)
-		}
-		c.Recv().OnComplete(next)
+			return nil
+		})
 	})
 	// The bad peers: one asks for 64 MB and never reads, one resets.
 	hog := dialNet(t, l)
@@ -199,6 +186,38 @@ func TestManyConnectionsOpenedAndDropped(t *testing.T) {
 	nc := dialNet(t, l)
 	nc.Write([]byte("still here"))
 	if got := readN(t, nc, 10); string(got) != "still here" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+// A burst of connections that all close at once: the loop's socket table
+// grows for them and is given back once they have all gone; the loop goes
+// on serving.
+func TestBurstClosedAtOnce(t *testing.T) {
+	ex := started(t)
+	l := listen(t, ex)
+	echo(l)
+	const n = 1500
+	ncs := make([]net.Conn, 0, n)
+	for range n {
+		nc, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ncs = append(ncs, nc)
+	}
+	for _, nc := range ncs {
+		nc.Write([]byte("x"))
+	}
+	for _, nc := range ncs {
+		readN(t, nc, 1)
+	}
+	for _, nc := range ncs {
+		nc.Close()
+	}
+	nc := dialNet(t, l)
+	nc.Write([]byte("after"))
+	if got := readN(t, nc, 5); string(got) != "after" {
 		t.Fatalf("got %q", got)
 	}
 }

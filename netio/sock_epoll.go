@@ -15,7 +15,10 @@ package netio
 //   - an epoll event names its socket by slot index and generation (the
 //     event's Fd and Pad words); a slot's generation changes whenever it is
 //     freed, so an event read before its socket was closed, for a slot
-//     taken meanwhile, is recognised as stale and dropped;
+//     taken meanwhile, is recognised as stale and dropped. The table is
+//     given back when a burst of sockets has all closed; an event for a
+//     slot past its end is stale too (at worst an event reaches a socket
+//     that reused the slot, which costs it one read that finds nothing);
 //   - rready is false only after a read found the socket empty (EAGAIN, or
 //     a read shorter than the buffer while no end was signalled: a FIN or
 //     reset that came with the bytes raises no further edge); every byte
@@ -65,7 +68,6 @@ type poller struct {
 	nready int
 	slots  []slot
 	free   []int32
-	watch  loop.CloseWatch
 }
 
 type slot struct {
@@ -98,19 +100,23 @@ func (r *reactor) initPoller() error {
 	p.epfd, p.efd = epfd, efd
 	p.one[0] = 1
 	p.events = make([]unix.EpollEvent, maxEvents)
-	if !r.lp.Watch(&p.watch, (*pollerWatch)(r)) {
-		p.shut()
-		return executor.ErrClosed
-	}
 	r.lp.SetIO(r)
 	return nil
 }
 
-// pollerWatch closes the epoll and event descriptors when the executor
-// closes.
-type pollerWatch reactor
+// allConns returns the connections in the socket table.
+func (r *reactor) allConns() []*Conn {
+	var cs []*Conn
+	for _, s := range r.poller.slots {
+		if c, ok := s.h.(*Conn); ok {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
 
-func (w *pollerWatch) Interrupt(error) { w.poller.shut() }
+// shutPoller closes the epoll and event descriptors.
+func (r *reactor) shutPoller() { r.poller.shut() }
 
 func (p *poller) shut() {
 	p.mu.Lock()
@@ -160,9 +166,12 @@ func (r *reactor) Dispatch() {
 			unix.Read(p.efd, p.buf8[:])
 			continue
 		}
+		if int(ev.Fd) >= len(p.slots) {
+			continue // the table was given back after its sockets closed
+		}
 		s := &p.slots[ev.Fd]
 		if s.gen != uint32(ev.Pad) || s.h == nil {
-			continue
+			continue // stale: the socket closed since the wait
 		}
 		s.h.event(ev.Events)
 	}
@@ -545,7 +554,7 @@ func (l *Listener) acceptNow() (*Conn, error, bool) {
 			return nil, os.NewSyscallError("accept4", err), true
 		}
 		if s.family != unix.AF_UNIX {
-			unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+			tcpOptions(fd)
 		}
 		var c *Conn
 		if s.family == unix.AF_UNIX {
@@ -578,6 +587,21 @@ func (l *Listener) forget() {
 		l.ls.slot = -1
 	}
 	l.mu.Unlock()
+}
+
+// keepAlive is the TCP keep-alive idle time and probe interval, as package
+// net sets them: a peer that vanished without a FIN or a reset (a
+// half-open connection) is found out and its connection fails with
+// ETIMEDOUT instead of holding its socket for ever.
+const keepAlive = 15
+
+// tcpOptions sets what package net sets on a TCP connection: no Nagle
+// delay, and keep-alive probes.
+func tcpOptions(fd int) {
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1)
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, keepAlive)
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, keepAlive)
 }
 
 // closeSock closes the listening socket. Called under l.mu.
@@ -758,7 +782,7 @@ func connect(ctx context.Context, lp *loop.Loop, network, address string, p *fut
 		return
 	}
 	if family != unix.AF_UNIX {
-		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+		tcpOptions(fd)
 	}
 	err = unix.Connect(fd, sa)
 	for err == unix.EINTR {

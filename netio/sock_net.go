@@ -35,13 +35,28 @@ import (
 	"github.com/spindle-rt/spindle/internal/loop"
 )
 
-// poller is the backend's per-loop state: none.
-type poller struct{}
+// poller is the backend's per-loop state: the connections, for the
+// executor's close.
+type poller struct {
+	all map[*Conn]struct{}
+}
 
 func (r *reactor) initPoller() error {
-	_ = r.poller
+	r.poller.all = make(map[*Conn]struct{})
 	return nil
 }
+
+// allConns returns the open connections.
+func (r *reactor) allConns() []*Conn {
+	cs := make([]*Conn, 0, len(r.poller.all))
+	for c := range r.poller.all {
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// shutPoller has nothing to close.
+func (r *reactor) shutPoller() {}
 
 // sock is the backend's part of a connection.
 type sock struct {
@@ -77,6 +92,7 @@ func newConn(r *reactor, nc net.Conn, cfg *listenConfig) *Conn {
 		nc.Close()
 		return nil
 	}
+	r.poller.all[c] = struct{}{}
 	s := &c.sk
 	s.nc = nc
 	s.want = make(chan []byte, 1)
@@ -197,6 +213,7 @@ func (c *Conn) shutWrite() error {
 
 // closeSock closes the socket; the goroutines see quit and exit.
 func (c *Conn) closeSock() {
+	delete(c.r.poller.all, c)
 	s := &c.sk
 	close(s.quit)
 	s.nc.Close()

@@ -8,12 +8,10 @@
 //	/tmp/echoload -load 127.0.0.1:7007 -clients 64 -depth 16 -rounds 200
 //	kill -INT $spid; kill $pid; cat /tmp/strace.txt
 //
-// The server is a spawned task per connection that writes back what it
-// receives (future.Next), as netio's Echo benchmark.
+// The server is netio's Echo benchmark's (package echotask).
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -25,8 +23,8 @@ import (
 	"time"
 
 	"github.com/spindle-rt/spindle/executor"
-	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/netio"
+	"github.com/spindle-rt/spindle/netio/internal/echotask"
 )
 
 func main() {
@@ -55,18 +53,7 @@ func runServer(addr string) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	netio.Serve(l, func(c *netio.Conn) {
-		future.Spawn(ex, func(ctx context.Context) (struct{}, error) {
-			defer c.Close()
-			for {
-				b, err := future.Next[[]byte](ctx, c)
-				if err != nil {
-					return struct{}{}, nil
-				}
-				c.Write(b)
-			}
-		})
-	})
+	echotask.Serve(l)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt)
 	<-sig
