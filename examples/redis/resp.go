@@ -78,15 +78,9 @@ func (p *parser) next(buf []byte, argv [][]byte) (_ [][]byte, ok bool, perr prot
 			return p.inline(buf, argv)
 		}
 		// The count line.
-		nl := indexCR(buf, p.pos)
+		nl, e := p.line(buf, "too big mbulk count string")
 		if nl < 0 {
-			if len(buf)-p.pos > inlineMax {
-				return argv, false, "too big mbulk count string"
-			}
-			return argv, false, ""
-		}
-		if nl+1 >= len(buf) {
-			return argv, false, "" // the byte after '\r' has not arrived
+			return argv, false, e
 		}
 		n, valid := parseInt(buf[p.pos+1 : nl])
 		if !valid || n > p.maxMultibulk {
@@ -100,15 +94,9 @@ func (p *parser) next(buf []byte, argv [][]byte) (_ [][]byte, ok bool, perr prot
 	}
 	for p.multibulk > 0 {
 		if p.bulk < 0 {
-			nl := indexCR(buf, p.pos)
+			nl, e := p.line(buf, "too big bulk count string")
 			if nl < 0 {
-				if len(buf)-p.pos > inlineMax {
-					return argv, false, "too big bulk count string"
-				}
-				return argv, false, ""
-			}
-			if nl+1 >= len(buf) {
-				return argv, false, ""
+				return argv, false, e
 			}
 			if buf[p.pos] != '$' {
 				return argv, false, protoError("expected '$', got '" + string(buf[p.pos:p.pos+1]) + "'")
@@ -131,6 +119,21 @@ func (p *parser) next(buf []byte, argv [][]byte) (_ [][]byte, ok bool, perr prot
 		argv = append(argv, buf[p.start+s.off:p.start+s.end:p.start+s.end])
 	}
 	return argv, true, ""
+}
+
+// line finds the end of the count line at p.pos: the index of its '\r',
+// once the byte after it has arrived too (Redis skips that byte whatever
+// it is). It returns -1 while the line is incomplete, with tooBig if it
+// is already longer than Redis waits for.
+func (p *parser) line(buf []byte, tooBig protoError) (int, protoError) {
+	nl := indexCR(buf, p.pos)
+	switch {
+	case nl < 0 && len(buf)-p.pos > inlineMax:
+		return -1, tooBig
+	case nl < 0 || nl+1 >= len(buf):
+		return -1, ""
+	}
+	return nl, ""
 }
 
 // inline parses an inline request at p.pos.
