@@ -566,3 +566,144 @@ func TestBurstMemoryIsGivenBack(t *testing.T) {
 		}
 	}
 }
+
+// Close called from a callback drops the rest of the batch; called from a
+// goroutine while a callback runs, it lets no more than that callback run.
+func TestCloseDropsTheRestOfTheBatch(t *testing.T) {
+	t.Run("from a callback", func(t *testing.T) {
+		ex := executor.New()
+		ran := 0
+		ex.Drive(func() {
+			ex.Post(func() { ex.Close() })
+			for range 100 {
+				ex.Post(func() { ran++ })
+			}
+		})
+		ex.Close()
+		if ran != 0 {
+			t.Fatalf("%d of the 100 callbacks queued behind Close ran", ran)
+		}
+	})
+	t.Run("from a goroutine", func(t *testing.T) {
+		ex := executor.New()
+		ex.Start()
+		var ran atomic.Int32
+		started := make(chan struct{})
+		if err := ex.Submit(func() {
+			for range 126 {
+				ex.Post(func() { ran.Add(1) })
+			}
+			close(started)
+			for !ex.Closed() && ex.Submit(func() {}) == nil {
+				runtime.Gosched() // until Close has begun
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		<-started
+		ex.Close()
+		if n := ran.Load(); n != 0 {
+			t.Fatalf("%d callbacks ran after Close was called", n)
+		}
+	})
+}
+
+// The timer heap gives its memory back once its timers have fired or been
+// stopped, cancelled Sleeps included.
+func TestTimerHeapIsGivenBack(t *testing.T) {
+	const timers = 250_000
+	for _, how := range []string{"stopped", "fired", "cancelled sleeps"} {
+		ex := executor.New()
+		ex.Start()
+		before := heapInUse()
+		if _, err := future.Do(context.Background(), ex, func() (int, error) {
+			for range timers {
+				switch how {
+				case "stopped":
+					ex.AfterFunc(time.Hour, func() {}).Stop()
+				case "fired":
+					ex.AfterFunc(0, func() {})
+				default:
+					future.Sleep(ex, time.Hour).Cancel()
+				}
+			}
+			return 0, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		ctx := spindletest.Context(t)
+		for {
+			grown := heapInUse() - before
+			if grown < 256<<10 && ex.Stats().Timers == 0 {
+				t.Logf("%s: heap after %d timers: %+d B", how, timers, grown)
+				break
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%s: the executor keeps %d B after %d timers (Stats.Timers = %d), want under 256 KiB and 0", how, grown, timers, ex.Stats().Timers)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		ex.Close()
+	}
+}
+
+// The queue gives back what a burst made it grow to even while ordinary
+// traffic keeps coming: every millisecond a service's worth of requests
+// (300 Submits at once, then a call that waits for them), so the loop is
+// never idle for long and often has a few hundred items to run, but its
+// queue stays small next to what the burst made it grow to.
+func TestBurstMemoryIsGivenBackUnderTraffic(t *testing.T) {
+	const burst = 1_000_000
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	before := heapInUse()
+	stop := make(chan struct{})
+	traffic := make(chan struct{})
+	go func() {
+		defer close(traffic)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				for range 300 {
+					_ = ex.Submit(func() {})
+				}
+				_, _ = future.Call(ex, func() (int, error) { return 0, nil }).Await(context.Background())
+			}
+		}
+	}()
+	defer func() { close(stop); <-traffic }()
+	fn := func() {}
+	for range burst {
+		if err := ex.Submit(fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := future.Do(context.Background(), ex, func() (int, error) {
+		for range burst {
+			ex.Post(fn)
+		}
+		return 0, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := spindletest.Context(t)
+	start := time.Now()
+	for {
+		grown := heapInUse() - before
+		if grown < 1<<20 {
+			t.Logf("heap after a burst of %d Submits and %d Posts, under 1 ms traffic: %+d B after %v", burst, burst, grown, time.Since(start).Round(time.Millisecond))
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the executor keeps %d B after the burst drained, under 1 ms traffic, want under 1 MiB", grown)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

@@ -24,8 +24,19 @@ package future
 //     was interrupted) withdraws its link, a quitLink: the link's state
 //     moves once from live to dead (withdraw) or from live to fired (the
 //     completer, just before it calls wake), by compare-and-swap, so exactly
-//     one of the two happens. Only quitLinks can be withdrawn; the completer
-//     wakes other links without a compare-and-swap;
+//     one of the two happens. The completer wakes other links without a
+//     compare-and-swap;
+//   - a link is dead when its waiter is gone (goner): a withdrawn quitLink,
+//     or a continuation whose own future has already completed (a Then
+//     whose derived future was cancelled, a Timeout that expired), whose
+//     wake would do nothing, so dropping it races with nothing. Whoever
+//     makes such a waiter gone compacts the future it waits on: a
+//     withdrawal, a Timeout's expiry or cancellation, and Cancel of a
+//     derived future, which finds its source through err (below);
+//   - while a future derived by Then or Transform is pending, its err holds
+//     the future it hangs on (an upstream), written before the future is
+//     shared and read only by Cancel after its claim; the completer
+//     overwrites it with the result, so nobody else ever sees it;
 //   - dead links stay in the stack until the future completes or a
 //     compaction drops them. A compaction takes the stack out of head by
 //     swapping in compactingLink (pushers and completers wait while it is
@@ -109,6 +120,35 @@ type quitLink struct {
 func (q *quitLink) init(of waiter) { q.w, q.of = q, of }
 
 func (q *quitLink) wake(onLoop bool) { q.of.wake(onLoop) }
+
+// gone reports whether the waiter has withdrawn.
+func (q *quitLink) gone() bool { return q.state.Load() == linkDead }
+
+// goner is a waiter that may give up without withdrawing its link: once
+// gone is true its wake does nothing, and a compaction may drop its link.
+type goner interface {
+	gone() bool
+}
+
+// dead reports whether l's waiter has given up.
+func dead(l *link) bool {
+	if q := quitOf(l); q != nil {
+		return q.gone()
+	}
+	g, ok := l.w.(goner)
+	return ok && g.gone()
+}
+
+// upstream is the source future of a pending derived future, kept in its
+// err (see the invariants above). It is an error only so that it fits
+// there; nobody sees it as one.
+type upstream core
+
+func (*upstream) Error() string { return "future: pending" }
+
+// abandon drops, from the source's waiters, the links of continuations
+// whose futures have completed.
+func (u *upstream) abandon() { (*core)(u).compact(compactScan) }
 
 // quitOf returns l as a quitLink, or nil for a plain link.
 func quitOf(l *link) *quitLink {
@@ -225,7 +265,7 @@ func (c *core) compact(n int) {
 	l := h
 	for l != nil && n > 0 {
 		next := l.next
-		if q := quitOf(l); q != nil && q.state.Load() == linkDead {
+		if dead(l) {
 			l.next = nil
 		} else {
 			if last == nil {
@@ -336,8 +376,18 @@ func (f *Future[T]) Peek() (Result[T], bool) {
 // OnCancel callbacks on the loop (a spawned task's context is cancelled). It
 // returns false if the future had already completed.
 func (f *Future[T]) Cancel() bool {
+	h, ok := f.claim()
+	if !ok {
+		return false
+	}
+	up, _ := f.err.(*upstream) // a derived future's source, while pending
 	var zero T
-	return f.complete(zero, context.Canceled, fromCancel)
+	f.val, f.err = zero, context.Canceled
+	f.publish(h, fromCancel)
+	if up != nil {
+		up.abandon() // f's continuation waits on it in vain
+	}
+	return true
 }
 
 // Await waits for the future and returns its value and error.

@@ -23,12 +23,17 @@ func (n *node[T, U]) register(src *Future[T], w waiter, fr *frame.Frame, onLoop 
 	if ex.HooksEnabled() {
 		n.out.id = track(ex, ex.NewResourceOnLoop(hooks.KindFuture, src.id, onLoop), &n.out)
 	}
+	n.out.err = (*upstream)(&src.core) // for Cancel, while pending
 	n.l.w = w
 	if !src.addWaiter(&n.l) {
 		w.wake(onLoop)
 	}
 	return &n.out
 }
+
+// gone reports whether the derived future has completed while the node
+// still waits on src (it was cancelled): its wake would do nothing.
+func (n *node[T, U]) gone() bool { return n.out.ready() }
 
 // CatchPanic fails the derived future with the panic of the callback.
 func (n *node[T, U]) CatchPanic(v any, stack []byte) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
@@ -124,4 +125,82 @@ func TestAbandonedAwaitMemory(t *testing.T) {
 		t.Fatalf("abandoned Awaits retain %.2f B (goroutine) and %.2f B (task) each, want under 1", goroutine, taskBytes)
 	}
 	p.Resolve(1)
+}
+
+// A Timeout that expires on a long-lived future leaves nothing in it, from
+// goroutines and from tasks: the node of an expired Timeout is dropped
+// from the future's waiters.
+func TestExpiredTimeoutsLeaveNothingBehind(t *testing.T) {
+	const timeouts = 5_000
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	p := NewPromise[int](ex)
+	f := p.Future()
+	ctx := spindletest.Context(t)
+	before := heapInUse()
+	for range timeouts {
+		if _, err := Timeout(f, time.Microsecond).Await(ctx); err != ErrTimeout {
+			t.Fatalf("Await of an expired Timeout from a goroutine = %v", err)
+		}
+	}
+	task := Spawn(ex, func(ctx context.Context) (int, error) {
+		for range timeouts {
+			if _, err := Timeout(f, time.Microsecond).Await(ctx); err != ErrTimeout {
+				return 0, err
+			}
+		}
+		return stackLen(&f.core), nil
+	})
+	n, err := spindletest.Await(t, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := float64(int64(heapInUse())-int64(before)) / (2 * timeouts)
+	t.Logf("%d links, %.1f B per expired Timeout", n, per)
+	if n > 2 || per > 16 {
+		t.Fatalf("%d links and %.1f B per expired Timeout left in the long-lived future, want none", n, per)
+	}
+	live := Timeout(f, time.Hour)
+	p.Resolve(3)
+	if v, err := spindletest.Await(t, live); v != 3 || err != nil {
+		t.Fatalf("live Timeout = %v, %v", v, err)
+	}
+}
+
+// A Then or Transform whose derived future is cancelled leaves nothing in
+// its long-lived source; a live one still runs.
+func TestCancelledThensLeaveNothingBehind(t *testing.T) {
+	const thens = 100_000
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	p := NewPromise[int](ex)
+	f := p.Future()
+	live := Then(f, func(v int) (int, error) { return v + 1, nil })
+	before := heapInUse()
+	spindletest.Parallel(4, func(i int) {
+		for range thens / 4 {
+			var d *Future[int]
+			if i%2 == 0 {
+				d = Then(f, func(v int) (int, error) { return v, nil })
+			} else {
+				d = Transform(f, func(v int, err error) (int, error) { return v, err })
+			}
+			if !d.Cancel() {
+				t.Error("Cancel of a pending derived future = false")
+				return
+			}
+		}
+	})
+	n := stackLen(&f.core)
+	per := float64(int64(heapInUse())-int64(before)) / thens
+	t.Logf("%d links, %.1f B per cancelled Then", n, per)
+	if n > 4*compactScan+2 || per > 4 {
+		t.Fatalf("%d links and %.1f B per cancelled Then left in the long-lived source, want a handful", n, per)
+	}
+	p.Resolve(1)
+	if v, err := spindletest.Await(t, live); v != 2 || err != nil {
+		t.Fatalf("live Then = %v, %v", v, err)
+	}
 }

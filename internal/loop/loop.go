@@ -107,17 +107,19 @@ type Loop struct {
 	frame.Holder // who holds the loop, and the current frame (loop-owned)
 
 	// Loop-owned.
-	q         taskQueue
-	timers    timerHeap
-	curID     hooks.ID
-	fiber     *Fiber
-	goexited  *Fiber // a fiber whose body called runtime.Goexit, until leave
-	suspended fiberList
-	idle      []*coro
-	ran       uint64
+	q          taskQueue
+	timers     timerHeap
+	curID      hooks.ID
+	fiber      *Fiber
+	goexited   *Fiber // a fiber whose body called runtime.Goexit, until leave
+	cbGoexited bool   // a callback called runtime.Goexit, until leave
+	suspended  fiberList
+	idle       []*coro
+	ran        uint64
 
 	bigInbox   bool        // loop-owned: the inbox kept more than inboxFreeBlocks free blocks at the last take
-	lastBusy   int64       // loop-owned: mono() when the loop last had trimCap/4 items or more to run
+	spellStart int64       // loop-owned: mono() when idleTrim's spell began (0: none runs)
+	spellPeak  int         // loop-owned: the most items the loop had to run at once in the spell
 	trimTimer  *time.Timer // loop-owned: wakes an idle loop to give oversized buffers back
 	trimArmed  atomic.Bool // trimTimer is running
 	sleepTimer *time.Timer // loop-owned: wakes a sleeping loop for the next timer

@@ -199,13 +199,17 @@ func (e *Loop) yield() {
 // so waits for someone to finish the loop), the goroutine leaving finishes
 // it. abrupt says that run did not return: a panic is propagating (from
 // Drive's fn), or a task body called runtime.Goexit, which the coroutine
-// switch passes on to the loop goroutine; then the task's goroutine is gone,
-// and a loop that was running for good (Run, Start) is handed on to a new
-// goroutine, so the executor keeps serving.
+// switch passes on to the loop goroutine, or a callback did (goexitItem);
+// then the goroutine is gone, and a loop that was running for good (Run,
+// Start) is handed on to a new goroutine, so the executor keeps serving.
 func (e *Loop) leave(ctx context.Context, untilIdle, abrupt bool) {
 	handOn := false
 	if abrupt && e.goexited != nil {
 		e.forgetGoexited()
+		handOn = !untilIdle
+	}
+	if abrupt && e.cbGoexited {
+		e.cbGoexited = false
 		handOn = !untilIdle
 	}
 	e.publish()
@@ -230,13 +234,22 @@ func (e *Loop) leave(ctx context.Context, untilIdle, abrupt bool) {
 // id 0 (every task, while no hooks are registered) costs one branch.
 func (e *Loop) runBatch() {
 	var cur item
+	finished := false
 	defer func() {
+		if finished {
+			return
+		}
 		if v := recover(); v != nil {
 			e.recoverItem(cur, v, debug.Stack())
-			e.Cur, e.curID = nil, 0
+		} else {
+			e.goexitItem(cur) // neither returned nor panicked: runtime.Goexit
 		}
+		e.Cur, e.curID = nil, 0
 	}()
 	for range batchSize {
+		if e.stopReq.Load() {
+			break // Close from the last task, or from anywhere: drop the rest
+		}
 		var it item
 		var ok bool
 		if e.q.OnlyBack() {
@@ -261,6 +274,7 @@ func (e *Loop) runBatch() {
 		}
 	}
 	e.Cur, e.curID = nil, 0
+	finished = true
 }
 
 // poll calls the flushers (flush.go), takes in submitted work and queues
