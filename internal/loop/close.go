@@ -82,7 +82,7 @@ func (e *Loop) finish(drop bool) {
 	e.hasInbox.Store(false)
 	e.mu.Unlock()
 	e.stopTimers()
-	e.watches.fire() // work off the loop that owes it a result (closewatch.go)
+	e.fireWatches() // what else owes a result: goroutines, channels, sockets (closewatch.go)
 	if e.trimTimer != nil {
 		e.trimTimer.Stop()
 	}

@@ -152,8 +152,9 @@ type Loop struct {
 	locals       []localEntry // loop-owned
 	flushers     []Flusher    // loop-owned: called at every batch boundary (flush.go)
 	hooks        hookState
-	health       health       // stall detection, busy and idle time, delay (health.go)
-	watches      closeWatches // told when the executor closes (closewatch.go)
+	health       health        // stall detection, busy and idle time, delay (health.go)
+	watches      closeWatches  // told when the executor closes (closewatch.go)
+	loopWatches  []*CloseWatch // loop-owned: told when the executor closes (closewatch.go)
 }
 
 // Config is what New needs to know: the settings of executor.Option.
