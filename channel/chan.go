@@ -78,6 +78,8 @@ var ErrClosed = errors.New("channel: closed")
 // holds the executor's loop (a callback, a continuation, the body of a task
 // started by future.Spawn). From any other goroutine the methods panic.
 // The futures they return may be awaited and cancelled from anywhere.
+// Make a channel with New; the zero value is not usable (its methods
+// panic with a message that says so).
 type Chan[T any] struct {
 	ex     *executor.Executor
 	cap    int
@@ -124,6 +126,9 @@ func (c *Chan[T]) Executor() *executor.Executor {
 	if c == nil {
 		panic("channel: Executor of a nil channel")
 	}
+	if c.ex == nil {
+		c.misuse("Executor")
+	}
 	return c.ex
 }
 
@@ -158,7 +163,7 @@ func (c *Chan[T]) Closed() bool {
 // first. Cancelling the future (Future.Cancel) withdraws the send: v is
 // then never received. Loop only.
 func (c *Chan[T]) Send(v T) *future.Future[struct{}] {
-	if c == nil || !c.ex.OnLoop() {
+	if c == nil || c.ex == nil || !c.ex.OnLoop() {
 		c.misuse("Send")
 	}
 	if c.closed {
@@ -184,7 +189,7 @@ func (c *Chan[T]) Send(v T) *future.Future[struct{}] {
 // Cancelling the future withdraws the receive: it then takes no item.
 // Loop only.
 func (c *Chan[T]) Recv() *future.Future[T] {
-	if c == nil || !c.ex.OnLoop() {
+	if c == nil || c.ex == nil || !c.ex.OnLoop() {
 		c.misuse("Recv")
 	}
 	if v, ok := c.tryRecv(); ok {
@@ -208,7 +213,7 @@ func (c *Chan[T]) Recv() *future.Future[T] {
 // only if a receiver is waiting (a pending PollRecv is not a waiting
 // receiver). Loop only.
 func (c *Chan[T]) TrySend(v T) bool {
-	if c == nil || !c.ex.OnLoop() {
+	if c == nil || c.ex == nil || !c.ex.OnLoop() {
 		c.misuse("TrySend")
 	}
 	if c.closed {
@@ -220,7 +225,7 @@ func (c *Chan[T]) TrySend(v T) bool {
 // TryRecv takes the next item if one is buffered or a sender is waiting,
 // and reports whether it did. It never waits and never allocates. Loop only.
 func (c *Chan[T]) TryRecv() (T, bool) {
-	if c == nil || !c.ex.OnLoop() {
+	if c == nil || c.ex == nil || !c.ex.OnLoop() {
 		c.misuse("TryRecv")
 	}
 	return c.tryRecv()
@@ -238,7 +243,7 @@ func (c *Chan[T]) TryRecv() (T, bool) {
 // longer woken) without allocating. w must not be nil. Wake is called on
 // the loop. Loop only.
 func (c *Chan[T]) PollRecv(w executor.Waker) (v T, ok bool, err error) {
-	if c == nil || !c.ex.OnLoop() {
+	if c == nil || c.ex == nil || !c.ex.OnLoop() {
 		c.misuse("PollRecv")
 	}
 	if w == nil {
@@ -289,7 +294,7 @@ func (c *Chan[T]) Close() {
 // operations (Send, Recv, their Try forms, PollRecv and the waits) write
 // its test out and call misuse, saving a call each.
 func (c *Chan[T]) mustLoop(op string) {
-	if c == nil || !c.ex.OnLoop() {
+	if c == nil || c.ex == nil || !c.ex.OnLoop() {
 		c.misuse(op)
 	}
 }
@@ -298,6 +303,9 @@ func (c *Chan[T]) mustLoop(op string) {
 func (c *Chan[T]) misuse(op string) {
 	if c == nil {
 		panic("channel: " + op + " on a nil channel")
+	}
+	if c.ex == nil {
+		panic("channel: " + op + " on a Chan not made by New")
 	}
 	panic("channel: " + op + " called from a goroutine that does not hold the loop of executor " + strconv.Quote(c.ex.Name()) + "; hand it to the loop: use executor.Submit or future.Call")
 }

@@ -183,6 +183,9 @@ func checkCases(op string, cases []Case) *executor.Executor {
 			panic("channel: " + op + " with a nil case")
 		}
 		e := cs.exec()
+		if e == nil {
+			panic("channel: " + op + " with a case on a Chan not made by New")
+		}
 		if i == 0 {
 			ex = e
 		} else if e != ex {

@@ -34,7 +34,7 @@ type taskWait[T any] struct {
 // future.ErrDeadlock, as Await does). It panics when the caller does not
 // hold c's loop.
 func (c *Chan[T]) taskFiber(op string) *loop.Fiber {
-	if c == nil || !c.ex.OnLoop() {
+	if c == nil || c.ex == nil || !c.ex.OnLoop() {
 		c.misuse(op)
 	}
 	return (*loop.Loop)(c.ex).CurrentFiber()

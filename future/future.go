@@ -338,7 +338,7 @@ func (c *core) publish(h *link, by how) {
 // may be called from any goroutine; the callbacks registered on it run on
 // its executor's loop. A Future is created by a Promise, Then, Transform,
 // Call, Spawn, Sleep, Resolved, Failed or a combinator; the zero value is not
-// usable.
+// usable: its methods panic (Ready and Peek report it pending).
 type Future[T any] struct {
 	core
 	val T
@@ -355,6 +355,14 @@ func (f *Future[T]) complete(v T, err error, by how) bool {
 	f.val, f.err = v, err
 	f.publish(h, by)
 	return true
+}
+
+// mustMade panics on a zero Future (or the future of a zero Promise): it
+// is bound to no executor, so nothing could ever run its callbacks.
+func (c *core) mustMade(op string) {
+	if c.ex == nil {
+		panic("future: " + op + " on a Future not made by this package (NewPromise, Then, Call, ...)")
+	}
 }
 
 // Executor returns the executor the future is bound to.
@@ -376,6 +384,7 @@ func (f *Future[T]) Peek() (Result[T], bool) {
 // OnCancel callbacks on the loop (a spawned task's context is cancelled). It
 // returns false if the future had already completed.
 func (f *Future[T]) Cancel() bool {
+	f.mustMade("Cancel")
 	h, ok := f.claim()
 	if !ok {
 		return false
@@ -418,6 +427,7 @@ func (f *Future[T]) awaitSlow(ctx context.Context) (T, error) {
 	if ctx == nil {
 		panic("future: Await with nil context")
 	}
+	f.mustMade("Await")
 	fib := f.ex.CurrentFiber()
 	if fib == nil {
 		// A task of another executor awaiting this future is found through
@@ -480,7 +490,8 @@ func (f *Future[T]) park(ctx context.Context) (T, error) {
 }
 
 // Promise is the write side of a Future: it completes the future once. Its
-// methods may be called from any goroutine.
+// methods may be called from any goroutine. Make one with NewPromise; the
+// zero value is not usable (its methods panic).
 type Promise[T any] struct {
 	f Future[T]
 }
@@ -502,7 +513,10 @@ func (p *Promise[T]) Future() *Future[T] { return &p.f }
 
 // Resolve completes the future with v. It returns false if the future was
 // already completed (resolved, rejected or cancelled).
-func (p *Promise[T]) Resolve(v T) bool { return p.f.complete(v, nil, fromAnywhere) }
+func (p *Promise[T]) Resolve(v T) bool {
+	p.f.mustMade("Resolve")
+	return p.f.complete(v, nil, fromAnywhere)
+}
 
 // Reject completes the future with err, which must not be nil. It returns
 // false if the future was already completed.
@@ -510,13 +524,17 @@ func (p *Promise[T]) Reject(err error) bool {
 	if err == nil {
 		panic("future: Reject with nil error")
 	}
+	p.f.mustMade("Reject")
 	var zero T
 	return p.f.complete(zero, err, fromAnywhere)
 }
 
 // Complete completes the future with v and err (a nil err resolves it). It
 // returns false if the future was already completed.
-func (p *Promise[T]) Complete(v T, err error) bool { return p.f.complete(v, err, fromAnywhere) }
+func (p *Promise[T]) Complete(v T, err error) bool {
+	p.f.mustMade("Complete")
+	return p.f.complete(v, err, fromAnywhere)
+}
 
 // OnCancel registers fn to run on the loop if the future is cancelled while
 // pending (by Future.Cancel or a combinator); it never runs if the future is
@@ -526,6 +544,7 @@ func (p *Promise[T]) OnCancel(fn func()) {
 	if fn == nil {
 		panic("future: OnCancel with nil func")
 	}
+	p.f.mustMade("OnCancel")
 	fr, onLoop := p.f.ex.Current()
 	c := &cancelNode{c: &p.f.core, fn: fn, fr: fr}
 	c.l.w = c

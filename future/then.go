@@ -66,6 +66,7 @@ func Then[T, U any](f *Future[T], fn func(T) (U, error)) *Future[U] {
 	if fn == nil {
 		panic("future: Then with nil func")
 	}
+	f.mustMade("Then")
 	if f.ex.Closed() {
 		return closedFuture[U](f.ex)
 	}
@@ -111,6 +112,7 @@ func Transform[T, U any](f *Future[T], fn func(T, error) (U, error)) *Future[U] 
 	if fn == nil {
 		panic("future: Transform with nil func")
 	}
+	f.mustMade("Transform")
 	if f.ex.Closed() {
 		return closedFuture[U](f.ex)
 	}
@@ -147,6 +149,7 @@ func (f *Future[T]) OnComplete(fn func(T, error)) {
 	if fn == nil {
 		panic("future: OnComplete with nil func")
 	}
+	f.mustMade("OnComplete")
 	fr, onLoop := f.ex.Current()
 	n := &completeNode[T]{src: f, fn: fn, fr: fr}
 	n.l.w = n

@@ -60,6 +60,7 @@ func Timeout[T any](f *Future[T], d time.Duration) *Future[T] {
 	if f == nil {
 		panic("future: Timeout on nil future")
 	}
+	f.mustMade("Timeout")
 	if f.ready() {
 		return f
 	}

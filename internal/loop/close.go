@@ -44,6 +44,7 @@ type Dropper interface {
 // watchdog) it begins closing and returns without waiting. It is
 // idempotent and always returns nil.
 func (e *Loop) Close() error {
+	e.mustMade("Close")
 	e.mu.Lock()
 	if e.phase.Load() == phaseOpen {
 		e.phase.Store(phaseDraining)
@@ -70,7 +71,10 @@ func (e *Loop) Closed() bool { return e.phase.Load() == phaseClosed }
 
 // Done returns a channel that is closed once the loop has closed and
 // released everything that waited on it.
-func (e *Loop) Done() <-chan struct{} { return e.closed }
+func (e *Loop) Done() <-chan struct{} {
+	e.mustMade("Done")
+	return e.closed
+}
 
 // finish closes the loop from the goroutine that holds it; drop says whether
 // queued work is dropped (Close) or was drained (Shutdown).

@@ -190,6 +190,15 @@ func New(cfg Config) *Loop {
 	return e
 }
 
+// mustMade panics on a loop that New did not make (the zero
+// executor.Executor): it has no channels to wake or close, so it could
+// neither run nor close, and work given to it would be lost.
+func (e *Loop) mustMade(op string) {
+	if e == nil || e.closed == nil {
+		panic("executor: " + op + " on an Executor not made by New")
+	}
+}
+
 // Name returns the loop's name.
 func (e *Loop) Name() string { return e.name }
 
@@ -267,6 +276,9 @@ func (e *Loop) Schedule(r Runnable, fr *frame.Frame, id hooks.ID) error {
 
 // submit appends it to the inbox while the phase is at most maxPhase.
 func (e *Loop) submit(it item, maxPhase int32) error {
+	if e.closed == nil {
+		e.mustMade("Submit")
+	}
 	e.mu.Lock()
 	if e.phase.Load() > maxPhase {
 		e.mu.Unlock()

@@ -18,6 +18,7 @@ func (e *Loop) Run(ctx context.Context) error {
 	if ctx == nil {
 		panic("executor: Run with nil context")
 	}
+	e.mustMade("Run")
 	if e.phase.Load() == phaseClosed {
 		return ErrClosed
 	}
@@ -31,6 +32,7 @@ func (e *Loop) Run(ctx context.Context) error {
 // panics if the loop is already running or the executor has closed. Close
 // waits for that goroutine to finish.
 func (e *Loop) Start() {
+	e.mustMade("Start")
 	if e.phase.Load() == phaseClosed {
 		panic("executor: Start after the executor closed")
 	}
@@ -64,6 +66,7 @@ func (e *Loop) Drive(fn func()) int {
 // step runs the loop on the calling goroutine until idle, first running
 // first (if not nil), for RunUntilIdle and Drive (named op in panics).
 func (e *Loop) step(op string, first func()) int {
+	e.mustMade(op)
 	if e.phase.Load() == phaseClosed {
 		return 0
 	}
@@ -89,6 +92,7 @@ func (e *Loop) Shutdown(ctx context.Context) error {
 	if ctx == nil {
 		panic("executor: Shutdown with nil context")
 	}
+	e.mustMade("Shutdown")
 	e.mu.Lock()
 	if e.phase.Load() == phaseOpen {
 		e.phase.Store(phaseDraining)

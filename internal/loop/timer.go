@@ -83,6 +83,7 @@ func (e *Loop) AfterFuncClose(d time.Duration, fn, closed func()) *Timer {
 	if fn == nil {
 		panic("executor: AfterFunc with nil func")
 	}
+	e.mustMade("AfterFunc")
 	t := &Timer{e: e, fn: fn, closed: closed, when: mono() + int64(d)}
 	if e.phase.Load() == phaseClosed {
 		t.state.Store(timerStopped) // the timers are gone: it never fires
@@ -131,6 +132,9 @@ func (t *timerAdd) Run() {
 // running, false if the timer had already fired or been stopped. It may be
 // called from any goroutine.
 func (t *Timer) Stop() bool {
+	if t.e == nil {
+		panic("executor: Stop of a Timer not made by AfterFunc")
+	}
 	if t.state.CompareAndSwap(timerPending, timerStopped) {
 		t.e.timersActive.Add(-1)
 		return true
