@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,6 +77,7 @@ func TestSoak(t *testing.T) {
 	start := time.Now()
 	rounds := 0
 	for time.Since(start) < b && (*roundsFlag == 0 || rounds < *roundsFlag) {
+		before := heapInUse()
 		r := newRound(rounds, seed, rec, watchdog(start, b))
 		ok := r.run(ignore)
 		t.Log(r.line())
@@ -87,9 +89,28 @@ func TestSoak(t *testing.T) {
 			break
 		}
 		seed = nextSeed(seed)
+		// Once its burst is over, a round leaves nothing behind.
+		index, rseed, desc := r.index, r.seed, r.describe()
+		r = nil
+		if grown := heapInUse() - before; grown > maxHeapGrowth {
+			rec.t.Errorf("round %d (seed %#x, %s): the heap grew by %d B over the round, want under %d", index, rseed, desc, grown, maxHeapGrowth)
+		}
 	}
 	t.Logf("soak: %d rounds in %v; %s; %s", rounds, time.Since(start).Round(time.Millisecond), total.summary(), modeSummary(modes))
 	rec.report(rounds)
+}
+
+// maxHeapGrowth bounds how much the live heap may grow over a round, from
+// before its executor is made to after everything it made is dropped.
+const maxHeapGrowth = 4 << 20
+
+// heapInUse returns the live heap after a full collection.
+func heapInUse() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
 }
 
 // recorder collects check failures over all rounds: each check is reported
