@@ -3,11 +3,11 @@ package channel
 import (
 	"context"
 	"errors"
-	"runtime"
 	"testing"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
 // Withdrawn waiters (cancelled futures, losing select cases) do not pile
@@ -90,10 +90,10 @@ func TestWithdrawnWaitersLeaveNothingBehind(t *testing.T) {
 		}
 		cancel()
 		ex.RunUntilIdle()
-		with := heapInUse()
+		with := spindletest.HeapInUse()
 		n := quiet.recvq.Len() + quiet.sendq.Len() + other.recvq.Len() + other.sendq.Len()
 		quiet, other = nil, nil
-		held := with - heapInUse()
+		held := with - spindletest.HeapInUse()
 		per := float64(held) / tasks
 		t.Logf("%s: %d entries, %d B held by the channels after %d waiters gave up: %.2f B per withdrawn waiter", op, n, held, tasks, per)
 		if n != 0 || held > 4<<10 {
@@ -101,13 +101,4 @@ func TestWithdrawnWaitersLeaveNothingBehind(t *testing.T) {
 		}
 		ex.Close()
 	}
-}
-
-// heapInUse returns the live heap after a full collection.
-func heapInUse() int64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -208,13 +209,7 @@ func TestCrossExecutorWaitReleasedOnClose(t *testing.T) {
 // runtime.Goexit in a task body (a t.FailNow) fails the task's future, the
 // panic handler is told, and an executor started with Start keeps serving.
 func TestGoexitInTask(t *testing.T) {
-	var handled []any
-	var mu sync.Mutex
-	ex := executor.New(executor.WithPanicHandler(func(v any) {
-		mu.Lock()
-		handled = append(handled, v)
-		mu.Unlock()
-	}))
+	ex, handled := handledExecutor()
 	ex.Start()
 	defer ex.Close()
 	f := future.Spawn(ex, func(context.Context) (int, error) {
@@ -243,17 +238,14 @@ func TestGoexitInTask(t *testing.T) {
 	if v, err := spindletest.Await(t, future.Call(ex, func() (int, error) { return 3, nil })); v != 3 || err != nil {
 		t.Fatalf("Call after Goexit = %v, %v", v, err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(handled) != 4 || handled[0] != future.ErrGoexit {
-		t.Fatalf("panic handler got %v, want ErrGoexit four times", handled)
+	if got := handled(); len(got) != 4 || got[0] != future.ErrGoexit {
+		t.Fatalf("panic handler got %v, want ErrGoexit four times", got)
 	}
 }
 
-// runtime.Goexit in a callback (Submit, Then, AfterFunc, OnComplete) does
-// not stop the loop silently either: the panic handler is told, a Then's
-// future fails, and the executor keeps serving.
-func TestGoexitInCallback(t *testing.T) {
+// handledExecutor returns an executor whose panic handler records what it
+// is given, and a func that returns the record so far.
+func handledExecutor() (*executor.Executor, func() []any) {
 	var mu sync.Mutex
 	var handled []any
 	ex := executor.New(executor.WithPanicHandler(func(v any) {
@@ -261,6 +253,18 @@ func TestGoexitInCallback(t *testing.T) {
 		handled = append(handled, v)
 		mu.Unlock()
 	}))
+	return ex, func() []any {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(handled)
+	}
+}
+
+// runtime.Goexit in a callback (Submit, Then, AfterFunc, OnComplete) does
+// not stop the loop silently either: the panic handler is told, a Then's
+// future fails, and the executor keeps serving.
+func TestGoexitInCallback(t *testing.T) {
+	ex, handled := handledExecutor()
 	ex.Start()
 	defer ex.Close()
 	alive := func(what string) {
@@ -288,12 +292,11 @@ func TestGoexitInCallback(t *testing.T) {
 	alive("AfterFunc")
 	future.Resolved(ex, 1).OnComplete(func(int, error) { runtime.Goexit() })
 	alive("OnComplete")
-	mu.Lock()
-	defer mu.Unlock()
-	if len(handled) != 4 {
-		t.Fatalf("panic handler got %v, want ErrGoexit four times", handled)
+	got := handled()
+	if len(got) != 4 {
+		t.Fatalf("panic handler got %v, want ErrGoexit four times", got)
 	}
-	for _, v := range handled {
+	for _, v := range got {
 		if v != future.ErrGoexit {
 			t.Fatalf("panic handler got %v, want ErrGoexit", v)
 		}

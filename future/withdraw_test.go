@@ -2,7 +2,6 @@ package future
 
 import (
 	"context"
-	"runtime"
 	"testing"
 	"time"
 
@@ -17,15 +16,6 @@ func stackLen(c *core) int {
 		n++
 	}
 	return n
-}
-
-// heapInUse returns the live heap after a full collection.
-func heapInUse() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
 }
 
 // A goroutine's Await whose ctx ends withdraws its link: a pending future
@@ -99,12 +89,12 @@ func TestAbandonedAwaitMemory(t *testing.T) {
 	f := p.Future()
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	before := heapInUse()
+	before := spindletest.HeapInUse()
 	for range n {
 		f.Await(cancelled)
 	}
-	goroutine := float64(int64(heapInUse())-int64(before)) / n
-	before = heapInUse()
+	goroutine := float64(spindletest.HeapInUse()-before) / n
+	before = spindletest.HeapInUse()
 	task := Spawn(ex, func(ctx context.Context) (int, error) {
 		for range n {
 			// A ctx apart from the task's: deriving from the task's own
@@ -119,7 +109,7 @@ func TestAbandonedAwaitMemory(t *testing.T) {
 	if _, err := task.Await(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	taskBytes := float64(int64(heapInUse())-int64(before)) / n
+	taskBytes := float64(spindletest.HeapInUse()-before) / n
 	t.Logf("retained per abandoned Await: goroutine %.2f B, task %.2f B (%d each)", goroutine, taskBytes, n)
 	if goroutine > 1 || taskBytes > 1 {
 		t.Fatalf("abandoned Awaits retain %.2f B (goroutine) and %.2f B (task) each, want under 1", goroutine, taskBytes)
@@ -138,7 +128,7 @@ func TestExpiredTimeoutsLeaveNothingBehind(t *testing.T) {
 	p := NewPromise[int](ex)
 	f := p.Future()
 	ctx := spindletest.Context(t)
-	before := heapInUse()
+	before := spindletest.HeapInUse()
 	for range timeouts {
 		if _, err := Timeout(f, time.Microsecond).Await(ctx); err != ErrTimeout {
 			t.Fatalf("Await of an expired Timeout from a goroutine = %v", err)
@@ -156,7 +146,7 @@ func TestExpiredTimeoutsLeaveNothingBehind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	per := float64(int64(heapInUse())-int64(before)) / (2 * timeouts)
+	per := float64(spindletest.HeapInUse()-before) / (2 * timeouts)
 	t.Logf("%d links, %.1f B per expired Timeout", n, per)
 	if n > 2 || per > 16 {
 		t.Fatalf("%d links and %.1f B per expired Timeout left in the long-lived future, want none", n, per)
@@ -178,7 +168,7 @@ func TestCancelledThensLeaveNothingBehind(t *testing.T) {
 	p := NewPromise[int](ex)
 	f := p.Future()
 	live := Then(f, func(v int) (int, error) { return v + 1, nil })
-	before := heapInUse()
+	before := spindletest.HeapInUse()
 	spindletest.Parallel(4, func(i int) {
 		for range thens / 4 {
 			var d *Future[int]
@@ -194,7 +184,7 @@ func TestCancelledThensLeaveNothingBehind(t *testing.T) {
 		}
 	})
 	n := stackLen(&f.core)
-	per := float64(int64(heapInUse())-int64(before)) / thens
+	per := float64(spindletest.HeapInUse()-before) / thens
 	t.Logf("%d links, %.1f B per cancelled Then", n, per)
 	if n > 4*compactScan+2 || per > 4 {
 		t.Fatalf("%d links and %.1f B per cancelled Then left in the long-lived source, want a handful", n, per)

@@ -68,9 +68,7 @@ func (e *Loop) Watch(c *CloseWatch, w Interrupter) bool {
 	if l.fired {
 		return false
 	}
-	c.w = w
-	l.list = append(l.list, c)
-	c.pos = len(l.list)
+	l.list = enlist(l.list, c, w)
 	return true
 }
 
@@ -91,10 +89,16 @@ func (e *Loop) WatchOnLoop(c *CloseWatch, w Interrupter) bool {
 	if e.phase.Load() == phaseClosed {
 		return false
 	}
-	c.w = w
-	e.loopWatches = append(e.loopWatches, c)
-	c.pos = len(e.loopWatches)
+	e.loopWatches = enlist(e.loopWatches, c, w)
 	return true
+}
+
+// enlist appends c, which will interrupt w, to list.
+func enlist(list []*CloseWatch, c *CloseWatch, w Interrupter) []*CloseWatch {
+	c.w = w
+	list = append(list, c)
+	c.pos = len(list)
+	return list
 }
 
 // UnwatchOnLoop removes c, registered by WatchOnLoop; it does nothing if c

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -77,7 +78,7 @@ func TestSoak(t *testing.T) {
 	start := time.Now()
 	rounds := 0
 	for time.Since(start) < b && (*roundsFlag == 0 || rounds < *roundsFlag) {
-		before := heapInUse()
+		before := spindletest.HeapInUse()
 		r := newRound(rounds, seed, rec, watchdog(start, b))
 		ok := r.run(ignore)
 		t.Log(r.line())
@@ -92,7 +93,7 @@ func TestSoak(t *testing.T) {
 		// Once its burst is over, a round leaves nothing behind.
 		index, rseed, desc := r.index, r.seed, r.describe()
 		r = nil
-		if grown := heapInUse() - before; grown > maxHeapGrowth {
+		if grown := spindletest.HeapInUse() - before; grown > maxHeapGrowth {
 			rec.t.Errorf("round %d (seed %#x, %s): the heap grew by %d B over the round, want under %d", index, rseed, desc, grown, maxHeapGrowth)
 		}
 	}
@@ -103,15 +104,6 @@ func TestSoak(t *testing.T) {
 // maxHeapGrowth bounds how much the live heap may grow over a round, from
 // before its executor is made to after everything it made is dropped.
 const maxHeapGrowth = 4 << 20
-
-// heapInUse returns the live heap after a full collection.
-func heapInUse() int64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
-}
 
 // recorder collects check failures over all rounds: each check is reported
 // once, with how often it failed and its first failure.

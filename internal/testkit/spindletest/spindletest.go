@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -101,4 +102,15 @@ func Parallel(n int, fn func(i int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// HeapInUse returns the live heap after two full collections (the second
+// one frees what finalizers and cleanups of the first released), for
+// tests that check that memory follows live work.
+func HeapInUse() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
 }
