@@ -611,10 +611,7 @@ func TestCloseDropsTheRestOfTheBatch(t *testing.T) {
 // The timer heap gives its memory back once its timers have fired or been
 // stopped, cancelled Sleeps included.
 func TestTimerHeapIsGivenBack(t *testing.T) {
-	timers := 1_000_000
-	if spindletest.RaceEnabled {
-		timers = 250_000 // the race detector makes each timer far dearer
-	}
+	timers := spindletest.Scale(1_000_000)
 	for _, how := range []string{"stopped", "fired", "cancelled sleeps"} {
 		ex := executor.New()
 		ex.Start()
@@ -646,7 +643,7 @@ func TestTimerHeapIsGivenBack(t *testing.T) {
 // never idle for long and often has a few hundred items to run, but its
 // queue stays small next to what the burst made it grow to.
 func TestBurstMemoryIsGivenBackUnderTraffic(t *testing.T) {
-	const burst = 1_000_000
+	burst := spindletest.Scale(1_000_000)
 	ex := executor.New()
 	ex.Start()
 	defer ex.Close()

@@ -146,7 +146,7 @@ func TestExpiredTimeoutsLeaveNothingBehind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	per := float64(spindletest.HeapInUse()-before) / (2 * timeouts)
+	per := float64(spindletest.HeapInUse()-before) / float64(2*timeouts)
 	t.Logf("%d links, %.1f B per expired Timeout", n, per)
 	if n > 2 || per > 16 {
 		t.Fatalf("%d links and %.1f B per expired Timeout left in the long-lived future, want none", n, per)
@@ -161,7 +161,7 @@ func TestExpiredTimeoutsLeaveNothingBehind(t *testing.T) {
 // A Then or Transform whose derived future is cancelled leaves nothing in
 // its long-lived source; a live one still runs.
 func TestCancelledThensLeaveNothingBehind(t *testing.T) {
-	const thens = 100_000
+	thens := spindletest.Scale(100_000)
 	ex := executor.New()
 	ex.Start()
 	defer ex.Close()
@@ -184,7 +184,7 @@ func TestCancelledThensLeaveNothingBehind(t *testing.T) {
 		}
 	})
 	n := stackLen(&f.core)
-	per := float64(spindletest.HeapInUse()-before) / thens
+	per := float64(spindletest.HeapInUse()-before) / float64(thens)
 	t.Logf("%d links, %.1f B per cancelled Then", n, per)
 	if n > 4*compactScan+2 || per > 4 {
 		t.Fatalf("%d links and %.1f B per cancelled Then left in the long-lived source, want a handful", n, per)

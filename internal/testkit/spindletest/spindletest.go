@@ -114,3 +114,18 @@ func HeapInUse() int64 {
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc)
 }
+
+// Scale returns how many of full operations a test should make in this
+// build, so that a memory test stays fast where every operation costs
+// more: full, a quarter of it under the race detector, a twentieth with
+// the portable goroutine identity (which asks the runtime for the
+// caller's stack at every loop-only call).
+func Scale(full int) int {
+	switch {
+	case PortableGoroutineID:
+		return full / 20
+	case RaceEnabled:
+		return full / 4
+	}
+	return full
+}
