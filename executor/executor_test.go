@@ -525,24 +525,31 @@ func TestBurstMemoryIsGivenBack(t *testing.T) {
 	ran := 0
 	fn := func() { ran++ }
 	before := spindletest.HeapInUse()
-	for range burst {
+	submitThenPost(t, ex, burst, fn)
+	if n, _ := future.Do(context.Background(), ex, func() (int, error) { return ran, nil }); n != 2*burst {
+		t.Fatalf("ran %d, want %d", n, 2*burst)
+	}
+	grown, after := heapComesBack(t, before, 1<<20, nil)
+	t.Logf("heap after %d Submits and %d Posts, drained and idle: %+d B after %v", burst, burst, grown, after)
+}
+
+// submitThenPost submits fn n times from the caller, then posts it n times
+// from the loop, and returns once the Posts are made.
+func submitThenPost(t *testing.T, ex *executor.Executor, n int, fn func()) {
+	t.Helper()
+	for range n {
 		if err := ex.Submit(fn); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, err := future.Do(context.Background(), ex, func() (int, error) {
-		for range burst {
+		for range n {
 			ex.Post(fn)
 		}
 		return 0, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := future.Do(context.Background(), ex, func() (int, error) { return ran, nil }); n != 2*burst {
-		t.Fatalf("ran %d, want %d", n, 2*burst)
-	}
-	grown, after := heapComesBack(t, before, 1<<20, nil)
-	t.Logf("heap after %d Submits and %d Posts, drained and idle: %+d B after %v", burst, burst, grown, after)
 }
 
 // heapComesBack waits until the live heap has come back to within limit
@@ -668,19 +675,7 @@ func TestBurstMemoryIsGivenBackUnderTraffic(t *testing.T) {
 	}()
 	defer func() { close(stop); <-traffic }()
 	fn := func() {}
-	for range burst {
-		if err := ex.Submit(fn); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := future.Do(context.Background(), ex, func() (int, error) {
-		for range burst {
-			ex.Post(fn)
-		}
-		return 0, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	submitThenPost(t, ex, burst, fn)
 	grown, after := heapComesBack(t, before, 1<<20, nil)
 	t.Logf("heap after a burst of %d Submits and %d Posts, under 1 ms traffic: %+d B after %v", burst, burst, grown, after)
 }
