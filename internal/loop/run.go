@@ -44,6 +44,7 @@ func (e *Loop) Run(ctx context.Context) error {
 	if ctx == nil {
 		panic("executor: Run with nil context")
 	}
+	e.mustMade("Run")
 	if e.phase.Load() == phaseClosed {
 		return ErrClosed
 	}
@@ -55,6 +56,7 @@ func (e *Loop) Run(ctx context.Context) error {
 
 // Start: see executor.Executor.Start.
 func (e *Loop) Start() {
+	e.mustMade("Start")
 	if e.phase.Load() == phaseClosed {
 		panic("executor: Start after the executor closed")
 	}
@@ -80,6 +82,7 @@ func (e *Loop) Drive(fn func()) int {
 // step runs the loop on the calling goroutine until idle, first running
 // first (if not nil), for RunUntilIdle and Drive (named op in panics).
 func (e *Loop) step(op string, first func()) int {
+	e.mustMade(op)
 	if e.phase.Load() == phaseClosed {
 		return 0
 	}
@@ -98,6 +101,7 @@ func (e *Loop) Shutdown(ctx context.Context) error {
 	if ctx == nil {
 		panic("executor: Shutdown with nil context")
 	}
+	e.mustMade("Shutdown")
 	e.mu.Lock()
 	if e.phase.Load() == phaseOpen {
 		e.phase.Store(phaseDraining)
@@ -211,13 +215,17 @@ func (e *Loop) yield() {
 // so waits for someone to finish the loop), the goroutine leaving finishes
 // it. abrupt says that run did not return: a panic is propagating (from
 // Drive's fn), or a task body called runtime.Goexit, which the coroutine
-// switch passes on to the loop goroutine; then the task's goroutine is gone,
-// and a loop that was running for good (Run, Start) is handed on to a new
-// goroutine, so the executor keeps serving.
+// switch passes on to the loop goroutine, or a callback did (goexitItem);
+// then the goroutine is gone, and a loop that was running for good (Run,
+// Start) is handed on to a new goroutine, so the executor keeps serving.
 func (e *Loop) leave(ctx context.Context, untilIdle, abrupt bool) {
 	handOn := false
 	if abrupt && e.goexited != nil {
 		e.forgetGoexited()
+		handOn = !untilIdle
+	}
+	if abrupt && e.cbGoexited {
+		e.cbGoexited = false
 		handOn = !untilIdle
 	}
 	e.publish()
@@ -242,13 +250,22 @@ func (e *Loop) leave(ctx context.Context, untilIdle, abrupt bool) {
 // id 0 (every task, while no hooks are registered) costs one branch.
 func (e *Loop) runBatch() {
 	var cur item
+	finished := false
 	defer func() {
+		if finished {
+			return
+		}
 		if v := recover(); v != nil {
 			e.recoverItem(cur, v, debug.Stack())
-			e.Cur, e.curID = nil, 0
+		} else {
+			e.goexitItem(cur) // neither returned nor panicked: runtime.Goexit
 		}
+		e.Cur, e.curID = nil, 0
 	}()
 	for range batchSize {
+		if e.stopReq.Load() {
+			break // Close from the last task, or from anywhere: drop the rest
+		}
 		var it item
 		var ok bool
 		if e.q.OnlyBack() {
@@ -273,6 +290,7 @@ func (e *Loop) runBatch() {
 		}
 	}
 	e.Cur, e.curID = nil, 0
+	finished = true
 }
 
 // poll calls the flushers (flush.go), takes in submitted work and queues
