@@ -1,0 +1,26 @@
+//go:build linux
+
+package netcase
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+// rss returns the resident set size of the process in bytes, and true.
+func rss() (int64, bool) {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, false
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return pages * int64(os.Getpagesize()), true
+}
