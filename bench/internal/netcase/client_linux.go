@@ -18,7 +18,7 @@ import (
 type driverLinux struct {
 	ep     int
 	fds    []int
-	want   []int  // bytes still expected on each connection; 0: none
+	want   []int // bytes still expected on each connection; 0: none
 	events []syscall.EpollEvent
 	buf    []byte
 }
