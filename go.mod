@@ -6,3 +6,5 @@ require (
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sync v0.19.0
 )
+
+require golang.org/x/sys v0.41.0
