@@ -73,7 +73,7 @@ func BenchmarkSemaphore(b *testing.B) { runGroup(b, "Semaphore") }
 func BenchmarkShard(b *testing.B) { runGroup(b, "Shard") }
 
 // benchmarkGroups are the groups that have a Benchmark function above.
-var benchmarkGroups = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc", "Service", "HTTP", "Group", "Semaphore", "Shard"}
+var benchmarkGroups = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc", "Service", "HTTP", "Group", "Semaphore", "Shard", "Net"}
 
 // TestRegistry checks the case table: every case belongs to one of the
 // groups that have a Benchmark function, has a unit and a function, has a

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/spindle-rt/spindle/executor"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -17,6 +19,7 @@ var servers = []struct {
 	start func() (Server, error)
 }{
 	{"go_net", func() (Server, error) { return ServeGoNet() }},
+	{"spindle", func() (Server, error) { return ServeSpindle(executor.New()) }},
 }
 
 // The child's clients load each server: single requests and pipelined
@@ -63,7 +66,7 @@ func TestBadServer(t *testing.T) {
 			buf[3] ^= 1
 			c.Write(buf)
 		}, "differ"},
-		{"hang up", func(c net.Conn) {}, "closed"},
+		{"hang up", func(c net.Conn) { io.ReadFull(c, make([]byte, Size)) }, "closed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
