@@ -542,4 +542,3 @@ func addrString(a net.Addr) string {
 	}
 	return a.Network() + ":" + a.String()
 }
-

@@ -80,4 +80,6 @@ func onLoop[T any](t testing.TB, ex *executor.Executor, fn func() T) T {
 	return spindletest.Recv(t, ch)
 }
 
+var ioReadFull = io.ReadFull
+
 var _ = context.Background

@@ -242,6 +242,7 @@ func (l *Listener) finish(err error) {
 	if !l.done {
 		l.done, l.doneErr = true, err
 		l.lp.Unwatch(&l.watch)
+		l.forget()
 	}
 	for len(l.acceptq) > 0 {
 		l.popAccept().Reject(l.doneErr)

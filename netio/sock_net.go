@@ -1,3 +1,5 @@
+//go:build !linux || purego
+
 package netio
 
 // The portable backend: goroutines over package net feed the loop.
@@ -294,6 +296,9 @@ func (l *Listener) acceptNow() (*Conn, error, bool) {
 	return nil, nil, false
 }
 
+// forget lets the loop's state of the listener go: the fallback keeps none.
+func (l *Listener) forget() {}
+
 // closeSock closes the listening socket. Called under l.mu.
 func (l *Listener) closeSock() error {
 	close(l.ls.quit)
@@ -367,4 +372,3 @@ func (d *dialing) Drop() {
 	d.nc.Close()
 	d.p.Reject(executor.ErrClosed)
 }
-

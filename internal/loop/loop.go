@@ -128,6 +128,7 @@ type Loop struct {
 	hasInbox atomic.Bool
 	phase    atomic.Int32
 	wake     chan struct{}
+	io       ioState // the socket poller the loop sleeps in, once it serves sockets (io.go)
 
 	running atomic.Bool   // a goroutine runs the loop (Run, Start, RunUntilIdle, draining Shutdown)
 	stopReq atomic.Bool   // Run's ctx ended or Shutdown's ctx expired: close without draining
@@ -281,8 +282,13 @@ func (e *Loop) submit(it item, maxPhase int32) error {
 	return nil
 }
 
-// signal leaves one wake-up token for the loop.
+// signal leaves one wake-up token for the loop: in its IO once it has
+// one (io.go), on the wake channel otherwise.
 func (e *Loop) signal() {
+	if s := e.io.p.Load(); s != nil {
+		s.io.Wake()
+		return
+	}
 	select {
 	case e.wake <- struct{}{}:
 	default:

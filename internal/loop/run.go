@@ -166,6 +166,9 @@ func (e *Loop) run(ctx context.Context, untilIdle bool, first func()) (err error
 			if e.hasInbox.Load() {
 				continue
 			}
+			if e.ioPoll() && e.q.Len() > 0 {
+				continue // I/O was ready
+			}
 			e.idleTrim()
 			return nil
 		}
@@ -268,6 +271,9 @@ func (e *Loop) runBatch() {
 // local work delays neither by more than a batch.
 func (e *Loop) poll() {
 	e.flush()
+	if e.q.Len() > 0 {
+		e.ioPoll() // a busy loop sees I/O without sleeping (io.go)
+	}
 	if e.hasInbox.Load() {
 		e.takeInbox()
 	}
@@ -311,7 +317,16 @@ func (e *Loop) sleep(ctxDone <-chan struct{}) {
 	e.sleeping = true
 	e.mu.Unlock()
 	e.idleBegin()
-	if d, ok := e.timers.next(); ok {
+	d, ok := e.timers.next()
+	if !ok {
+		d = -1
+	} else if d < 0 {
+		d = 0
+	}
+	inIO := e.ioSleep(d) // a loop that serves sockets waits for them too (io.go)
+	switch {
+	case inIO:
+	case ok:
 		// One reusable runtime timer: with Go 1.23's timers (go.mod says
 		// 1.24) Reset and Stop leave no stale value in its channel.
 		if e.sleepTimer == nil {
@@ -325,7 +340,7 @@ func (e *Loop) sleep(ctxDone <-chan struct{}) {
 		case <-ctxDone:
 		}
 		e.sleepTimer.Stop()
-	} else {
+	default:
 		select {
 		case <-e.wake:
 		case <-ctxDone:
@@ -335,4 +350,7 @@ func (e *Loop) sleep(ctxDone <-chan struct{}) {
 	e.mu.Lock()
 	e.sleeping = false
 	e.mu.Unlock()
+	if inIO {
+		e.ioDispatch()
+	}
 }
