@@ -22,6 +22,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/spindle-rt/spindle/executor"
 )
 
 // Size is the size of a request and of its reply.
@@ -38,10 +40,45 @@ const Depth = 16
 // generator (value "1").
 const ChildEnv = "SPINDLE_NETCASE_CLIENT"
 
+// ServerEnv is the environment variable that makes a process serve alone
+// (value "spindle" or "go_net"), for counting the server's system calls
+// apart from the clients' (syscalls.sh): it prints the server's address,
+// serves until its input ends, and exits.
+const ServerEnv = "SPINDLE_NETCASE_SERVER"
+
 func init() {
 	if os.Getenv(ChildEnv) == "1" {
 		os.Exit(childMain(os.Stdin, os.Stdout))
 	}
+	if name := os.Getenv(ServerEnv); name != "" {
+		os.Exit(serverMain(name, os.Stdin, os.Stdout))
+	}
+}
+
+// serverMain serves the server named name until in ends; it returns the
+// exit status.
+func serverMain(name string, in io.Reader, out io.Writer) int {
+	var srv Server
+	var err error
+	switch name {
+	case "spindle":
+		srv, err = ServeSpindle(executor.New())
+	case "go_net":
+		srv, err = ServeGoNet()
+	default:
+		err = fmt.Errorf("unknown server %q (want spindle or go_net)", name)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "netcase:", err)
+		return 2
+	}
+	fmt.Fprintln(out, srv.Addr())
+	io.Copy(io.Discard, in)
+	if err := srv.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "netcase:", err)
+		return 1
+	}
+	return 0
 }
 
 // pattern returns depth requests, back to back: the bytes a round writes,

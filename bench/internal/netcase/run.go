@@ -26,9 +26,12 @@ const warmRounds = 8
 // Requests runs a request case against srv: Conns connections from a child
 // process, a warm-up, then at least b.N requests written depth at a time.
 // It calls start right before the measured requests and stop with their
-// number right after, for the caller's meter, and reports "cpu-ns/req":
-// the CPU time of this process (the server's: the clients are in the
-// child) per request.
+// number right after, for the caller's meter, and reports, for this
+// process (the server's: the clients are in the child), "cpu-ns/req": its
+// CPU time per request, and where Linux tells (/proc/self/io),
+// "reads/req" and "writes/req": its read-like and write-like system calls
+// (read, readv, recvmsg...; write, writev, sendmsg...; those that found
+// nothing to read count too) per request, untraced.
 func Requests(b *testing.B, srv Server, depth int, start func(), stop func(requests int)) {
 	b.Helper()
 	cl := StartClients(b)
@@ -40,15 +43,21 @@ func Requests(b *testing.B, srv Server, depth int, start func(), stop func(reque
 		b.Fatal(err)
 	}
 	cpu0, cpuOK := cputime.Process()
+	r0, w0, ioOK := ioCalls()
 	start()
 	n, err := cl.Run(b.N, depth)
 	stop(n)
+	r1, w1, ioOK1 := ioCalls()
 	cpu1, cpuOK1 := cputime.Process()
 	if err != nil {
 		b.Fatal(err)
 	}
 	if cpuOK && cpuOK1 {
 		b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/float64(n), "cpu-ns/req")
+	}
+	if ioOK && ioOK1 {
+		b.ReportMetric(float64(r1-r0)/float64(n), "reads/req")
+		b.ReportMetric(float64(w1-w0)/float64(n), "writes/req")
 	}
 }
 
