@@ -48,7 +48,7 @@ func (s *Spindle) accepted(c *netio.Conn, err error) {
 		}
 		return
 	}
-	h := &echoConn{c: c, ex: s.ex}
+	h := &echoConn{c: c}
 	h.poll = h.serve
 	h.serve()
 	s.ln.Accept().OnComplete(s.onAccept)
@@ -75,7 +75,6 @@ func (s *Spindle) Close() error {
 // with the same bytes. Loop-owned.
 type echoConn struct {
 	c    *netio.Conn
-	ex   *executor.Executor
 	poll func()      // h.serve, made once, for Wake to post
 	part *[Size]byte // the start of a request split across receives; nil until one is
 	n    int         // bytes in part
@@ -83,10 +82,10 @@ type echoConn struct {
 
 // Wake is called by c when bytes may have arrived.
 func (h *echoConn) Wake() {
-	if h.ex.OnLoop() {
-		h.ex.Post(h.poll)
+	if ex := h.c.Executor(); ex.OnLoop() {
+		ex.Post(h.poll)
 	} else {
-		h.ex.Submit(h.poll) // fails only once ex is closed, which closes c
+		ex.Submit(h.poll) // fails only once ex is closed, which closes c
 	}
 }
 
