@@ -17,9 +17,11 @@ package netio
 //     freed, so an event read before its socket was closed, for a slot
 //     taken meanwhile, is recognised as stale and dropped;
 //   - rready is false only after a read found the socket empty (EAGAIN, or
-//     a read shorter than the buffer); every byte that arrives later
-//     raises an edge that sets it again, so a receive that finds rready
-//     false may skip the read system call, and gives its buffer back;
+//     a read shorter than the buffer while no end was signalled: a FIN or
+//     reset that came with the bytes raises no further edge); every byte
+//     that arrives later raises an edge that sets it again, so a receive
+//     that finds rready false may skip the read system call, and gives its
+//     buffer back;
 //   - wready is false only after a write could not take everything; the
 //     next EPOLLOUT edge sets it and hands the rest to the kernel;
 //   - out[woff:] is the output not yet taken; out is nil while nothing is
@@ -207,6 +209,7 @@ type sock struct {
 	fd     int
 	slot   int32
 	rready bool
+	hup    bool // the peer's FIN, a reset or an error was signalled: reads go on until they say so
 	wready bool
 	woff   int
 	dialP  *future.Promise[*Conn]
@@ -239,6 +242,9 @@ func (c *Conn) event(ev uint32) {
 			c.connected()
 		}
 		return
+	}
+	if ev&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+		s.hup = true
 	}
 	if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
 		s.rready = true
@@ -277,8 +283,10 @@ func (c *Conn) readNow() (int, error, bool) {
 				c.rbuf = nil
 				return 0, nil, true // EOF
 			}
-			if n < len(c.rbuf) {
-				s.rready = false // drained: the next arrival raises an edge
+			if n < len(c.rbuf) && !s.hup {
+				// Drained: the next arrival raises an edge. Not so for an
+				// end already signalled, which the next read returns.
+				s.rready = false
 			}
 			return n, nil, true
 		case err == unix.EINTR:
