@@ -42,35 +42,28 @@ func serveGoNet() (netcase.Server, error) { return netcase.ServeGoNet() }
 // server start makes. It reports tasks/req for servers on an executor.
 func netRequests(depth int, start func() (netcase.Server, error)) func(b *testing.B) {
 	return func(b *testing.B) {
-		srv, err := start()
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer func() {
-			if err := srv.Close(); err != nil {
-				b.Error(err)
-			}
-		}()
-		ex, _ := srv.(interface{ Executor() *executor.Executor })
-		tasks := func() uint64 {
-			if ex == nil {
-				return 0
-			}
-			return ex.Executor().Stats().TasksRun
-		}
 		var m *Meter
 		var t0 uint64
-		netcase.Requests(b, srv, depth, func() {
-			t0 = tasks()
+		netcase.Requests(b, start, depth, func(srv netcase.Server) {
+			t0, _ = serverTasks(srv)
 			m = StartMeter(b)
-		}, func(n int) {
+		}, func(srv netcase.Server, n int) {
 			t := -1.0
-			if ex != nil {
-				t = float64(tasks() - t0)
+			if t1, ok := serverTasks(srv); ok {
+				t = float64(t1 - t0)
 			}
 			m.Stop(b, "req", float64(n), t)
 		})
 	}
+}
+
+// serverTasks returns the tasks run so far by srv's executor, and false for
+// a server without one.
+func serverTasks(srv netcase.Server) (uint64, bool) {
+	if s, ok := srv.(interface{ Executor() *executor.Executor }); ok {
+		return s.Executor().Stats().TasksRun, true
+	}
+	return 0, false
 }
 
 // netIdle returns an idle case on the servers start makes.

@@ -47,17 +47,9 @@ func serveSpindle() (netcase.Server, error) { return netcase.ServeSpindle(execut
 // netRequests returns a request case: depth requests per write.
 func netRequests(depth int, start func() (netcase.Server, error)) func(b *testing.B) {
 	return func(b *testing.B) {
-		srv, err := start()
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer func() {
-			if err := srv.Close(); err != nil {
-				b.Error(err)
-			}
-		}()
 		var m *meter
-		netcase.Requests(b, srv, depth, func() { m = startMeter(b) }, func(n int) { m.stop(b, "req", float64(n)) })
+		netcase.Requests(b, start, depth, func(netcase.Server) { m = startMeter(b) },
+			func(_ netcase.Server, n int) { m.stop(b, "req", float64(n)) })
 	}
 }
 

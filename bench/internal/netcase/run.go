@@ -23,17 +23,27 @@ type Server interface {
 // steady state.
 const warmRounds = 8
 
-// Requests runs a request case against srv: Conns connections from a child
-// process, a warm-up, then at least b.N requests written depth at a time.
-// It calls start right before the measured requests and stop with their
-// number right after, for the caller's meter, and reports, for this
-// process (the server's: the clients are in the child), "cpu-ns/req": its
-// CPU time per request, and where Linux tells (/proc/self/io),
-// "reads/req" and "writes/req": its read-like and write-like system calls
-// (read, readv, recvmsg...; write, writev, sendmsg...; those that found
-// nothing to read count too) per request, untraced.
-func Requests(b *testing.B, srv Server, depth int, start func(), stop func(requests int)) {
+// Requests runs a request case: it starts a server with start, opens Conns
+// connections to it from a child process, warms up, then makes at least
+// b.N requests written depth at a time, and closes the server. It calls
+// begin right before the measured requests and end with their number right
+// after, for the caller's meter, and reports, for this process (the
+// server's: the clients are in the child), "cpu-ns/req": its CPU time per
+// request, and where Linux tells (/proc/self/io), "reads/req" and
+// "writes/req": its read-like and write-like system calls (read, readv,
+// recvmsg...; write, writev, sendmsg...; those that found nothing to read
+// count too) per request, untraced.
+func Requests(b *testing.B, start func() (Server, error), depth int, begin func(Server), end func(srv Server, requests int)) {
 	b.Helper()
+	srv, err := start()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := srv.Close(); err != nil {
+			b.Error(err)
+		}
+	}()
 	cl := StartClients(b)
 	defer cl.Close()
 	if err := cl.Dial(srv.Addr(), Conns); err != nil {
@@ -44,9 +54,9 @@ func Requests(b *testing.B, srv Server, depth int, start func(), stop func(reque
 	}
 	cpu0, cpuOK := cputime.Process()
 	r0, w0, ioOK := ioCalls()
-	start()
+	begin(srv)
 	n, err := cl.Run(b.N, depth)
-	stop(n)
+	end(srv, n)
 	r1, w1, ioOK1 := ioCalls()
 	cpu1, cpuOK1 := cputime.Process()
 	if err != nil {
