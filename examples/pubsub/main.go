@@ -25,7 +25,8 @@
 // unsent output would pass the output limit (-limit, 1 MiB by default, on
 // top of what the kernel's socket buffers hold): netio fails the connection
 // with netio.ErrOutputLimit and drops its unsent output, and the server
-// counts it in Stats.Dropped. Disconnecting rather than dropping messages
+// counts it in Stats.Dropped. The limit holds for every connection, so a
+// publisher that never reads its replies meets the same end. Disconnecting rather than dropping messages
 // is deliberate (it is Redis's policy for pub/sub clients too): a
 // subscriber that silently missed messages could not tell, while one that
 // is disconnected knows, and can reconnect and catch up from the source of

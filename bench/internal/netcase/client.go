@@ -195,6 +195,9 @@ func (c *Clients) do(format string, args ...any) error {
 	if c.err != nil {
 		return c.err
 	}
+	if c.in == nil {
+		return errors.New("netcase: clients: used after Close")
+	}
 	if _, err := fmt.Fprintf(c.in, format+"\n", args...); err != nil {
 		c.err = fmt.Errorf("netcase: clients: %w", err)
 		return c.err

@@ -48,6 +48,9 @@ func TestServers(t *testing.T) {
 			if err := cl.Close(); err != nil {
 				t.Error(err)
 			}
+			if err := cl.Dial(srv.Addr(), 1); err == nil {
+				t.Error("Dial after Close succeeded")
+			}
 		})
 	}
 }
