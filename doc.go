@@ -15,6 +15,8 @@
 //     executor, with select.
 //   - [github.com/spindle-rt/spindle/merge]: a merge of N streams that
 //     polls only the woken ones.
+//   - [github.com/spindle-rt/spindle/netio]: TCP and Unix sockets served by
+//     the loop itself (Listen, Dial, Conn, ServeGroup).
 //   - [github.com/spindle-rt/spindle/hooks]: lifecycle hooks and
 //     async-local storage.
 //   - [github.com/spindle-rt/spindle/alloc]: loop-owned free lists and slabs.

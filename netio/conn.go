@@ -46,35 +46,69 @@ import (
 // A Conn is a merge.Stream[[]byte] and a future.Poller[[]byte] through
 // PollRecv, so merge.Merge and future.Next receive from it.
 type Conn struct {
-	ex           *executor.Executor
-	lp           *loop.Loop
-	r            *reactor
-	laddr, raddr net.Addr
-	watch        loop.CloseWatch
-	closeReq     atomic.Bool // Close was asked from off the loop
+	lp    *loop.Loop
+	r     *reactor
+	watch loop.CloseWatch
 
 	// loop-owned
 	rbuf     []byte
-	held     int
-	rerr     error
 	recvq    []*future.Promise[[]byte]
-	pumping  bool // a pump runnable is queued
 	pollw    executor.Waker
 	out      []byte
+	rerr     error
+	werr     error
 	written  uint64
 	taken    uint64
-	flushq   []flushWait
+	limit    int
+	linger   time.Duration
+	ext      *connExt // what only some connections need
+	held     int32
+	closeReq atomic.Bool // Close was asked from off the loop
+	addrs    bool        // the addresses are in ext (set at creation, then read-only); else inline in sk
+	pumping  bool        // a pump runnable is queued
 	dirty    bool
 	closing  bool // Close has begun: output is being sent, then the socket closes
 	wshut    bool // CloseWrite has been asked
 	wshutOK  bool // the write side has been shut
-	werr     error
 	released bool
-	limit    int
-	linger   time.Duration
-	lingerT  *executor.Timer
 
 	sk sock // the backend's part
+}
+
+// connExt holds the state of a connection that is flushed, lingers or is
+// being dialled: kept apart so an idle connection is smaller.
+type connExt struct {
+	laddr   net.Addr // when c.addrs: set before c is shared, then read-only
+	raddr   net.Addr
+	flushq  []flushWait
+	lingerT *executor.Timer
+	dialP   *future.Promise[*Conn] // epoll: the Dial this connection ends
+	stop    func() bool            // epoll: stops watching the Dial's ctx
+}
+
+// newConnOf returns a connection whose addresses are laddr and raddr, or,
+// when both are nil, kept inline by the backend.
+func newConnOf(laddr, raddr net.Addr) *Conn {
+	if laddr == nil && raddr == nil {
+		return &Conn{}
+	}
+	return &Conn{addrs: true, ext: &connExt{laddr: laddr, raddr: raddr}}
+}
+
+// x returns c's extension, making it on first use.
+func (c *Conn) x() *connExt {
+	if c.ext == nil {
+		c.ext = &connExt{}
+	}
+	return c.ext
+}
+
+// flushq returns the pending flushes.
+func (c *Conn) flushq() []flushWait {
+	if c.ext == nil {
+		return nil
+	}
+	return c.ext.flushq
 }
 
 type flushWait struct {
@@ -86,7 +120,7 @@ type flushWait struct {
 // closed with the executor. Loop only. It returns false (and the caller
 // closes the socket) once the executor has closed.
 func (c *Conn) attach(r *reactor, cfg *listenConfig) bool {
-	c.r, c.ex, c.lp = r, r.ex, r.lp
+	c.r, c.lp = r, r.lp
 	c.limit, c.linger = cfg.outputLimit, cfg.linger
 	if !c.lp.Watch(&c.watch, (*connWatch)(c)) {
 		return false
@@ -123,13 +157,27 @@ func (c *Conn) mustLoop(op string) {
 }
 
 // Executor returns the executor whose loop serves c.
-func (c *Conn) Executor() *executor.Executor { c.check("Executor"); return c.ex }
+func (c *Conn) Executor() *executor.Executor { c.check("Executor"); return c.exe() }
+
+func (c *Conn) exe() *executor.Executor { return (*executor.Executor)(c.lp) }
 
 // LocalAddr returns the local address of c.
-func (c *Conn) LocalAddr() net.Addr { c.check("LocalAddr"); return c.laddr }
+func (c *Conn) LocalAddr() net.Addr {
+	c.check("LocalAddr")
+	if c.addrs {
+		return c.ext.laddr
+	}
+	return c.sk.addr(false)
+}
 
 // RemoteAddr returns the address of c's peer.
-func (c *Conn) RemoteAddr() net.Addr { c.check("RemoteAddr"); return c.raddr }
+func (c *Conn) RemoteAddr() net.Addr {
+	c.check("RemoteAddr")
+	if c.addrs {
+		return c.ext.raddr
+	}
+	return c.sk.addr(true)
+}
 
 // Recv returns a future of the next bytes received on c (at least one).
 // The slice is c's own buffer: it stays valid until the next receive on c
@@ -143,13 +191,7 @@ func (c *Conn) RemoteAddr() net.Addr { c.check("RemoteAddr"); return c.raddr }
 // have run. Cancelling a pending Recv loses no bytes. Any goroutine.
 func (c *Conn) Recv() *future.Future[[]byte] {
 	c.check("Recv")
-	p := future.NewPromise[[]byte](c.ex)
-	if c.lp.OnLoop() {
-		c.recvOn(p)
-		return p.Future()
-	}
-	toLoop(c.lp, func() { c.recvOn(p) }, func() { p.Reject(executor.ErrClosed) })
-	return p.Future()
+	return onLoopFuture(c.lp, c.recvOn)
 }
 
 func (c *Conn) recvOn(p *future.Promise[[]byte]) {
@@ -177,12 +219,12 @@ func (c *Conn) pump() {
 			continue
 		}
 		if !p.Resolve(b) {
-			c.held = len(b) // cancelled meanwhile: keep the bytes for the next
+			c.held = int32(len(b)) // cancelled meanwhile: keep the bytes for the next
 			continue
 		}
 		if len(c.recvq) > 0 && !c.pumping {
 			c.pumping = true
-			c.ex.Post(c.pumpLater)
+			c.lp.Post(c.pumpLater)
 		}
 		return
 	}
@@ -274,8 +316,13 @@ func (c *Conn) PollRecv(w executor.Waker) ([]byte, bool, error) {
 // connection's error). A Write that would take Buffered past the output
 // limit fails the connection with ErrOutputLimit. Loop only: off the loop
 // it panics; use Submit.
-func (c *Conn) Write(p []byte) (int, error) {
-	c.mustLoop("Write")
+func (c *Conn) Write(p []byte) (int, error) { return write(c, "Write", p) }
+
+// WriteString is Write of a string, without converting it.
+func (c *Conn) WriteString(s string) (int, error) { return write(c, "WriteString", s) }
+
+func write[S []byte | string](c *Conn, op string, p S) (int, error) {
+	c.mustLoop(op)
 	if c.werr != nil {
 		return 0, c.werr
 	}
@@ -296,31 +343,6 @@ func (c *Conn) Write(p []byte) (int, error) {
 	c.written += uint64(len(p))
 	c.markDirty()
 	return len(p), nil
-}
-
-// WriteString is Write of a string.
-func (c *Conn) WriteString(s string) (int, error) {
-	c.mustLoop("WriteString")
-	if c.werr != nil {
-		return 0, c.werr
-	}
-	if c.closing || c.wshut {
-		return 0, net.ErrClosed
-	}
-	if len(s) == 0 {
-		return 0, nil
-	}
-	if c.limit > 0 && c.Buffered()+len(s) > c.limit {
-		c.abort(ErrOutputLimit)
-		return 0, ErrOutputLimit
-	}
-	if c.out == nil {
-		c.out = c.r.getW()
-	}
-	c.out = append(c.out, s...)
-	c.written += uint64(len(s))
-	c.markDirty()
-	return len(s), nil
 }
 
 func (c *Conn) markDirty() {
@@ -372,15 +394,16 @@ func (c *Conn) Flush() *future.Future[struct{}] {
 	c.mustLoop("Flush")
 	if c.written == c.taken {
 		if c.werr != nil && !c.closing {
-			return future.Failed[struct{}](c.ex, c.werr)
+			return future.Failed[struct{}](c.exe(), c.werr)
 		}
-		return future.Resolved(c.ex, struct{}{})
+		return future.Resolved(c.exe(), struct{}{})
 	}
 	if c.werr != nil {
-		return future.Failed[struct{}](c.ex, c.werr)
+		return future.Failed[struct{}](c.exe(), c.werr)
 	}
-	p := future.NewPromise[struct{}](c.ex)
-	c.flushq = append(c.flushq, flushWait{c.written, p})
+	p := future.NewPromise[struct{}](c.exe())
+	x := c.x()
+	x.flushq = append(x.flushq, flushWait{c.written, p})
 	c.markDirty()
 	return p.Future()
 }
@@ -388,11 +411,11 @@ func (c *Conn) Flush() *future.Future[struct{}] {
 // took records that the kernel took n more bytes of output.
 func (c *Conn) took(n int) {
 	c.taken += uint64(n)
-	for len(c.flushq) > 0 && c.flushq[0].target <= c.taken {
-		p := c.flushq[0].p
-		copy(c.flushq, c.flushq[1:])
-		c.flushq[len(c.flushq)-1] = flushWait{}
-		c.flushq = c.flushq[:len(c.flushq)-1]
+	for q := c.flushq(); len(q) > 0 && q[0].target <= c.taken; q = c.ext.flushq {
+		p := q[0].p
+		copy(q, q[1:])
+		q[len(q)-1] = flushWait{}
+		c.ext.flushq = q[:len(q)-1]
 		p.Resolve(struct{}{})
 	}
 	if c.taken == c.written {
@@ -463,7 +486,7 @@ func (c *Conn) closeOn() {
 		return
 	}
 	c.markDirty()
-	c.lingerT = c.ex.AfterFunc(c.linger, func() { c.abort(net.ErrClosed) })
+	c.x().lingerT = c.exe().AfterFunc(c.linger, func() { c.abort(net.ErrClosed) })
 }
 
 // failRecv fails every pending receive with err.
@@ -492,12 +515,19 @@ func (c *Conn) abort(err error) {
 		c.werr = err
 	}
 	c.failRecv(c.rerr)
-	for i, w := range c.flushq {
-		w.p.Reject(c.werr)
-		c.flushq[i] = flushWait{}
-	}
-	c.flushq = c.flushq[:0]
+	c.failFlush()
 	c.release()
+}
+
+// failFlush fails every pending Flush with the write error.
+func (c *Conn) failFlush() {
+	if c.ext == nil {
+		return
+	}
+	for _, w := range c.ext.flushq {
+		w.p.Reject(c.werr)
+	}
+	c.ext.flushq = nil
 }
 
 // release closes the socket and gives the buffers up.
@@ -506,9 +536,9 @@ func (c *Conn) release() {
 		return
 	}
 	c.released = true
-	if c.lingerT != nil {
-		c.lingerT.Stop()
-		c.lingerT = nil
+	if c.ext != nil && c.ext.lingerT != nil {
+		c.ext.lingerT.Stop()
+		c.ext.lingerT = nil
 	}
 	if c.werr == nil {
 		c.werr = net.ErrClosed
@@ -517,11 +547,7 @@ func (c *Conn) release() {
 		c.rerr = net.ErrClosed
 	}
 	c.failRecv(c.rerr)
-	for i, w := range c.flushq {
-		w.p.Reject(c.werr)
-		c.flushq[i] = flushWait{}
-	}
-	c.flushq = nil
+	c.failFlush()
 	c.closeSock()
 	// The last bytes received may still be read by the code that closed
 	// c: the read buffer is left to the garbage collector, not pooled.
@@ -533,7 +559,7 @@ func (c *Conn) release() {
 
 // String describes c for logs: its addresses.
 func (c *Conn) String() string {
-	return "netio.Conn(" + addrString(c.laddr) + "<->" + addrString(c.raddr) + ")"
+	return "netio.Conn(" + addrString(c.LocalAddr()) + "<->" + addrString(c.RemoteAddr()) + ")"
 }
 
 func addrString(a net.Addr) string {

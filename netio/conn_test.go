@@ -97,6 +97,47 @@ func TestPipelining(t *testing.T) {
 	}
 }
 
+func TestAddresses(t *testing.T) {
+	for _, tc := range []struct{ network, address string }{
+		{"tcp", "127.0.0.1:0"},
+		{"tcp", ":0"}, // unspecified: each connection asks for its local address
+		{"tcp6", "[::1]:0"},
+	} {
+		t.Run(tc.network+" "+tc.address, func(t *testing.T) {
+			ex := started(t)
+			l, err := netio.Listen(ex, tc.network, tc.address)
+			if err != nil {
+				if strings.Contains(tc.address, "::1") {
+					t.Skipf("no IPv6 loopback: %v", err)
+				}
+				t.Fatal(err)
+			}
+			defer l.Close()
+			host := "127.0.0.1"
+			if tc.network == "tcp6" {
+				host = "::1"
+			}
+			_, port, _ := net.SplitHostPort(l.Addr().String())
+			nc, err := net.Dial(tc.network, net.JoinHostPort(host, port))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			c := accept(t, l)
+			defer c.Close()
+			if got, want := c.RemoteAddr().String(), nc.LocalAddr().String(); got != want {
+				t.Errorf("RemoteAddr %s, the peer is %s", got, want)
+			}
+			if got, want := c.LocalAddr().String(), nc.RemoteAddr().String(); got != want {
+				t.Errorf("LocalAddr %s, the peer dialled %s", got, want)
+			}
+			if c.LocalAddr().Network() != "tcp" || !strings.HasPrefix(c.String(), "netio.Conn(tcp:") {
+				t.Errorf("addresses of %v on %s", c, c.LocalAddr().Network())
+			}
+		})
+	}
+}
+
 func TestEOFAndHalfClose(t *testing.T) {
 	ex := started(t)
 	l := listen(t, ex)

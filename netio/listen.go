@@ -139,13 +139,7 @@ func (l *Listener) Accept() *future.Future[*Conn] {
 	if l == nil {
 		panic("netio: Accept on nil *Listener")
 	}
-	p := future.NewPromise[*Conn](l.ex)
-	if l.lp.OnLoop() {
-		l.acceptOn(p)
-		return p.Future()
-	}
-	toLoop(l.lp, func() { l.acceptOn(p) }, func() { p.Reject(executor.ErrClosed) })
-	return p.Future()
+	return onLoopFuture(l.lp, l.acceptOn)
 }
 
 func (l *Listener) acceptOn(p *future.Promise[*Conn]) {
@@ -306,6 +300,19 @@ type onLoop struct {
 
 func (o *onLoop) Run()  { o.fn() }
 func (o *onLoop) Drop() { o.drop() }
+
+// onLoopFuture returns the future of a promise that fn is given on lp's
+// loop: at once when the caller holds it, through the inbox otherwise. If
+// the loop closes first the future fails with executor.ErrClosed.
+func onLoopFuture[T any](lp *loop.Loop, fn func(*future.Promise[T])) *future.Future[T] {
+	p := future.NewPromise[T]((*executor.Executor)(lp))
+	if lp.OnLoop() {
+		fn(p)
+	} else {
+		toLoop(lp, func() { fn(p) }, func() { p.Reject(executor.ErrClosed) })
+	}
+	return p.Future()
+}
 
 // toLoop runs fn on lp's loop, or drop if the loop has closed or closes
 // before it runs fn. Any goroutine.

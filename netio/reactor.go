@@ -76,12 +76,21 @@ func (r *reactor) Flush() {
 	}
 }
 
+// pop takes a buffer from a pool, or returns nil.
+func pop(pool *[][]byte) []byte {
+	n := len(*pool)
+	if n == 0 {
+		return nil
+	}
+	b := (*pool)[n-1]
+	(*pool)[n-1] = nil
+	*pool = (*pool)[:n-1]
+	return b
+}
+
 // getR returns a read buffer.
 func (r *reactor) getR() []byte {
-	if n := len(r.rfree); n > 0 {
-		b := r.rfree[n-1]
-		r.rfree[n-1] = nil
-		r.rfree = r.rfree[:n-1]
+	if b := pop(&r.rfree); b != nil {
 		return b
 	}
 	return make([]byte, readBufSize)
@@ -96,10 +105,7 @@ func (r *reactor) putR(b []byte) {
 
 // getW returns an empty output buffer.
 func (r *reactor) getW() []byte {
-	if n := len(r.wfree); n > 0 {
-		b := r.wfree[n-1]
-		r.wfree[n-1] = nil
-		r.wfree = r.wfree[:n-1]
+	if b := pop(&r.wfree); b != nil {
 		return b
 	}
 	return make([]byte, 0, writeBufSize)

@@ -206,21 +206,61 @@ func (r *reactor) unregister(i int32) {
 
 // sock is the backend's part of a connection.
 type sock struct {
-	fd     int
+	woff   int
+	fd     int32
 	slot   int32
+	la, ra inAddr // TCP addresses, kept inline: LocalAddr and RemoteAddr build them
 	rready bool
 	hup    bool // the peer's FIN, a reset or an error was signalled: reads go on until they say so
 	wready bool
-	woff   int
-	dialP  *future.Promise[*Conn]
-	stop   func() bool // stops watching the Dial's ctx
+}
+
+// inAddr is a TCP address kept inline (no allocation per connection).
+type inAddr struct {
+	ip   [16]byte
+	port uint16
+	v4   bool
+}
+
+func inAddrOf(sa unix.Sockaddr) inAddr {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		ia := inAddr{port: uint16(a.Port), v4: true}
+		copy(ia.ip[:], a.Addr[:])
+		return ia
+	case *unix.SockaddrInet6:
+		return inAddr{ip: a.Addr, port: uint16(a.Port)}
+	}
+	return inAddr{}
+}
+
+// addr builds the local or remote address kept inline.
+func (s *sock) addr(remote bool) net.Addr {
+	a := &s.la
+	if remote {
+		a = &s.ra
+	}
+	if a.v4 {
+		return &net.TCPAddr{IP: net.IPv4(a.ip[0], a.ip[1], a.ip[2], a.ip[3]).To4(), Port: int(a.port)}
+	}
+	ip := make(net.IP, net.IPv6len)
+	copy(ip, a.ip[:])
+	return &net.TCPAddr{IP: ip, Port: int(a.port)}
+}
+
+// dialP is the Dial this connection ends, if it is being dialled.
+func (c *Conn) dialP() *future.Promise[*Conn] {
+	if c.ext == nil {
+		return nil
+	}
+	return c.ext.dialP
 }
 
 // newConn attaches the connected (or connecting) socket fd to r. Loop only.
 // On failure fd is closed.
 func newConn(r *reactor, fd int, cfg *listenConfig, laddr, raddr net.Addr) (*Conn, error) {
-	c := &Conn{laddr: laddr, raddr: raddr}
-	c.sk = sock{fd: fd, rready: true, wready: true, slot: -1}
+	c := newConnOf(laddr, raddr)
+	c.sk = sock{fd: int32(fd), rready: true, wready: true, slot: -1}
 	if !c.attach(r, cfg) {
 		unix.Close(fd)
 		return nil, executor.ErrClosed
@@ -237,7 +277,7 @@ func newConn(r *reactor, fd int, cfg *listenConfig, laddr, raddr net.Addr) (*Con
 // event handles the socket's readiness.
 func (c *Conn) event(ev uint32) {
 	s := &c.sk
-	if s.dialP != nil {
+	if c.dialP() != nil {
 		if ev&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
 			c.connected()
 		}
@@ -275,7 +315,7 @@ func (c *Conn) readNow() (int, error, bool) {
 		c.rbuf = c.r.getR()
 	}
 	for {
-		n, err := unix.Read(s.fd, c.rbuf)
+		n, err := unix.Read(int(s.fd), c.rbuf)
 		switch {
 		case err == nil:
 			if n == 0 {
@@ -305,18 +345,19 @@ func (c *Conn) readNow() (int, error, bool) {
 }
 
 func (c *Conn) opError(op string, err error) error {
-	return &net.OpError{Op: op, Net: c.laddr.Network(), Source: c.laddr, Addr: c.raddr, Err: os.NewSyscallError(op, err)}
+	la, ra := c.LocalAddr(), c.RemoteAddr()
+	return &net.OpError{Op: op, Net: la.Network(), Source: la, Addr: ra, Err: os.NewSyscallError(op, err)}
 }
 
 // flushOut hands the output to the kernel: one write for everything
 // buffered, and the rest at the next EPOLLOUT edge.
 func (c *Conn) flushOut() {
 	s := &c.sk
-	if !s.wready || s.dialP != nil || c.out == nil {
+	if !s.wready || c.out == nil || c.dialP() != nil {
 		return
 	}
 	for {
-		n, err := unix.Write(s.fd, c.out[s.woff:])
+		n, err := unix.Write(int(s.fd), c.out[s.woff:])
 		switch {
 		case err == unix.EINTR:
 			continue
@@ -346,14 +387,14 @@ func (c *Conn) flushOut() {
 // lastWrite sends what the socket takes at once of the buffered output,
 // before the executor's close drops the rest.
 func (c *Conn) lastWrite() {
-	if !c.released && c.out != nil && c.sk.dialP == nil {
-		unix.Write(c.sk.fd, c.out[c.sk.woff:])
+	if !c.released && c.out != nil && c.dialP() == nil {
+		unix.Write(int(c.sk.fd), c.out[c.sk.woff:])
 	}
 }
 
 // shutWrite shuts the write side of the socket.
 func (c *Conn) shutWrite() error {
-	if err := unix.Shutdown(c.sk.fd, unix.SHUT_WR); err != nil && err != unix.ENOTCONN {
+	if err := unix.Shutdown(int(c.sk.fd), unix.SHUT_WR); err != nil && err != unix.ENOTCONN {
 		return c.opError("shutdown", err)
 	}
 	return nil
@@ -366,24 +407,28 @@ func (c *Conn) closeSock() {
 		c.r.unregister(s.slot)
 		s.slot = -1
 	}
-	unix.Close(s.fd)
+	unix.Close(int(s.fd))
 	s.fd = -1
 	if c.out != nil {
 		c.r.putW(c.out)
 		c.out, s.woff = nil, 0
 	}
-	if p := s.dialP; p != nil {
-		s.dialP = nil
-		p.Reject(c.werr)
-	}
-	if s.stop != nil {
-		s.stop()
-		s.stop = nil
+	if x := c.ext; x != nil {
+		if p := x.dialP; p != nil {
+			x.dialP = nil
+			p.Reject(c.werr)
+		}
+		if x.stop != nil {
+			x.stop()
+			x.stop = nil
+		}
 	}
 }
 
 // lsock is the backend's part of a listener.
 type lsock struct {
+	local   inAddr // the listening address (TCP)
+	anyIP   bool   // it is unspecified: each connection asks for its own
 	fd      int
 	family  int
 	unixp   string // the socket file of a unix listener, removed by Close
@@ -438,6 +483,9 @@ func (l *Listener) listenSock(network, address string) (net.Addr, error) {
 	l.ls = lsock{fd: fd, family: family, slot: -1, rready: true, network: network}
 	if family == unix.AF_UNIX {
 		l.ls.unixp = address
+	} else {
+		l.ls.local = inAddrOf(lsa)
+		l.ls.anyIP = l.ls.local.ip == [16]byte{}
 	}
 	return netAddr(network, lsa), nil
 }
@@ -493,15 +541,22 @@ func (l *Listener) acceptNow() (*Conn, error, bool) {
 		if s.family != unix.AF_UNIX {
 			unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 		}
-		var laddr net.Addr
+		var c *Conn
 		if s.family == unix.AF_UNIX {
-			laddr = l.addr
-		} else if lsa, err := unix.Getsockname(fd); err == nil {
-			laddr = netAddr(s.network, lsa)
+			c, err = newConn(l.r, fd, &l.cfg, l.addr, netAddr(s.network, rsa))
 		} else {
-			laddr = l.addr
+			c, err = newConn(l.r, fd, &l.cfg, nil, nil)
+			if c != nil {
+				c.sk.ra = inAddrOf(rsa)
+				c.sk.la = s.local
+				if s.anyIP {
+					// The listener's IP is unspecified: ask which one.
+					if lsa, err := unix.Getsockname(fd); err == nil {
+						c.sk.la = inAddrOf(lsa)
+					}
+				}
+			}
 		}
-		c, err := newConn(l.r, fd, &l.cfg, laddr, netAddr(s.network, rsa))
 		if err != nil {
 			return nil, nil, true // closed under it
 		}
@@ -716,18 +771,17 @@ func connect(ctx context.Context, lp *loop.Loop, network, address string, p *fut
 		return
 	}
 	if network == "unix" {
-		c.laddr = &net.UnixAddr{Net: "unix"}
+		c.ext.laddr = &net.UnixAddr{Net: "unix"}
 	}
+	c.x().dialP = p
 	if !inProgress {
-		c.sk.dialP = p
 		c.connected()
 		return
 	}
-	c.sk.dialP = p
 	if ctx.Done() != nil {
-		c.sk.stop = context.AfterFunc(ctx, func() {
+		c.ext.stop = context.AfterFunc(ctx, func() {
 			toLoop(lp, func() {
-				if c.sk.dialP == p {
+				if c.dialP() == p {
 					c.abort(ctx.Err())
 				}
 			}, func() {})
@@ -738,26 +792,25 @@ func connect(ctx context.Context, lp *loop.Loop, network, address string, p *fut
 // connected ends a connect: SO_ERROR says how it went.
 func (c *Conn) connected() {
 	s := &c.sk
-	p := s.dialP
-	serr, err := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	x := c.ext
+	p := x.dialP
+	serr, err := unix.GetsockoptInt(int(s.fd), unix.SOL_SOCKET, unix.SO_ERROR)
 	if err == nil && serr != 0 {
 		err = unix.Errno(serr)
 	}
 	if err != nil {
-		c.abort(&net.OpError{Op: "dial", Net: c.raddr.Network(), Addr: c.raddr, Err: os.NewSyscallError("connect", err)})
+		ra := c.ext.raddr
+		c.abort(&net.OpError{Op: "dial", Net: ra.Network(), Addr: ra, Err: os.NewSyscallError("connect", err)})
 		return
 	}
-	s.dialP = nil
-	if s.stop != nil {
-		s.stop()
-		s.stop = nil
+	x.dialP = nil
+	if x.stop != nil {
+		x.stop()
+		x.stop = nil
 	}
-	if c.laddr == nil {
-		if lsa, err := unix.Getsockname(s.fd); err == nil {
-			c.laddr = netAddr(c.raddr.Network(), lsa)
-		} else {
-			c.laddr = netAddr(c.raddr.Network(), nil)
-		}
+	if x.laddr == nil {
+		lsa, _ := unix.Getsockname(int(s.fd))
+		x.laddr = netAddr(x.raddr.Network(), lsa)
 	}
 	s.wready = true
 	if !p.Resolve(c) {

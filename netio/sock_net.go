@@ -38,7 +38,10 @@ import (
 // poller is the backend's per-loop state: none.
 type poller struct{}
 
-func (r *reactor) initPoller() error { return nil }
+func (r *reactor) initPoller() error {
+	_ = r.poller
+	return nil
+}
 
 // sock is the backend's part of a connection.
 type sock struct {
@@ -65,7 +68,7 @@ type sock struct {
 // newConn makes a connection of r's loop over nc. Loop only. It returns nil
 // (and closes nc) once the executor has closed.
 func newConn(r *reactor, nc net.Conn, cfg *listenConfig) *Conn {
-	c := &Conn{laddr: nc.LocalAddr(), raddr: nc.RemoteAddr()}
+	c := newConnOf(nc.LocalAddr(), nc.RemoteAddr())
 	if !c.attach(r, cfg) {
 		nc.Close()
 		return nil
@@ -83,32 +86,25 @@ func newConn(r *reactor, nc net.Conn, cfg *listenConfig) *Conn {
 }
 
 func (c *Conn) readLoop() {
-	s := &c.sk
-	for {
-		var b []byte
-		select {
-		case b = <-s.want:
-		case <-s.quit:
-			return
-		}
-		s.rn, s.rerr = s.nc.Read(b)
-		if c.lp.Submit(s.onRead) != nil {
-			return
-		}
-	}
+	c.sk.serve(c.lp, c.sk.want, c.sk.nc.Read, &c.sk.rn, &c.sk.rerr, c.sk.onRead)
 }
 
 func (c *Conn) writeLoop() {
-	s := &c.sk
+	c.sk.serve(c.lp, c.sk.wreq, c.sk.nc.Write, &c.sk.wn, &c.sk.werr, c.sk.onWrite)
+}
+
+// serve is the body of a reader or writer goroutine: for each buffer the
+// loop sends on req it calls op and hands the result to the loop (done).
+func (s *sock) serve(lp *loop.Loop, req <-chan []byte, op func([]byte) (int, error), n *int, err *error, done func()) {
 	for {
 		var b []byte
 		select {
-		case b = <-s.wreq:
+		case b = <-req:
 		case <-s.quit:
 			return
 		}
-		s.wn, s.werr = s.nc.Write(b)
-		if c.lp.Submit(s.onWrite) != nil {
+		*n, *err = op(b)
+		if lp.Submit(done) != nil {
 			return
 		}
 	}
@@ -119,11 +115,15 @@ func (c *Conn) readNow() (int, error, bool) {
 	s := &c.sk
 	if s.got {
 		s.got = false
+		if s.rn == 0 && c.rbuf != nil {
+			c.r.putR(c.rbuf) // the end: no bytes to keep valid
+			c.rbuf = nil
+		}
 		return s.rn, sockErr(s.rerr), true
 	}
 	if !s.reading && !c.released {
 		if c.rbuf == nil {
-			c.rbuf = make([]byte, readBufSize)
+			c.rbuf = c.r.getR()
 		}
 		s.reading = true
 		s.want <- c.rbuf
@@ -172,6 +172,9 @@ func (c *Conn) writeDone() {
 	}
 	c.took(s.wn)
 }
+
+// addr is never asked for: the fallback keeps the addresses in the Conn.
+func (s *sock) addr(remote bool) net.Addr { return nil }
 
 // lastWrite would send what is buffered before the executor closes; the
 // writer goroutine may be blocked, so the fallback drops it.
