@@ -24,12 +24,12 @@ import (
 
 func init() {
 	register(
-		Case{Group: "Net", Name: "echo/spindle", Unit: "req", Baseline: "echo/go_net", Fn: netRequests(1, serveSpindle)},
-		Case{Group: "Net", Name: "echo/go_net", Unit: "req", Kind: kindGo, Fn: netRequests(1, serveGoNet)},
-		Case{Group: "Net", Name: "pipeline/spindle", Unit: "req", Baseline: "pipeline/go_net", Fn: netRequests(netcase.Depth, serveSpindle)},
-		Case{Group: "Net", Name: "pipeline/go_net", Unit: "req", Kind: kindGo, Fn: netRequests(netcase.Depth, serveGoNet)},
-		Case{Group: "Net", Name: "idle/spindle", Unit: "conn", Metric: "B", Baseline: "idle/go_net", Fn: netIdle(serveSpindle)},
-		Case{Group: "Net", Name: "idle/go_net", Unit: "conn", Metric: "B", Kind: kindGo, Fn: netIdle(serveGoNet)},
+		benchCase{Group: "Net", Name: "echo/spindle", Unit: "req", Baseline: "echo/go_net", Fn: netRequests(1, serveSpindle)},
+		benchCase{Group: "Net", Name: "echo/go_net", Unit: "req", Kind: kindGo, Fn: netRequests(1, serveGoNet)},
+		benchCase{Group: "Net", Name: "pipeline/spindle", Unit: "req", Baseline: "pipeline/go_net", Fn: netRequests(netcase.Depth, serveSpindle)},
+		benchCase{Group: "Net", Name: "pipeline/go_net", Unit: "req", Kind: kindGo, Fn: netRequests(netcase.Depth, serveGoNet)},
+		benchCase{Group: "Net", Name: "idle/spindle", Unit: "conn", Metric: "B", Baseline: "idle/go_net", Fn: netIdle(serveSpindle)},
+		benchCase{Group: "Net", Name: "idle/go_net", Unit: "conn", Metric: "B", Kind: kindGo, Fn: netIdle(serveGoNet)},
 	)
 }
 
@@ -42,11 +42,11 @@ func serveGoNet() (netcase.Server, error) { return netcase.ServeGoNet() }
 // server start makes. It reports tasks/req for servers on an executor.
 func netRequests(depth int, start func() (netcase.Server, error)) func(b *testing.B) {
 	return func(b *testing.B) {
-		var m *Meter
+		var m *meter
 		var t0 uint64
 		netcase.Requests(b, start, depth, func(srv netcase.Server) {
 			t0, _ = serverTasks(srv)
-			m = StartMeter(b)
+			m = startMeter(b)
 		}, func(srv netcase.Server, n int) {
 			t := -1.0
 			if t1, ok := serverTasks(srv); ok {

@@ -1,40 +1,26 @@
 package netio_test
 
 import (
-	"context"
 	"io"
 	"net"
 	"testing"
 
-	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 	"github.com/spindle-rt/spindle/netio"
+	"github.com/spindle-rt/spindle/netio/internal/echotask"
 )
-
-// serveEcho serves l with a spawned task per connection that writes back
-// what it receives: the steady state allocates nothing.
-func serveEcho(l *netio.Listener) {
-	ex := l.Executor()
-	netio.Serve(l, func(c *netio.Conn) {
-		future.Spawn(ex, func(ctx context.Context) (struct{}, error) {
-			defer c.Close()
-			for {
-				b, err := future.Next[[]byte](ctx, c)
-				if err != nil {
-					return struct{}{}, nil
-				}
-				c.Write(b)
-			}
-		})
-	})
-}
 
 // benchEcho runs clients that each send depth 64-byte requests at once and
 // read the replies back; it reports ns and allocs per request.
 func benchEcho(b *testing.B, clients, depth int) {
 	ex := started(b)
 	l := listen(b, ex)
-	serveEcho(l)
+	echotask.Serve(l)
+	benchClients(b, l, clients, depth)
+}
+
+// benchClients runs the clients of benchEcho against l.
+func benchClients(b *testing.B, l *netio.Listener, clients, depth int) {
 	conns := make([]net.Conn, clients)
 	for i := range conns {
 		conns[i] = dialNet(b, l)
@@ -63,3 +49,12 @@ func benchEcho(b *testing.B, clients, depth int) {
 
 func BenchmarkEcho(b *testing.B)     { benchEcho(b, 64, 1) }
 func BenchmarkPipeline(b *testing.B) { benchEcho(b, 64, 16) }
+
+// BenchmarkEchoCallbacks is BenchmarkEcho with the server written with
+// Recv and OnComplete: each receive costs its future.
+func BenchmarkEchoCallbacks(b *testing.B) {
+	ex := started(b)
+	l := listen(b, ex)
+	echo(l)
+	benchClients(b, l, 64, 1)
+}

@@ -46,9 +46,8 @@ import (
 // A Conn is a merge.Stream[[]byte] and a future.Poller[[]byte] through
 // PollRecv, so merge.Merge and future.Next receive from it.
 type Conn struct {
-	lp    *loop.Loop
-	r     *reactor
-	watch loop.CloseWatch
+	lp *loop.Loop
+	r  *reactor
 
 	// loop-owned
 	rbuf     []byte
@@ -82,8 +81,7 @@ type connExt struct {
 	raddr   net.Addr
 	flushq  []flushWait
 	lingerT *executor.Timer
-	dialP   *future.Promise[*Conn] // epoll: the Dial this connection ends
-	stop    func() bool            // epoll: stops watching the Dial's ctx
+	dialExt // the backend's dial state
 }
 
 // newConnOf returns a connection whose addresses are laddr and raddr, or,
@@ -116,26 +114,23 @@ type flushWait struct {
 	p      *future.Promise[struct{}]
 }
 
-// attach finishes making a connection on its loop: it registers it to be
-// closed with the executor. Loop only. It returns false (and the caller
-// closes the socket) once the executor has closed.
+// attach finishes making a connection on its loop; the reactor closes it
+// with the executor (the backend keeps it in its table of sockets). Loop
+// only. It returns false (and the caller closes the socket) once the
+// executor has closed.
 func (c *Conn) attach(r *reactor, cfg *listenConfig) bool {
 	c.r, c.lp = r, r.lp
 	c.limit, c.linger = cfg.outputLimit, cfg.linger
-	if !c.lp.Watch(&c.watch, (*connWatch)(c)) {
+	if r.closed {
 		return false
 	}
 	r.conns++
 	return true
 }
 
-// connWatch is how a connection hears that its executor closes.
-type connWatch Conn
-
-// Interrupt closes the connection at once when the executor closes: what
+// interrupt closes the connection at once when the executor closes: what
 // is pending fails with executor.ErrClosed.
-func (w *connWatch) Interrupt(error) {
-	c := (*Conn)(w)
+func (c *Conn) interrupt() {
 	c.lastWrite()
 	c.abort(executor.ErrClosed)
 }
@@ -195,7 +190,7 @@ func (c *Conn) Recv() *future.Future[[]byte] {
 }
 
 func (c *Conn) recvOn(p *future.Promise[[]byte]) {
-	c.recvq = append(c.recvq, p)
+	c.recvq = append(sweep(c.recvq), p)
 	if len(c.recvq) == 1 && !c.pumping {
 		c.pump()
 	}
@@ -228,6 +223,20 @@ func (c *Conn) pump() {
 		}
 		return
 	}
+}
+
+// sweep drops the waiters whose futures completed while they waited (they
+// were cancelled), so receives given up leave nothing behind.
+func sweep[T any](q []*future.Promise[T]) []*future.Promise[T] {
+	k := 0
+	for _, p := range q {
+		if !p.Future().Ready() {
+			q[k] = p
+			k++
+		}
+	}
+	clear(q[k:])
+	return q[:k]
 }
 
 func (c *Conn) pumpLater() {
@@ -278,7 +287,9 @@ func (c *Conn) readable() {
 // TryRecv returns bytes that are already readable on c, without waiting:
 // the same slice as Recv's, valid until the next receive. It returns false
 // when nothing is readable (or c has ended: Recv or PollRecv then says
-// why). Loop only.
+// why). On the portable backend a TryRecv that finds nothing asks the
+// connection's reader goroutine for the next bytes, so a later TryRecv may
+// find them. Loop only.
 func (c *Conn) TryRecv() ([]byte, bool) {
 	c.mustLoop("TryRecv")
 	b, err, ok := c.receive()
@@ -553,7 +564,6 @@ func (c *Conn) release() {
 	// c: the read buffer is left to the garbage collector, not pooled.
 	c.rbuf, c.held = nil, 0
 	c.recvq = nil
-	c.lp.Unwatch(&c.watch)
 	c.r.conns--
 }
 

@@ -105,14 +105,7 @@ func TestAddresses(t *testing.T) {
 	} {
 		t.Run(tc.network+" "+tc.address, func(t *testing.T) {
 			ex := started(t)
-			l, err := netio.Listen(ex, tc.network, tc.address)
-			if err != nil {
-				if strings.Contains(tc.address, "::1") {
-					t.Skipf("no IPv6 loopback: %v", err)
-				}
-				t.Fatal(err)
-			}
-			defer l.Close()
+			l := listenOrSkip(t, ex, tc.network, tc.address)
 			host := "127.0.0.1"
 			if tc.network == "tcp6" {
 				host = "::1"
@@ -350,6 +343,22 @@ func TestDial(t *testing.T) {
 	}
 }
 
+// listenOrSkip opens a listener on network and address, closed when the
+// test ends; it skips the test if the address is IPv6 and the system has
+// no IPv6 loopback.
+func listenOrSkip(t *testing.T, ex *executor.Executor, network, address string) *netio.Listener {
+	t.Helper()
+	l, err := netio.Listen(ex, network, address)
+	if err != nil {
+		if strings.Contains(address, "::1") {
+			t.Skipf("no IPv6 loopback: %v", err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
 // freeAddr returns a loopback address nothing listens on.
 func freeAddr(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -386,6 +395,15 @@ func TestBadArguments(t *testing.T) {
 		t.Error("Listen unix with WithReusePort succeeded")
 	}
 	spindletest.MustPanic(t, "netio: ", "nil executor", func() { netio.Dial(context.Background(), nil, "tcp", "127.0.0.1:1") })
+	var c *netio.Conn
+	var l *netio.Listener
+	spindletest.MustPanic(t, "netio: ", "nil *Conn", func() { c.Recv() })
+	spindletest.MustPanic(t, "netio: ", "nil *Conn", func() { c.Write(nil) })
+	spindletest.MustPanic(t, "netio: ", "nil *Listener", func() { l.Accept() })
+	spindletest.MustPanic(t, "netio: ", "nil handler", func() { netio.Serve(listen(t, ex), nil) })
+	if _, err := netio.Listen(ex, "tcp", "127.0.0.1:0", nil); err == nil || !strings.HasPrefix(err.Error(), "netio: ") {
+		t.Errorf("Listen with a nil option: %v", err)
+	}
 }
 
 func TestMisuseOffLoop(t *testing.T) {
@@ -401,8 +419,7 @@ func TestMisuseOffLoop(t *testing.T) {
 		"Flush":      func() { c.Flush() },
 		"CloseWrite": func() { c.CloseWrite() },
 	} {
-		spindletest.MustPanic(t, "netio: ", "Submit", fn)
-		_ = name
+		t.Run(name, func(t *testing.T) { spindletest.MustPanic(t, "netio: Conn."+name, "use Submit", fn) })
 	}
 	c.Close()
 }
@@ -566,14 +583,7 @@ func TestTCP4AndTCP6(t *testing.T) {
 	} {
 		t.Run(tc.network+" "+tc.address, func(t *testing.T) {
 			ex := started(t)
-			l, err := netio.Listen(ex, tc.network, tc.address)
-			if err != nil {
-				if strings.Contains(tc.address, "::1") {
-					t.Skipf("no IPv6 loopback: %v", err)
-				}
-				t.Fatal(err)
-			}
-			defer l.Close()
+			l := listenOrSkip(t, ex, tc.network, tc.address)
 			echo(l)
 			c, err := spindletest.Await(t, netio.Dial(spindletest.Context(t), ex, tc.network, l.Addr().String()))
 			if err != nil {
@@ -586,4 +596,23 @@ func TestTCP4AndTCP6(t *testing.T) {
 			c.Close()
 		})
 	}
+}
+
+func TestCancelledRecvLosesNothing(t *testing.T) {
+	ex := started(t)
+	l := listen(t, ex)
+	nc := dialNet(t, l)
+	c := accept(t, l)
+	// Receives given up leave nothing behind and take no bytes.
+	for range 1000 {
+		if !c.Recv().Cancel() {
+			t.Fatal("Cancel of a pending Recv failed")
+		}
+	}
+	nc.Write([]byte("kept"))
+	b, err := spindletest.Await(t, c.Recv())
+	if string(b) != "kept" || err != nil {
+		t.Fatalf("received %q, %v after 1,000 cancelled receives", b, err)
+	}
+	c.Close()
 }

@@ -75,8 +75,11 @@
 // A peer that never reads would make the output grow for ever, so each
 // connection has an output limit (DefaultOutputLimit; WithOutputLimit,
 // Conn.SetOutputLimit): the Write that would cross it fails with
-// ErrOutputLimit and the connection is closed at once. Such a peer, a
-// peer that resets, or one that sends garbage costs its own connection
+// ErrOutputLimit and the connection is closed at once. A peer that
+// vanished without a FIN or a reset (a half-open connection) is found out
+// by TCP keep-alive probes (every 15 seconds of silence, as package net
+// sets them) and its receives fail with the socket's error. Such peers, a
+// peer that resets, or one that sends garbage cost their own connection
 // only; the loop goes on serving the others.
 //
 // # Closing

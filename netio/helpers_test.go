@@ -33,19 +33,31 @@ func listen(t testing.TB, ex *executor.Executor, opts ...netio.ListenOption) *ne
 }
 
 // echo serves l: every connection gets back what it sends, until EOF.
-func echo(l *netio.Listener) {
-	netio.Serve(l, func(c *netio.Conn) {
-		var next func([]byte, error)
-		next = func(b []byte, err error) {
-			if err != nil {
-				c.Close()
-				return
-			}
-			c.Write(b)
-			c.Recv().OnComplete(next)
+func echo(l *netio.Listener) { netio.Serve(l, echoConn) }
+
+// echoConn writes back what c receives, until EOF.
+func echoConn(c *netio.Conn) {
+	onRecv(c, func(b []byte) error {
+		_, err := c.Write(b)
+		return err
+	})
+}
+
+// onRecv calls fn, on the loop, with everything c receives, with Recv and
+// OnComplete; once a receive or fn fails it closes c.
+func onRecv(c *netio.Conn, fn func([]byte) error) {
+	var next func([]byte, error)
+	next = func(b []byte, err error) {
+		if err == nil {
+			err = fn(b)
+		}
+		if err != nil {
+			c.Close()
+			return
 		}
 		c.Recv().OnComplete(next)
-	})
+	}
+	c.Recv().OnComplete(next)
 }
 
 // dialNet connects to l with package net, closed when the test ends.

@@ -160,7 +160,7 @@ func (l *Listener) acceptOn(p *future.Promise[*Conn]) {
 		}
 		l.r = r
 	}
-	l.acceptq = append(l.acceptq, p)
+	l.acceptq = append(sweep(l.acceptq), p)
 	if len(l.acceptq) == 1 {
 		l.pump()
 	}

@@ -17,7 +17,12 @@ package netio
 //     receive finds nothing, and takes an output buffer when it is written
 //     to and gives it back once the output has drained. A buffer that grew
 //     past its class size for a burst is never pooled, so buffers shrink
-//     back once the burst is over.
+//     back once the burst is over;
+//   - every attached connection is in the backend's table of sockets until
+//     it is released; when the executor closes, the reactor's one close
+//     watch closes them all (what is pending fails with
+//     executor.ErrClosed), sets closed so that nothing more is attached,
+//     and closes the backend's own descriptors.
 
 import (
 	"github.com/spindle-rt/spindle/executor"
@@ -34,13 +39,15 @@ type reactorKey struct{}
 
 // reactor is a loop's netio state.
 type reactor struct {
-	lp    *loop.Loop
-	ex    *executor.Executor
-	rfree [][]byte
-	wfree [][]byte
-	dirty []*Conn
-	spare []*Conn
-	conns int // connections attached and not yet released
+	lp     *loop.Loop
+	ex     *executor.Executor
+	rfree  [][]byte
+	wfree  [][]byte
+	dirty  []*Conn
+	spare  []*Conn
+	conns  int  // connections attached and not yet released
+	closed bool // the executor has closed: no connection is attached any more
+	watch  loop.CloseWatch
 
 	poller // the backend's part (epoll on Linux, nothing for the fallback)
 }
@@ -51,12 +58,31 @@ func reactorOf(lp *loop.Loop) (*reactor, error) {
 		return r, nil
 	}
 	r := &reactor{lp: lp, ex: (*executor.Executor)(lp)}
+	if !lp.Watch(&r.watch, (*reactorWatch)(r)) {
+		return nil, executor.ErrClosed
+	}
 	if err := r.initPoller(); err != nil {
+		lp.Unwatch(&r.watch)
 		return nil, err
 	}
 	lp.SetLocal(reactorKey{}, r)
 	lp.AddFlusher(r)
 	return r, nil
+}
+
+// reactorWatch is how the reactor hears that its executor closes: it
+// closes every connection at once (what is pending fails with
+// executor.ErrClosed), then its own descriptors. One watch serves every
+// connection of the loop, so a connection costs no entry of its own.
+type reactorWatch reactor
+
+func (w *reactorWatch) Interrupt(error) {
+	r := (*reactor)(w)
+	r.closed = true
+	for _, c := range r.allConns() {
+		c.interrupt()
+	}
+	r.shutPoller()
 }
 
 // Flush hands the output of every dirty connection to the kernel: the

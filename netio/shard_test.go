@@ -53,14 +53,7 @@ func TestServeGroup(t *testing.T) {
 	g := shard.New(2)
 	g.Start()
 	defer g.Close()
-	ls, err := netio.ServeGroup(g, "tcp", "127.0.0.1:0", func(c *netio.Conn) {
-		c.Recv().OnComplete(func(b []byte, err error) {
-			if err == nil {
-				c.Write(b)
-			}
-			c.Close()
-		})
-	})
+	ls, err := netio.ServeGroup(g, "tcp", "127.0.0.1:0", echoConn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,20 +123,14 @@ func TestBadPeerAmongGood(t *testing.T) {
 	// The server sends 64 KiB for every byte it receives.
 	reply := make([]byte, 64<<10)
 	netio.Serve(l, func(c *netio.Conn) {
-		var next func([]byte, error)
-		next = func(b []byte, err error) {
-			if err != nil {
-				c.Close()
-				return
-			}
+		onRecv(c, func(b []byte) error {
 			for range b {
 				if _, err := c.Write(reply); err != nil {
-					return // past the limit: the connection is gone
+					return err // past the limit: the connection is gone
 				}
 			}
-			c.Recv().OnComplete(next)
-		}
-		c.Recv().OnComplete(next)
+			return nil
+		})
 	})
 	// The bad peers: one asks for 64 MB and never reads, one resets.
 	hog := dialNet(t, l)

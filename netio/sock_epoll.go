@@ -65,7 +65,6 @@ type poller struct {
 	nready int
 	slots  []slot
 	free   []int32
-	watch  loop.CloseWatch
 }
 
 type slot struct {
@@ -98,19 +97,23 @@ func (r *reactor) initPoller() error {
 	p.epfd, p.efd = epfd, efd
 	p.one[0] = 1
 	p.events = make([]unix.EpollEvent, maxEvents)
-	if !r.lp.Watch(&p.watch, (*pollerWatch)(r)) {
-		p.shut()
-		return executor.ErrClosed
-	}
 	r.lp.SetIO(r)
 	return nil
 }
 
-// pollerWatch closes the epoll and event descriptors when the executor
-// closes.
-type pollerWatch reactor
+// allConns returns the connections in the socket table.
+func (r *reactor) allConns() []*Conn {
+	var cs []*Conn
+	for _, s := range r.poller.slots {
+		if c, ok := s.h.(*Conn); ok {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
 
-func (w *pollerWatch) Interrupt(error) { w.poller.shut() }
+// shutPoller closes the epoll and event descriptors.
+func (r *reactor) shutPoller() { r.poller.shut() }
 
 func (p *poller) shut() {
 	p.mu.Lock()
@@ -246,6 +249,12 @@ func (s *sock) addr(remote bool) net.Addr {
 	ip := make(net.IP, net.IPv6len)
 	copy(ip, a.ip[:])
 	return &net.TCPAddr{IP: ip, Port: int(a.port)}
+}
+
+// dialExt is the state of a connection being dialled.
+type dialExt struct {
+	dialP *future.Promise[*Conn] // the Dial this connection ends
+	stop  func() bool            // stops watching the Dial's ctx
 }
 
 // dialP is the Dial this connection ends, if it is being dialled.
@@ -539,7 +548,7 @@ func (l *Listener) acceptNow() (*Conn, error, bool) {
 			return nil, os.NewSyscallError("accept4", err), true
 		}
 		if s.family != unix.AF_UNIX {
-			unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+			tcpOptions(fd)
 		}
 		var c *Conn
 		if s.family == unix.AF_UNIX {
@@ -572,6 +581,21 @@ func (l *Listener) forget() {
 		l.ls.slot = -1
 	}
 	l.mu.Unlock()
+}
+
+// keepAlive is the TCP keep-alive idle time and probe interval, as package
+// net sets them: a peer that vanished without a FIN or a reset (a
+// half-open connection) is found out and its connection fails with
+// ETIMEDOUT instead of holding its socket for ever.
+const keepAlive = 15
+
+// tcpOptions sets what package net sets on a TCP connection: no Nagle
+// delay, and keep-alive probes.
+func tcpOptions(fd int) {
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1)
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, keepAlive)
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, keepAlive)
 }
 
 // closeSock closes the listening socket. Called under l.mu.
@@ -752,7 +776,7 @@ func connect(ctx context.Context, lp *loop.Loop, network, address string, p *fut
 		return
 	}
 	if family != unix.AF_UNIX {
-		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+		tcpOptions(fd)
 	}
 	err = unix.Connect(fd, sa)
 	for err == unix.EINTR {

@@ -35,13 +35,28 @@ import (
 	"github.com/spindle-rt/spindle/internal/loop"
 )
 
-// poller is the backend's per-loop state: none.
-type poller struct{}
+// poller is the backend's per-loop state: the connections, for the
+// executor's close.
+type poller struct {
+	all map[*Conn]struct{}
+}
 
 func (r *reactor) initPoller() error {
-	_ = r.poller
+	r.poller.all = make(map[*Conn]struct{})
 	return nil
 }
+
+// allConns returns the open connections.
+func (r *reactor) allConns() []*Conn {
+	cs := make([]*Conn, 0, len(r.poller.all))
+	for c := range r.poller.all {
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// shutPoller has nothing to close.
+func (r *reactor) shutPoller() {}
 
 // sock is the backend's part of a connection.
 type sock struct {
@@ -65,6 +80,10 @@ type sock struct {
 	werr error
 }
 
+// dialExt is the state of a connection being dialled: the fallback dials
+// on a goroutine and keeps none in the connection.
+type dialExt struct{}
+
 // newConn makes a connection of r's loop over nc. Loop only. It returns nil
 // (and closes nc) once the executor has closed.
 func newConn(r *reactor, nc net.Conn, cfg *listenConfig) *Conn {
@@ -73,6 +92,7 @@ func newConn(r *reactor, nc net.Conn, cfg *listenConfig) *Conn {
 		nc.Close()
 		return nil
 	}
+	r.poller.all[c] = struct{}{}
 	s := &c.sk
 	s.nc = nc
 	s.want = make(chan []byte, 1)
@@ -173,8 +193,11 @@ func (c *Conn) writeDone() {
 	c.took(s.wn)
 }
 
-// addr is never asked for: the fallback keeps the addresses in the Conn.
+// addr is never asked for: the fallback keeps the addresses in the Conn's
+// extension.
 func (s *sock) addr(remote bool) net.Addr { return nil }
+
+var _ = connExt{}.dialExt
 
 // lastWrite would send what is buffered before the executor closes; the
 // writer goroutine may be blocked, so the fallback drops it.
@@ -190,6 +213,7 @@ func (c *Conn) shutWrite() error {
 
 // closeSock closes the socket; the goroutines see quit and exit.
 func (c *Conn) closeSock() {
+	delete(c.r.poller.all, c)
 	s := &c.sk
 	close(s.quit)
 	s.nc.Close()
