@@ -189,3 +189,35 @@ func TestManyConnectionsOpenedAndDropped(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// A burst of connections that all close at once: the loop's socket table
+// grows for them and is given back once they have all gone; the loop goes
+// on serving.
+func TestBurstClosedAtOnce(t *testing.T) {
+	ex := started(t)
+	l := listen(t, ex)
+	echo(l)
+	const n = 1500
+	ncs := make([]net.Conn, 0, n)
+	for range n {
+		nc, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ncs = append(ncs, nc)
+	}
+	for _, nc := range ncs {
+		nc.Write([]byte("x"))
+	}
+	for _, nc := range ncs {
+		readN(t, nc, 1)
+	}
+	for _, nc := range ncs {
+		nc.Close()
+	}
+	nc := dialNet(t, l)
+	nc.Write([]byte("after"))
+	if got := readN(t, nc, 5); string(got) != "after" {
+		t.Fatalf("got %q", got)
+	}
+}

@@ -15,7 +15,10 @@ package netio
 //   - an epoll event names its socket by slot index and generation (the
 //     event's Fd and Pad words); a slot's generation changes whenever it is
 //     freed, so an event read before its socket was closed, for a slot
-//     taken meanwhile, is recognised as stale and dropped;
+//     taken meanwhile, is recognised as stale and dropped. The table is
+//     given back when a burst of sockets has all closed; an event for a
+//     slot past its end is stale too (at worst an event reaches a socket
+//     that reused the slot, which costs it one read that finds nothing);
 //   - rready is false only after a read found the socket empty (EAGAIN, or
 //     a read shorter than the buffer while no end was signalled: a FIN or
 //     reset that came with the bytes raises no further edge); every byte
@@ -163,9 +166,12 @@ func (r *reactor) Dispatch() {
 			unix.Read(p.efd, p.buf8[:])
 			continue
 		}
+		if int(ev.Fd) >= len(p.slots) {
+			continue // the table was given back after its sockets closed
+		}
 		s := &p.slots[ev.Fd]
 		if s.gen != uint32(ev.Pad) || s.h == nil {
-			continue
+			continue // stale: the socket closed since the wait
 		}
 		s.h.event(ev.Events)
 	}
