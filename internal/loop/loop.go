@@ -115,6 +115,7 @@ type Loop struct {
 	suspended fiberList
 	idle      []*coro
 	ran       uint64
+	left      int // tasks runBatch may still run in this batch; 0 outside runBatch
 
 	bigInbox   bool        // loop-owned: the inbox kept more than inboxFreeBlocks free blocks at the last take
 	lastBusy   int64       // loop-owned: mono() when the loop last had trimCap/4 items or more to run

@@ -231,12 +231,13 @@ func (e *Loop) leave(ctx context.Context, untilIdle, abrupt bool) {
 func (e *Loop) runBatch() {
 	var cur item
 	defer func() {
+		e.left = 0
 		if v := recover(); v != nil {
 			e.recoverItem(cur, v, debug.Stack())
 			e.Cur, e.curID = nil, 0
 		}
 	}()
-	for range batchSize {
+	for e.left = batchSize; e.left > 0; e.left-- {
 		var it item
 		var ok bool
 		if e.q.OnlyBack() {
