@@ -63,7 +63,8 @@ type shard struct {
 	sent  uint64
 	recv  uint64
 
-	lastFree any // the free list of calls used last (call.go)
+	lastFree any     // the free list of calls used last (call.go)
+	selfOpen message // the batch of updates to this shard's own instances still taking updates (send.go)
 }
 
 // New returns a group of n shards, each an executor made with opts and
@@ -153,20 +154,39 @@ func (g *Group) Current() (shard int, ok bool) {
 	return -1, false
 }
 
-// send pushes m on the lane to shard to, publishing at once when a batch
-// is full or the loop has closed (it will reach no batch boundary). Loop
-// only.
-func (s *shard) send(to int, m message) {
+// lane returns the lane to shard to, made on first use. Loop only.
+func (s *shard) lane(to int) *lane {
 	l := s.out[to]
 	if l == nil {
 		l = &lane{src: s, dst: s.g.shards[to], q: s.g.tr.newQueue()}
 		s.out[to] = l
 	}
+	return l
+}
+
+// send pushes m on the lane to shard to, behind the lane's open batch of
+// updates (send.go), publishing at once when a batch is full or the loop
+// has closed (it will reach no batch boundary). Loop only.
+func (s *shard) send(to int, m message) {
+	l := s.lane(to)
+	if l.open != nil {
+		l.seal()
+	}
+	s.push(l, m)
+}
+
+// push pushes m on l; see send.
+func (s *shard) push(l *lane, m message) {
 	s.sent++
 	if l.q.push(m) || s.ex.Closed() {
 		l.publish()
 		return
 	}
+	s.markDirty(l)
+}
+
+// markDirty puts l in the dirty list, so the batch boundary publishes it.
+func (s *shard) markDirty(l *lane) {
 	if !l.dirty {
 		l.dirty = true
 		s.dirty = append(s.dirty, l)
@@ -177,6 +197,9 @@ func (s *shard) send(to int, m message) {
 // just ran. The loop calls it at every batch boundary.
 func (s *shard) Flush() {
 	for i, l := range s.dirty {
+		if l.open != nil {
+			l.seal() // while l is still marked dirty, so push leaves s.dirty alone
+		}
 		l.dirty = false
 		l.publish()
 		s.dirty[i] = nil
