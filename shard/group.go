@@ -115,10 +115,15 @@ func (g *Group) Shard(i int) *executor.Executor { return g.shard("Shard(%d)", i)
 // shard returns shard i, or panics with what (a format for i) if there is
 // none.
 func (g *Group) shard(what string, i int) *shard {
-	if i < 0 || i >= len(g.shards) {
-		panic(fmt.Sprintf("shard: "+what+" on a group of %d shards", i, len(g.shards)))
+	if uint(i) >= uint(len(g.shards)) {
+		g.badShard(what, i)
 	}
 	return g.shards[i]
+}
+
+// badShard panics for shard: out of line, so that shard inlines.
+func (g *Group) badShard(what string, i int) {
+	panic(fmt.Sprintf("shard: "+what+" on a group of %d shards", i, len(g.shards)))
 }
 
 // Of returns the shard that owns key. It depends on key and Len() alone,

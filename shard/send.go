@@ -135,7 +135,13 @@ func Update[T, A any](s *Sharded[T], to int, arg A, fn func(*T, A)) error {
 		}
 		return dst.exe.Submit(func() { fn(s.local(to), arg) })
 	}
-	src := g.shards[from]
+	return addUpdate(g.shards[from], dst, s, fn, arg, nil)
+}
+
+// addUpdate adds the update fn(arg) of s's instance on shard dst to the
+// batch open from src to dst, opening one if need be. l is the lane from
+// src to dst if the caller knows it. Loop only (src's).
+func addUpdate[T, A any](src, dst *shard, s *Sharded[T], fn func(*T, A), arg A, l *lane) error {
 	if src.ex.Closed() || dst.ex.Closed() {
 		return executor.ErrClosed
 	}
@@ -155,7 +161,9 @@ func Update[T, A any](s *Sharded[T], to int, arg A, fn func(*T, A)) error {
 		}
 		return nil
 	}
-	l := src.lane(to)
+	if l == nil {
+		l = src.lane(dst.idx)
+	}
 	b, ok := l.open.(*batch[T, A])
 	if !ok || b.s != s {
 		if l.open != nil {
@@ -170,6 +178,50 @@ func Update[T, A any](s *Sharded[T], to int, arg A, fn func(*T, A)) error {
 		l.seal()
 	}
 	return nil
+}
+
+// Updater makes Update's one-way updates of a Sharded service's instances
+// with one function, from the loop of one shard, for a caller that makes
+// many: it has looked up once what each Update looks up (the calling shard
+// and the lanes to the others), so an update costs little more than
+// storing its argument. Make one with NewUpdater on the shard's loop and
+// use it there only.
+type Updater[T, A any] struct {
+	s     *Sharded[T]
+	fn    func(*T, A)
+	src   *shard
+	lanes []*lane // to each shard; nil for the updater's own
+}
+
+// NewUpdater returns an Updater of s's instances with fn for the shard
+// whose loop calls it. It panics off the loops of s's group, or if fn is
+// nil.
+func NewUpdater[T, A any](s *Sharded[T], fn func(*T, A)) *Updater[T, A] {
+	if fn == nil {
+		panic("shard: NewUpdater with nil func")
+	}
+	from, ok := s.g.Current()
+	if !ok {
+		panic("shard: NewUpdater called off the group's loops; use Update")
+	}
+	u := &Updater[T, A]{s: s, fn: fn, src: s.g.shards[from], lanes: make([]*lane, s.g.Len())}
+	for i := range u.lanes {
+		if i != from {
+			u.lanes[i] = u.src.lane(i)
+		}
+	}
+	return u
+}
+
+// Update is shard.Update(s, to, arg, fn) for the updater's s and fn. It
+// must be called on the loop of the shard that made the updater; it panics
+// elsewhere, or if to is not a shard of the group.
+func (u *Updater[T, A]) Update(to int, arg A) error {
+	if !u.src.ex.OnLoop() {
+		panic("shard: Updater.Update called off the loop of the shard that made it")
+	}
+	dst := u.src.g.shard("update of shard %d", to)
+	return addUpdate(u.src, dst, u.s, u.fn, arg, u.lanes[to])
 }
 
 // newBatch takes an empty batch of updates to s's instances from src's
