@@ -163,7 +163,7 @@ func chainPullSwitch(b *testing.B, depth int) {
 		}
 	}
 	m.Stop(b, "link", float64(b.N*depth), -1)
-	if want := b.N*depth; n != want {
+	if want := b.N * depth; n != want {
 		b.Fatalf("%d switches, want %d", n, want)
 	}
 }
