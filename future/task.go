@@ -115,7 +115,17 @@ func (t *task[T]) RunFiber() {
 	}
 	v, err := t.fn(&t.taskBase)
 	t.fn = nil
-	t.res.complete(v, err, fromLoop)
+	h, ok := t.res.claim()
+	if !ok {
+		return // cancelled meanwhile
+	}
+	if h == &t.cancelL {
+		// Nobody else waits, and the task's own waiter acts on a
+		// cancellation only: there is nobody to wake.
+		h = nil
+	}
+	t.res.val, t.res.err = v, err
+	t.res.publish(h, fromLoop)
 }
 
 // taskLink is a task's entry in the waiters of the future it awaits.
