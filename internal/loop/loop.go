@@ -148,8 +148,9 @@ type Loop struct {
 	name         string
 	panicHandler func(v any)
 	alloc        Allocation
-	locals       []localEntry // loop-owned
-	flushers     []Flusher    // loop-owned: called at every batch boundary (flush.go)
+	locals       []localEntry                // loop-owned
+	localCache   [localCacheSize]localCached // loop-owned: in front of locals (locals.go)
+	flushers     []Flusher                   // loop-owned: called at every batch boundary (flush.go)
 	hooks        hookState
 	health       health       // stall detection, busy and idle time, delay (health.go)
 	watches      closeWatches // told when the executor closes (closewatch.go)
