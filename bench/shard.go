@@ -204,7 +204,7 @@ const counterBatch = 256
 // counts is one shard's part of the sharded counter map.
 type counts map[uint64]int
 
-// incr is the increment counter_sharded sends to a key's owner. It
+// incr is the increment counter_invoke sends to a key's owner. It
 // captures nothing, so a call allocates nothing for it.
 func incr(c *counts, key uint64) (struct{}, error) {
 	(*c)[key]++
