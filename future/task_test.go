@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -889,13 +888,8 @@ func TestSpawnsRunInPlaceKeepOrder(t *testing.T) {
 // Goexit in a task that runs in place of the one before it fails that task
 // only; the task after it still runs.
 func TestGoexitInTaskRunInPlace(t *testing.T) {
-	var handled []any
-	var mu sync.Mutex
-	ex := executor.New(executor.WithPanicHandler(func(v any) {
-		mu.Lock()
-		handled = append(handled, v)
-		mu.Unlock()
-	}))
+	var panics spindletest.Panics
+	ex := executor.New(executor.WithPanicHandler(panics.Handler))
 	ex.Start()
 	defer ex.Close()
 	fs, err := spindletest.Await(t, Call(ex, func() ([]*Future[int], error) {
@@ -917,9 +911,7 @@ func TestGoexitInTaskRunInPlace(t *testing.T) {
 	if v, err := spindletest.Await(t, fs[2]); v != 3 || err != nil {
 		t.Fatalf("task after Goexit = (%v, %v)", v, err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(handled) != 1 || handled[0] != ErrGoexit {
+	if handled := panics.Got(); len(handled) != 1 || handled[0] != ErrGoexit {
 		t.Fatalf("panic handler got %v, want ErrGoexit once", handled)
 	}
 }

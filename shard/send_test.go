@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/spindle-rt/spindle/executor"
@@ -77,13 +76,8 @@ func TestSendAndUpdateKeepOrder(t *testing.T) {
 // updates after it in its batch are still applied; a panicking Send goes
 // there too.
 func TestSendAndUpdatePanics(t *testing.T) {
-	var mu sync.Mutex
-	var handled []any
-	g := newStarted(t, 2, executor.WithPanicHandler(func(v any) {
-		mu.Lock()
-		handled = append(handled, v)
-		mu.Unlock()
-	}))
+	var panics spindletest.Panics
+	g := newStarted(t, 2, executor.WithPanicHandler(panics.Handler))
 	type sum struct{ n int }
 	s := shard.NewSharded(g, func(int) *sum { return &sum{} })
 	add := func(x *sum, v int) {
@@ -116,8 +110,7 @@ func TestSendAndUpdatePanics(t *testing.T) {
 			t.Errorf("shard %d: sum %d (%v), want 15: the updates around the panics applied", to, n, err)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	handled := panics.Got()
 	want := []any{"update -1", "update -2", "send"}
 	if len(handled) != 6 {
 		t.Fatalf("panic handler got %v, want %v for each shard", handled, want)
