@@ -915,3 +915,29 @@ func TestGoexitInTaskRunInPlace(t *testing.T) {
 		t.Fatalf("panic handler got %v, want ErrGoexit once", handled)
 	}
 }
+
+// A task that yields with nothing else queued goes on at once, but the
+// loop still ends its batch after batchSize tasks, so a due timer runs
+// while the task keeps yielding.
+func TestYieldAloneLetsTimersIn(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	yields, timerAt := 0, -1
+	f := Spawn(ex, func(ctx context.Context) (int, error) {
+		ex.AfterFunc(0, func() { timerAt = yields })
+		for range 1000 {
+			if err := Yield(ctx); err != nil {
+				return 0, err
+			}
+			yields++
+		}
+		return yields, nil
+	})
+	ex.RunUntilIdle()
+	if v, err := outcome(t, f); v != 1000 || err != nil {
+		t.Fatalf("task = (%v, %v), want 1000 yields", v, err)
+	}
+	if timerAt < 0 || timerAt > 200 {
+		t.Fatalf("the timer ran after %d yields, want within the first batch or two", timerAt)
+	}
+}
