@@ -221,9 +221,6 @@ func (f *Fiber) Suspend() {
 	if e.fiber != f {
 		panic("executor: Fiber.Suspend called outside the fiber's body")
 	}
-	if e.nextIsOwn(f) {
-		return // resumed in place: the next task was f's own
-	}
 	f.frame = e.Cur
 	f.state = fiberSuspended
 	e.suspended.push(f)
@@ -234,16 +231,15 @@ func (f *Fiber) Suspend() {
 	e.curID = f.id
 }
 
-// nextIsOwn pops the next queued task and reports true if that task is a
-// wake-up of f itself (its Yield with nothing else queued, or a Wake that
-// came before f suspends), and the batch has room, the loop is not closing
+// nextIsOwn pops the next queued task and reports true if that task is
+// f's own Yield (nothing else was queued), and the batch has room, the loop is not closing
 // and no Before or After hook wants to wrap it: then f goes on at once, as
 // if it had been suspended and resumed, without the two switches.
 // Otherwise it leaves the queue alone. Taking exactly the next task keeps
 // the FIFO order; it is counted as runBatch counts the tasks it runs.
 func (e *Loop) nextIsOwn(f *Fiber) bool {
-	if e.left <= 1 || e.stopReq.Load() {
-		return false
+	if e.q.Len() != 1 || e.left <= 1 || e.stopReq.Load() {
+		return false // something else is queued (or nothing is: f's Yield went elsewhere)
 	}
 	it := e.q.Peek()
 	if it == nil || it.r != Runnable(f) || (it.id != 0 && e.hooks.wrapping.Load()) {
@@ -266,6 +262,9 @@ func (f *Fiber) Yield() {
 		panic("executor: Fiber.Yield called outside the fiber's body")
 	}
 	f.ex.post(item{r: f, id: f.id})
+	if f.ex.q.Len() == 1 && f.ex.nextIsOwn(f) {
+		return // nothing else was queued: f goes on in place
+	}
 	f.Suspend()
 }
 
