@@ -232,11 +232,12 @@ func (f *Fiber) Suspend() {
 }
 
 // nextIsOwn pops the next queued task and reports true if that task is
-// f's own Yield (nothing else was queued), and the batch has room, the loop is not closing
-// and no Before or After hook wants to wrap it: then f goes on at once, as
-// if it had been suspended and resumed, without the two switches.
-// Otherwise it leaves the queue alone. Taking exactly the next task keeps
-// the FIFO order; it is counted as runBatch counts the tasks it runs.
+// f's own Yield (nothing else was queued), the batch has room, the loop is
+// not closing and no Before or After hook wants to wrap it: then f goes on
+// at once, as if it had been suspended and resumed, without the two
+// switches. Otherwise it leaves the queue alone. Taking exactly the next
+// task keeps the FIFO order; it is counted as runBatch counts the tasks it
+// runs.
 func (e *Loop) nextIsOwn(f *Fiber) bool {
 	if e.q.Len() != 1 || e.left <= 1 || e.stopReq.Load() {
 		return false // something else is queued (or nothing is: f's Yield went elsewhere)
