@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"testing"
 
 	"github.com/spindle-rt/spindle/executor"
@@ -35,6 +36,7 @@ func init() {
 			benchCase{Group: "Chain", Name: g + "await_value", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainAwait(b, depth, false) }},
 			benchCase{Group: "Chain", Name: g + "await_error", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainAwait(b, depth, true) }},
 			benchCase{Group: "Chain", Name: base, Unit: "link", Fn: func(b *testing.B) { chainGoroutines(b, depth) }},
+			benchCase{Group: "Chain", Name: g + "pull_switch", Unit: "link", Baseline: base, Kind: kindVariant, Fn: func(b *testing.B) { chainPullSwitch(b, depth) }},
 		)
 	}
 }
@@ -139,4 +141,29 @@ func chainGoroutines(b *testing.B, depth int) {
 		}
 	}
 	m.Stop(b, "link", float64(b.N*depth), -1)
+}
+
+// chainPullSwitch: the floor under an awaited link, one coroutine round
+// trip per link: the runtime's switch behind iter.Pull (the one the loop
+// uses to run a task body), into a coroutine and back, depth times per
+// iteration.
+func chainPullSwitch(b *testing.B, depth int) {
+	n := 0
+	next, stop := iter.Pull(func(yield func(int) bool) {
+		for yield(n) {
+			n++
+		}
+	})
+	defer stop()
+	next() // start the coroutine
+	m := startMeter(b)
+	for range b.N {
+		for range depth {
+			next()
+		}
+	}
+	m.Stop(b, "link", float64(b.N*depth), -1)
+	if want := b.N * depth; n != want {
+		b.Fatalf("%d switches, want %d", n, want)
+	}
 }

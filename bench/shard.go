@@ -25,7 +25,9 @@ func init() {
 			Fn: func(b *testing.B) { shardIndependent(b, runtime.GOMAXPROCS(0)) }},
 		benchCase{Group: "Shard", Name: "call_cross", Unit: "op", Baseline: "call_submit", Fn: shardCallCross},
 		benchCase{Group: "Shard", Name: "call_submit", Unit: "op", Fn: shardCallSubmit},
+		benchCase{Group: "Shard", Name: "send_cross", Unit: "op", Baseline: "call_submit", Fn: shardSendCross},
 		benchCase{Group: "Shard", Name: "counter_sharded", Unit: "op", Baseline: "counter_mutex", Fn: counterSharded},
+		benchCase{Group: "Shard", Name: "counter_invoke", Unit: "op", Baseline: "counter_mutex", Fn: counterInvoke},
 		benchCase{Group: "Shard", Name: "counter_mutex", Unit: "op", Fn: counterMutex},
 		benchCase{Group: "Shard", Name: "counter_syncmap", Unit: "op", Baseline: "counter_mutex", Fn: counterSyncMap},
 	)
@@ -148,6 +150,39 @@ func shardCallSubmit(b *testing.B) {
 	m.Stop(b, "op", float64(rounds*callsPerRound), float64(tasksRun(g)-t0))
 }
 
+// shardSendCross: the one-way form of call_cross: a task on shard 0 sends
+// 1,000 functions to shard 1 with shard.Send, then makes one call behind
+// them and awaits it, b.N/1000 times. ns/op is per message.
+func shardSendCross(b *testing.B) {
+	g := newGroup(2)
+	defer g.Close()
+	rounds := max(1, b.N/callsPerRound)
+	n := 0 // shard 1's
+	work := func() { n++ }
+	t0 := tasksRun(g)
+	m := startMeter(b)
+	f := future.Spawn(g.Shard(0), func(ctx context.Context) (int, error) {
+		for range rounds {
+			for range callsPerRound {
+				if err := shard.Send(g, 1, work); err != nil {
+					return 0, err
+				}
+			}
+			if _, err := shard.Call(g, 1, func() (int, error) { return n, nil }).Await(ctx); err != nil {
+				return 0, err
+			}
+		}
+		return 0, nil
+	})
+	if _, err := f.Await(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	m.Stop(b, "op", float64(rounds*callsPerRound), float64(tasksRun(g)-t0))
+	if v, err := shard.Call(g, 1, func() (int, error) { return n, nil }).Await(context.Background()); err != nil || v != rounds*callsPerRound {
+		b.Fatalf("shard 1 ran %d sends (%v), want %d", v, err, rounds*callsPerRound)
+	}
+}
+
 // awaitEach awaits every future of fs.
 func awaitEach[T any](ctx context.Context, fs []*future.Future[T]) error {
 	for _, f := range fs {
@@ -169,22 +204,69 @@ const counterBatch = 256
 // counts is one shard's part of the sharded counter map.
 type counts map[uint64]int
 
-// incr is the increment counter_sharded sends to a key's owner. It
+// incr is the increment counter_invoke sends to a key's owner. It
 // captures nothing, so a call allocates nothing for it.
 func incr(c *counts, key uint64) (struct{}, error) {
 	(*c)[key]++
 	return struct{}{}, nil
 }
 
+// newCounters returns the sharded counter map of p shards.
+func newCounters(g *shard.Group, p int) *shard.Sharded[counts] {
+	return shard.NewSharded(g, func(int) *counts { c := make(counts, 2*counterKeys/p); return &c })
+}
+
+// bump is the increment counter_sharded sends to a key's owner. It
+// captures nothing, so an update allocates nothing for it.
+func bump(c *counts, key uint64) { (*c)[key]++ }
+
 // counterSharded: every shard is a producer; each increment of a random
-// key goes to the key's owner with a call (InvokeWith: the key travels in
-// the call), and a producer awaits its calls in batches of 256, one batch
-// behind. ns/op is per increment over all producers.
+// key goes to the key's owner as a one-way update (shard.Updater: the key
+// travels in the owner's batch of updates, no future, no reply), and the
+// producer lets its loop run every 256 increments. At the
+// end each producer makes one call to every shard, behind its updates, so
+// that all of them have been applied when it returns. ns/op is per
+// increment over all producers.
 func counterSharded(b *testing.B) {
 	p := runtime.GOMAXPROCS(0)
 	g := newGroup(p)
 	defer g.Close()
-	s := shard.NewSharded(g, func(int) *counts { c := make(counts, 2*counterKeys/p); return &c })
+	s := newCounters(g, p)
+	produce := func(ctx context.Context) (int, error) {
+		me, _ := g.Current()
+		rng := rand.New(rand.NewPCG(uint64(me), 1))
+		u := shard.NewUpdater(s, bump)
+		for i := range b.N {
+			k := rng.Uint64N(counterKeys)
+			if err := u.Update(g.Of(k), k); err != nil {
+				return 0, err
+			}
+			if i%counterBatch == counterBatch-1 {
+				// Let the loop run what arrived (as a handler that returns
+				// to its loop would), so batches circulate.
+				if err := future.Yield(ctx); err != nil {
+					return 0, err
+				}
+			}
+		}
+		for i := range g.Len() {
+			if _, err := shard.Call(g, i, func() (struct{}, error) { return struct{}{}, nil }).Await(ctx); err != nil {
+				return 0, err
+			}
+		}
+		return 0, nil
+	}
+	runCounters(b, g, s, p, produce)
+}
+
+// counterInvoke: counter_sharded with the two-way form: each increment is
+// a call (InvokeWith: the key travels in the call) whose future the
+// producer awaits in batches of 256, one batch behind.
+func counterInvoke(b *testing.B) {
+	p := runtime.GOMAXPROCS(0)
+	g := newGroup(p)
+	defer g.Close()
+	s := newCounters(g, p)
 	produce := func(ctx context.Context) (int, error) {
 		me, _ := g.Current()
 		rng := rand.New(rand.NewPCG(uint64(me), 1))
@@ -205,6 +287,12 @@ func counterSharded(b *testing.B) {
 		}
 		return 0, awaitEach(ctx, cur)
 	}
+	runCounters(b, g, s, p, produce)
+}
+
+// runCounters runs produce as a task on each of the p shards of g, and
+// checks that s counted b.N increments for each.
+func runCounters(b *testing.B, g *shard.Group, s *shard.Sharded[counts], p int, produce func(ctx context.Context) (int, error)) {
 	fs := make([]*future.Future[int], p)
 	t0 := tasksRun(g)
 	m := startMeter(b)

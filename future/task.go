@@ -4,8 +4,10 @@ package future
 //
 // A task is an loop.Fiber whose body is the user's function. The task
 // object is also the task's context.Context and the future of its result, so
-// Spawn costs one allocation (the goroutine comes from the executor's pool of
-// idle task goroutines).
+// Spawn costs one allocation, from the executor's slab when it allocates from
+// slabs and Spawn is called on the loop (executor.WithAllocation). The
+// goroutine comes from the executor's pool of idle task goroutines, or is
+// the one of a task that has just finished (loop.Fiber).
 //
 // Invariants:
 //   - the task waits on at most one future at a time, through wl; wl is
@@ -66,7 +68,8 @@ func Spawn[T any](e *executor.Executor, fn func(ctx context.Context) (T, error))
 	if fn == nil {
 		panic("future: Spawn with nil func")
 	}
-	t := &task[T]{fn: fn}
+	t := newObjHere[task[T]](ex)
+	t.fn = fn
 	t.res.ex = ex
 	t.res.id = newID(ex, hooks.KindTask, 0, t)
 	t.out = &t.res.core
@@ -112,7 +115,17 @@ func (t *task[T]) RunFiber() {
 	}
 	v, err := t.fn(&t.taskBase)
 	t.fn = nil
-	t.res.complete(v, err, fromLoop)
+	h, ok := t.res.claim()
+	if !ok {
+		return // cancelled meanwhile
+	}
+	if h == &t.cancelL {
+		// Nobody else waits, and the task's own waiter acts on a
+		// cancellation only: there is nobody to wake.
+		h = nil
+	}
+	t.res.val, t.res.err = v, err
+	t.res.publish(h, fromLoop)
 }
 
 // taskLink is a task's entry in the waiters of the future it awaits.

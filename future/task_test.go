@@ -804,3 +804,124 @@ func TestSleepDuringCloseLeavesNoTimer(t *testing.T) {
 		t.Fatalf("Stats().Timers = %d after Close: a timer started while closing was never stopped", n)
 	}
 }
+
+// A task that finishes runs the next queued task on its own goroutine when
+// that task is a fresh Spawn: the queue's FIFO order holds across the
+// tasks run in place, callbacks and resumed tasks, a panic in a task run in
+// place fails its future as anywhere else, and the batch still ends after
+// batchSize tasks, so that due timers get their turn.
+func TestSpawnsRunInPlaceKeepOrder(t *testing.T) {
+	ex := executor.New(executor.WithPanicHandler(func(any) {})) // C's panic, nobody awaits C yet
+	defer ex.Close()
+	var log []string
+	note := func(s string) { log = append(log, s) }
+	p := NewPromise[int](ex)
+	var fs []*Future[int]
+	spawn := func(name string, fn func(ctx context.Context) (int, error)) {
+		fs = append(fs, Spawn(ex, func(ctx context.Context) (int, error) {
+			note(name)
+			return fn(ctx)
+		}))
+	}
+	ex.Drive(func() {
+		spawn("A", func(ctx context.Context) (int, error) {
+			v, err := p.Future().Await(ctx)
+			note("A resumed")
+			return v, err
+		})
+		spawn("B", func(context.Context) (int, error) { p.Resolve(1); return 2, nil })
+		spawn("C", func(context.Context) (int, error) { panic("C") })
+		ex.Post(func() { note("post") })
+		spawn("D", func(context.Context) (int, error) { return 4, nil })
+	})
+	if want := "A|B|C|post|D|A resumed"; strings.Join(log, "|") != want {
+		t.Fatalf("order\n got %s\nwant %s", strings.Join(log, "|"), want)
+	}
+	for i, want := range []int{1, 2, 0, 4} {
+		v, err := outcome(t, fs[i])
+		if i == 2 {
+			var pe *PanicError
+			if !errors.As(err, &pe) || pe.Value != "C" {
+				t.Fatalf("task C = (%v, %v), want its panic", v, err)
+			}
+		} else if v != want || err != nil {
+			t.Fatalf("task %d = (%v, %v), want %d", i, v, err, want)
+		}
+	}
+
+	// A run of fresh Spawns longer than a batch lets a due timer in after
+	// the first batch, as a run of callbacks does.
+	var ran []int
+	timerAt := -1
+	ex.Drive(func() {
+		for i := range 300 {
+			Spawn(ex, func(context.Context) (int, error) { ran = append(ran, i); return i, nil })
+		}
+		ex.AfterFunc(0, func() { timerAt = len(ran) })
+	})
+	if len(ran) != 300 || timerAt != 128 {
+		t.Fatalf("ran %d tasks, the timer after %d; want 300 and 128 (one batch)", len(ran), timerAt)
+	}
+	for i, v := range ran {
+		if v != i {
+			t.Fatalf("task %d ran as the %d-th", v, i)
+		}
+	}
+}
+
+// Goexit in a task that runs in place of the one before it fails that task
+// only; the task after it still runs.
+func TestGoexitInTaskRunInPlace(t *testing.T) {
+	var panics spindletest.Panics
+	ex := executor.New(executor.WithPanicHandler(panics.Handler))
+	ex.Start()
+	defer ex.Close()
+	fs, err := spindletest.Await(t, Call(ex, func() ([]*Future[int], error) {
+		return []*Future[int]{
+			Spawn(ex, func(context.Context) (int, error) { return 1, nil }),
+			Spawn(ex, func(context.Context) (int, error) { runtime.Goexit(); return 0, nil }),
+			Spawn(ex, func(context.Context) (int, error) { return 3, nil }),
+		}, nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := spindletest.Await(t, fs[0]); v != 1 || err != nil {
+		t.Fatalf("first task = (%v, %v)", v, err)
+	}
+	if _, err := spindletest.Await(t, fs[1]); !errors.Is(err, ErrGoexit) {
+		t.Fatalf("task that called Goexit: %v, want ErrGoexit", err)
+	}
+	if v, err := spindletest.Await(t, fs[2]); v != 3 || err != nil {
+		t.Fatalf("task after Goexit = (%v, %v)", v, err)
+	}
+	if handled := panics.Got(); len(handled) != 1 || handled[0] != ErrGoexit {
+		t.Fatalf("panic handler got %v, want ErrGoexit once", handled)
+	}
+}
+
+// A task that yields with nothing else queued goes on at once, but the
+// loop still ends its batch after batchSize tasks, so a due timer runs
+// while the task keeps yielding.
+func TestYieldAloneLetsTimersIn(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	yields, timerAt := 0, -1
+	f := Spawn(ex, func(ctx context.Context) (int, error) {
+		ex.AfterFunc(0, func() { timerAt = yields })
+		for range 1000 {
+			if err := Yield(ctx); err != nil {
+				return 0, err
+			}
+			yields++
+		}
+		return yields, nil
+	})
+	ex.RunUntilIdle()
+	if v, err := outcome(t, f); v != 1000 || err != nil {
+		t.Fatalf("task = (%v, %v), want 1000 yields", v, err)
+	}
+	if timerAt < 0 || timerAt > 200 {
+		t.Fatalf("the timer ran after %d yields, want within the first batch or two", timerAt)
+	}
+}

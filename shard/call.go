@@ -174,6 +174,7 @@ func send[T, A, R any](g *Group, to int, fn any, s *Sharded[T], arg A) *future.F
 	c := fl.Get()
 	c.p, c.from, c.fl, c.fn, c.s, c.arg = p, src, fl, fn, s, arg
 	if dst == src {
+		src.selfOpen = nil // later updates must run after c (send.go)
 		src.ex.PostRunnable(c, nil, 0)
 	} else {
 		src.send(to, c)

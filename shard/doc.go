@@ -59,6 +59,22 @@
 // shard; [InvokeAll] runs one on every shard and [MapReduce] folds the
 // results.
 //
+// # One-way messages
+//
+// When the caller needs no answer, [Send] runs a function on another shard
+// without a future: the message is the function itself, one slot in the
+// queue, and nothing comes back. [Update] does the same for a Sharded
+// service's instance with an argument, and an [Updater] (one service, one
+// function, one calling shard) makes many of them cheaply: updates to a
+// shard are gathered in batches of up to 64, one message each, that leave
+// when full, when the caller sends that shard anything else, and at the end
+// of the calling loop's batch of tasks, and come back empty for reuse, so
+// an update allocates nothing. Sends, updates and calls from one shard to
+// another arrive in the order they were made. A panic in a one-way
+// function goes to the destination's panic handler, and one-way messages
+// still on their way when the group closes are dropped, as work submitted
+// to a closed executor is.
+//
 // # Choosing owners
 //
 // [Group.Of] maps a key to its owner: stable for the group's life and even

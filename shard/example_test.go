@@ -89,3 +89,52 @@ func ExampleGroup_Of() {
 	// true
 	// true
 }
+
+// One-way updates: every increment goes to the owner of its key without a
+// future. A call to each shard, made after the updates, arrives behind
+// them, so once the calls are answered every update has been applied.
+func ExampleUpdater() {
+	g := shard.New(2)
+	g.Start()
+	defer g.Close()
+	counters := shard.NewSharded(g, func(int) *hits { return new(hits) })
+
+	done := future.Spawn(g.Shard(0), func(ctx context.Context) (int, error) {
+		u := shard.NewUpdater(counters, func(h *hits, by int) { h.n += by })
+		for key := range uint64(1000) {
+			if err := u.Update(g.Of(key), 1); err != nil {
+				return 0, err
+			}
+		}
+		total := 0
+		for i := range g.Len() {
+			n, err := shard.Invoke(counters, i, func(h *hits) (int, error) { return h.n, nil }).Await(ctx)
+			if err != nil {
+				return 0, err
+			}
+			total += n
+		}
+		return total, nil
+	})
+	fmt.Println(done.Await(context.Background()))
+	// Output:
+	// 1000 <nil>
+}
+
+// Send: work for another shard that needs no answer.
+func ExampleSend() {
+	g := shard.New(2)
+	g.Start()
+	defer g.Close()
+
+	seen := make(chan string, 1)
+	_ = future.Spawn(g.Shard(0), func(context.Context) (int, error) {
+		return 0, shard.Send(g, 1, func() {
+			here, _ := g.Current()
+			seen <- fmt.Sprint("ran on shard ", here)
+		})
+	})
+	fmt.Println(<-seen)
+	// Output:
+	// ran on shard 1
+}

@@ -63,7 +63,8 @@ type shard struct {
 	sent  uint64
 	recv  uint64
 
-	lastFree any // the free list of calls used last (call.go)
+	lastFree any     // the free list of calls used last (call.go)
+	selfOpen message // the batch of updates to this shard's own instances still taking updates (send.go)
 }
 
 // New returns a group of n shards, each an executor made with opts and
@@ -129,10 +130,15 @@ func (g *Group) shard(what string, i int) *shard {
 	if g == nil || g.done == nil {
 		g.mustMade(fmt.Sprintf(what, i))
 	}
-	if i < 0 || i >= len(g.shards) {
-		panic(fmt.Sprintf("shard: "+what+" on a group of %d shards", i, len(g.shards)))
+	if uint(i) >= uint(len(g.shards)) {
+		g.badShard(what, i)
 	}
 	return g.shards[i]
+}
+
+// badShard panics for shard: out of line, so that shard inlines.
+func (g *Group) badShard(what string, i int) {
+	panic(fmt.Sprintf("shard: "+what+" on a group of %d shards", i, len(g.shards)))
 }
 
 // Of returns the shard that owns key. It depends on key and Len() alone,
@@ -170,20 +176,39 @@ func (g *Group) Current() (shard int, ok bool) {
 	return -1, false
 }
 
-// send pushes m on the lane to shard to, publishing at once when a batch
-// is full or the loop has closed (it will reach no batch boundary). Loop
-// only.
-func (s *shard) send(to int, m message) {
+// lane returns the lane to shard to, made on first use. Loop only.
+func (s *shard) lane(to int) *lane {
 	l := s.out[to]
 	if l == nil {
 		l = &lane{src: s, dst: s.g.shards[to], q: newRingQueue()}
 		s.out[to] = l
 	}
+	return l
+}
+
+// send pushes m on the lane to shard to, behind the lane's open batch of
+// updates (send.go), publishing at once when a batch is full or the loop
+// has closed (it will reach no batch boundary). Loop only.
+func (s *shard) send(to int, m message) {
+	l := s.lane(to)
+	if l.open != nil {
+		l.seal()
+	}
+	s.push(l, m)
+}
+
+// push pushes m on l; see send.
+func (s *shard) push(l *lane, m message) {
 	s.sent++
 	if l.q.push(m) || s.ex.Closed() {
 		l.publish()
 		return
 	}
+	s.markDirty(l)
+}
+
+// markDirty puts l in the dirty list, so the batch boundary publishes it.
+func (s *shard) markDirty(l *lane) {
 	if !l.dirty {
 		l.dirty = true
 		s.dirty = append(s.dirty, l)
@@ -194,6 +219,9 @@ func (s *shard) send(to int, m message) {
 // just ran. The loop calls it at every batch boundary.
 func (s *shard) Flush() {
 	for i, l := range s.dirty {
+		if l.open != nil {
+			l.seal() // while l is still marked dirty, so push leaves s.dirty alone
+		}
 		l.dirty = false
 		l.publish()
 		s.dirty[i] = nil

@@ -44,7 +44,8 @@ const drainBudget = 128
 type lane struct {
 	src, dst *shard
 	q        *ringQueue
-	dirty    bool // source-owned: in src.dirty
+	dirty    bool    // source-owned: in src.dirty
+	open     message // source-owned: the batch of updates still taking updates (send.go), or nil
 	_        [64]byte
 	armed    atomic.Bool
 	_        [64]byte
@@ -59,6 +60,13 @@ func (l *lane) publish() {
 		// and the group's sweep releases the messages.
 		_ = l.dst.ex.Schedule(l, nil, 0)
 	}
+}
+
+// seal pushes the lane's open batch of updates. Source only.
+func (l *lane) seal() {
+	m := l.open
+	l.open = nil
+	l.src.push(l, m)
 }
 
 // Run drains the lane on the destination's loop.

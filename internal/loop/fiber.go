@@ -14,8 +14,12 @@ package loop
 //   - a fiber is in e.suspended exactly while its state is suspended;
 //   - e.fiber is the running fiber while its body runs, nil otherwise, and
 //     e.CoroG is then the fiber's goroutine (see executor.go);
-//   - a coroutine (goroutine) belongs to at most one fiber between its start
-//     and its end, and goes back to the idle pool when the fiber is done;
+//   - a coroutine (goroutine) belongs to at most one fiber at a time
+//     (f.co and co.fiber point at each other while the fiber has started and
+//     is not done). When its fiber is done it runs the next queued task in
+//     place if that task is the first run of another fiber (nextNewFiber),
+//     which keeps the FIFO order and saves two switches; otherwise it
+//     switches back to the loop goroutine and goes back to the idle pool;
 //   - scheduled coalesces wake-ups: Wake queues a fiber only when it is not
 //     already queued by a Wake, and a stale or repeated wake-up (the fiber is
 //     running or done, or was resumed by its own Start or Yield item)
@@ -162,12 +166,43 @@ func (f *Fiber) Run() {
 	}
 	f.state = fiberRunning
 	e.fiber = f
-	f.co.next()
+	co := f.co
+	co.next()
 	e.fiber = nil
-	if f.state == fiberDone {
-		e.putCoro(f.co)
-		f.co = nil
+	if co.fiber == nil {
+		// The last fiber the goroutine ran has finished (it may have run
+		// more than f: see nextNewFiber).
+		e.putCoro(co)
 	}
+}
+
+// nextNewFiber pops the next queued task and returns its fiber if that task
+// is the first run of a fiber that the goroutine of a fiber that just
+// finished may run in place, without switching back to the loop goroutine
+// and from there to another task goroutine: the batch has room, the loop is
+// not closing, and no Before or After hook wants to wrap it. Otherwise it
+// leaves the queue alone and returns nil. Taking exactly the next task
+// keeps the FIFO order; it is counted as runBatch counts the tasks it runs.
+func (e *Loop) nextNewFiber() *Fiber {
+	if e.left <= 1 || e.stopReq.Load() {
+		return nil
+	}
+	it := e.q.Peek()
+	if it == nil {
+		return nil
+	}
+	f, ok := it.r.(*Fiber)
+	if !ok || f.state != fiberNew || (it.id != 0 && e.hooks.wrapping.Load()) {
+		return nil
+	}
+	e.q.Pop()
+	e.left--
+	e.ran++
+	e.pulse()
+	if f.scheduled.Load() {
+		f.scheduled.Store(false)
+	}
+	return f
 }
 
 // CurrentFiber returns the fiber whose body is running if the caller is that
@@ -198,6 +233,31 @@ func (f *Fiber) Suspend() {
 	e.curID = f.id
 }
 
+// nextIsOwn pops the next queued task and reports true if that task is
+// f's own Yield (nothing else was queued), the batch has room, the loop is
+// not closing and no Before or After hook wants to wrap it: then f goes on
+// at once, as if it had been suspended and resumed, without the two
+// switches. Otherwise it leaves the queue alone. Taking exactly the next
+// task keeps the FIFO order; it is counted as runBatch counts the tasks it
+// runs.
+func (e *Loop) nextIsOwn(f *Fiber) bool {
+	if e.q.Len() != 1 || e.left <= 1 || e.stopReq.Load() {
+		return false // something else is queued (or nothing is: f's Yield went elsewhere)
+	}
+	it := e.q.Peek()
+	if it == nil || it.r != Runnable(f) || (it.id != 0 && e.hooks.wrapping.Load()) {
+		return false
+	}
+	e.q.Pop()
+	e.left--
+	e.ran++
+	e.pulse()
+	if f.scheduled.Load() {
+		f.scheduled.Store(false)
+	}
+	return true
+}
+
 // Yield lets the rest of the queue run and resumes f after it: f is queued at
 // the back and suspends. It must be called by f's own body.
 func (f *Fiber) Yield() {
@@ -205,6 +265,9 @@ func (f *Fiber) Yield() {
 		panic("executor: Fiber.Yield called outside the fiber's body")
 	}
 	f.ex.post(item{r: f, id: f.id})
+	if f.ex.q.Len() == 1 && f.ex.nextIsOwn(f) {
+		return // nothing else was queued: f goes on in place
+	}
 	f.Suspend()
 }
 
@@ -262,7 +325,15 @@ func (e *Loop) newCoro() *coro {
 			e.Cur, e.curID = f.frame, f.id
 			e.runFiberBody(f)
 			f.state = fiberDone
+			f.co = nil
 			c.fiber = nil
+			if n := e.nextNewFiber(); n != nil {
+				// The next task starts a fiber: run it here (a Spawn
+				// reuses the goroutine of the task that just finished).
+				n.co, n.state = c, fiberRunning
+				c.fiber, e.fiber = n, n
+				continue
+			}
 			if !yield(struct{}{}) {
 				return
 			}

@@ -248,7 +248,7 @@ func (e *Loop) newResource(kind hooks.Kind, trigger hooks.ID, known, onLoop bool
 	if h.mbHas.Load() {
 		e.drainHooks()
 	}
-	eachGuarded(e, s.init, func(fn func(hooks.ID, hooks.Kind, hooks.ID)) { fn(id, kind, trigger) })
+	e.initAll(s.init, id, kind, trigger)
 	return id
 }
 
@@ -285,7 +285,7 @@ func (e *Loop) resolveHook(id hooks.ID, known, onLoop bool) {
 	if h.mbHas.Load() {
 		e.drainHooks()
 	}
-	eachGuarded(e, s.resolve, func(fn func(hooks.ID)) { fn(id) })
+	e.idAll(s.resolve, id)
 }
 
 // ReportDestroy hands the id of a garbage-collected resource to the loop,
@@ -471,23 +471,50 @@ func (e *Loop) hooksAfter(id hooks.ID) {
 	}
 }
 
-// eachGuarded calls call(fn) for each of fns in order. One deferred recover
-// guards the whole run (a deferred recover is the largest part of a hook
-// call's cost): a panicking hook goes to the panic handler, and the hooks
-// after it are still called, each guarded on its own.
-func eachGuarded[F any](e *Loop, fns []F, call func(F)) {
+// initAll calls the Init hooks fns in order, and idAll the hooks fns that
+// take an id. One deferred call guards the whole run, and it calls recover
+// only when a hook did not return, since recover and a closure call are
+// most of what a guarded hook call costs: a panicking hook goes to the
+// panic handler, and the hooks after it are still called, each guarded on
+// its own (a hook that calls runtime.Goexit ends the goroutine as anywhere
+// else).
+func (e *Loop) initAll(fns []func(hooks.ID, hooks.Kind, hooks.ID), id hooks.ID, kind hooks.Kind, trigger hooks.ID) {
 	i := 0
 	defer func() {
-		if v := recover(); v != nil {
-			e.handlePanic(v, debug.Stack())
+		if i < len(fns) && e.panicked(recover()) {
 			for _, fn := range fns[i+1:] {
-				guardOne(e, fn, call)
+				e.callInit(fn, id, kind, trigger)
 			}
 		}
 	}()
 	for ; i < len(fns); i++ {
-		call(fns[i])
+		fns[i](id, kind, trigger)
 	}
+}
+
+// idAll: see initAll.
+func (e *Loop) idAll(fns []func(hooks.ID), id hooks.ID) {
+	i := 0
+	defer func() {
+		if i < len(fns) && e.panicked(recover()) {
+			for _, fn := range fns[i+1:] {
+				e.callID(fn, id)
+			}
+		}
+	}()
+	for ; i < len(fns); i++ {
+		fns[i](id)
+	}
+}
+
+// panicked hands v, a value recovered from a hook, to the panic handler
+// and reports whether there was one (nil: the hook called runtime.Goexit).
+func (e *Loop) panicked(v any) bool {
+	if v == nil {
+		return false
+	}
+	e.handlePanic(v, debug.Stack())
+	return true
 }
 
 // guardOne calls call(fn); a panic in it goes to the panic handler.

@@ -107,6 +107,7 @@ type Loop struct {
 	suspended  fiberList
 	idle       []*coro
 	ran        uint64
+	left       int // tasks runBatch may still run in this batch; 0 outside runBatch
 
 	bigInbox   bool        // loop-owned: the inbox kept more than inboxFreeBlocks free blocks at the last take
 	spellStart int64       // loop-owned: mono() when idleTrim's spell began (0: none runs)
@@ -141,8 +142,9 @@ type Loop struct {
 	name         string
 	panicHandler func(v any)
 	alloc        Allocation
-	locals       []localEntry // loop-owned
-	flushers     []Flusher    // loop-owned: called at every batch boundary (flush.go)
+	locals       []localEntry                // loop-owned
+	localCache   [localCacheSize]localCached // loop-owned: in front of locals (locals.go)
+	flushers     []Flusher                   // loop-owned: called at every batch boundary (flush.go)
 	hooks        hookState
 	health       health        // stall detection, busy and idle time, delay (health.go)
 	watches      closeWatches  // told when the executor closes (closewatch.go)

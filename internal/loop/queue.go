@@ -73,6 +73,18 @@ func (q *taskQueue) Pop() (item, bool) {
 	return q.back.Pop()
 }
 
+// Peek returns the next task without removing it, or nil when the queue is
+// empty. The pointer is valid until the next push or pop.
+func (q *taskQueue) Peek() *item {
+	if q.front.Len() > 0 {
+		return q.front.Peek()
+	}
+	if c := q.in; c != nil {
+		return &c.items[q.pos]
+	}
+	return q.back.Peek()
+}
+
 // retire moves a consumed block (every slot already zero) to used.
 func (q *taskQueue) retire(c *block[item]) {
 	c.n, c.next = 0, q.used

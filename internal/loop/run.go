@@ -252,6 +252,7 @@ func (e *Loop) runBatch() {
 	var cur item
 	finished := false
 	defer func() {
+		e.left = 0
 		if finished {
 			return
 		}
@@ -262,7 +263,7 @@ func (e *Loop) runBatch() {
 		}
 		e.Cur, e.curID = nil, 0
 	}()
-	for range batchSize {
+	for e.left = batchSize; e.left > 0; e.left-- {
 		if e.stopReq.Load() {
 			break // Close from the last task, or from anywhere: drop the rest
 		}

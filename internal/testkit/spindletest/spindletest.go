@@ -129,3 +129,24 @@ func Scale(full int) int {
 	}
 	return full
 }
+
+// Panics records what a panic handler receives: pass its Handler to
+// executor.WithPanicHandler. It may be called from any goroutine.
+type Panics struct {
+	mu  sync.Mutex
+	got []any
+}
+
+// Handler records v.
+func (p *Panics) Handler(v any) {
+	p.mu.Lock()
+	p.got = append(p.got, v)
+	p.mu.Unlock()
+}
+
+// Got returns a copy of what the handler has received so far, in order.
+func (p *Panics) Got() []any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]any(nil), p.got...)
+}
