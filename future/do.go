@@ -8,6 +8,10 @@ package future
 //     by the loop until the loop sends on ch, then by Do again, which
 //     returns it to the pool; a node whose wait was abandoned (ctx ended
 //     before fn started) is never reused, since the loop may still hold it;
+//   - the nodes are pooled per result type and hold no channel there: Do
+//     takes the channel (a parker's) from the executor's own pool for the
+//     call and gives it back with the node, so no channel made inside a
+//     testing/synctest bubble reaches another bubble (future.go, parker);
 //   - state moves once from queued to taken (the loop, as fn starts, or a
 //     drop when the loop closes) or to abandoned (Do, as ctx ends), by
 //     compare-and-swap, so fn runs at most once and never after Do has
@@ -35,7 +39,7 @@ type doNode[T any] struct {
 	val   T
 	err   error
 	state atomic.Uint32
-	ch    chan struct{} // capacity 1: the loop's token
+	p     *parker // for the call: p.ch (capacity 1) carries the loop's token
 }
 
 // doPools holds one sync.Pool of nodes per result type, keyed by a nil *T.
@@ -47,7 +51,7 @@ func doPool[T any]() *sync.Pool {
 		return p.(*sync.Pool)
 	}
 	p, _ := doPools.LoadOrStore(key, &sync.Pool{New: func() any {
-		return &doNode[T]{ch: make(chan struct{}, 1)}
+		return new(doNode[T])
 	}})
 	return p.(*sync.Pool)
 }
@@ -55,7 +59,8 @@ func doPool[T any]() *sync.Pool {
 // Do runs fn on ex's loop and returns its result: the same as
 // Call(ex, fn).Await(ctx), without a future, for the goroutines of a service
 // that hand work to the loop and wait for it. It allocates nothing of its
-// own (the node that carries the call is pooled), and if ctx ends before fn
+// own (the node that carries the call is pooled, and so is its wake-up
+// channel, per executor), and if ctx ends before fn
 // has started, fn never runs and Do returns ctx.Err(); once fn has started,
 // Do waits for it (it runs on the loop, which is meant to be quick). A
 // panic in fn comes back as a *PanicError; once the executor is closing, Do
@@ -83,27 +88,30 @@ func Do[T any](ctx context.Context, e *executor.Executor, fn func() (T, error)) 
 	}
 	pool := doPool[T]()
 	n := pool.Get().(*doNode[T])
-	n.fn = fn
+	p := getParker(ex)
+	n.fn, n.p = fn, p
 	n.state.Store(doQueued)
 	if err := ex.SubmitRunnable(n, nil, 0); err != nil {
-		n.fn = nil
+		n.fn, n.p = nil, nil
+		ex.Parked.Put(p)
 		pool.Put(n)
 		return zero, err
 	}
 	if done := ctx.Done(); done != nil {
 		select {
-		case <-n.ch:
+		case <-p.ch:
 		case <-done:
 			if n.state.CompareAndSwap(doQueued, doAbandoned) {
-				return zero, ctx.Err() // n stays with the loop; it is not reused
+				return zero, ctx.Err() // n (and p) stay with the loop; they are not reused
 			}
-			<-n.ch // fn has started: wait for it
+			<-p.ch // fn has started: wait for it
 		}
 	} else {
-		<-n.ch
+		<-p.ch
 	}
 	v, err := n.val, n.err
-	n.val, n.err = zero, nil
+	n.val, n.err, n.p = zero, nil, nil
+	ex.Parked.Put(p)
 	pool.Put(n)
 	return v, err
 }
@@ -117,13 +125,13 @@ func (n *doNode[T]) Run() {
 	fn := n.fn
 	n.fn = nil
 	n.val, n.err = fn()
-	n.ch <- struct{}{}
+	n.p.ch <- struct{}{}
 }
 
 // CatchPanic hands fn's panic back to Do.
 func (n *doNode[T]) CatchPanic(v any, stack []byte) {
 	n.err = &PanicError{Value: v, Stack: stack}
-	n.ch <- struct{}{}
+	n.p.ch <- struct{}{}
 }
 
 // Drop tells Do that the loop closed before fn could run.
@@ -131,6 +139,6 @@ func (n *doNode[T]) Drop() {
 	if n.state.CompareAndSwap(doQueued, doTaken) {
 		n.fn = nil
 		n.err = executor.ErrClosed
-		n.ch <- struct{}{}
+		n.p.ch <- struct{}{}
 	}
 }

@@ -152,6 +152,14 @@ type Loop struct {
 	hooks        hookState
 	health       health       // stall detection, busy and idle time, delay (health.go)
 	watches      closeWatches // told when the executor closes (closewatch.go)
+
+	// Parked holds the wake-up channels of goroutines that wait off the
+	// loop for its work (future's Await and Do), for package future to
+	// reuse. It is per loop, not per process: a channel made inside a
+	// testing/synctest bubble belongs to that bubble, and a loop lives in
+	// one bubble (its own channels and timers do), so no pooled channel
+	// reaches a goroutine of another bubble or of none.
+	Parked sync.Pool
 }
 
 // Config is what New needs to know: the settings of executor.Option.
