@@ -376,3 +376,50 @@ func TestStallHandlerCloses(t *testing.T) {
 		t.Fatal("the executor did not close")
 	}
 }
+
+// With many more loops than cores, every check of every watchdog comes
+// late, yet each stall is still reported, once, with the stack of the task
+// that stalled: a late watchdog is not a frozen process. Forty loops on
+// the machine's cores each stall for 200 ms at a 30 ms threshold.
+func TestStallsReportedWhenLoopsOutnumberCores(t *testing.T) {
+	const loops, threshold, stall = 40, 30 * time.Millisecond, 200 * time.Millisecond
+	recs := make([]stallRecorder, loops)
+	exs := make([]*executor.Executor, loops)
+	for i := range exs {
+		exs[i] = executor.New(executor.WithStallHandler(threshold, recs[i].handle), executor.WithDelayProbe(0, 0))
+		exs[i].Start()
+	}
+	fs := make([]*future.Future[int32], loops)
+	for i, ex := range exs {
+		fs[i] = future.Call(ex, func() (int32, error) { return stallLoop(stall, false, &recs[i]), nil })
+	}
+	whileRunning := 0
+	for i, f := range fs {
+		seen, err := spindletest.Await(t, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exs[i].Close()
+		if seen == 1 {
+			whileRunning++
+		}
+	}
+	reported := 0
+	for i := range recs {
+		got := recs[i].got()
+		if len(got) > 1 {
+			t.Errorf("loop %d: %d reports of one stall", i, len(got))
+		}
+		if len(got) == 0 {
+			continue
+		}
+		reported++
+		if s := got[0]; s.Stack != nil && !bytes.Contains(s.Stack, []byte("executor_test.stallLoop(")) {
+			t.Errorf("loop %d: the stack is not the stalling task's:\n%s", i, s.Stack)
+		}
+	}
+	t.Logf("%d of %d stalls reported, %d while the task still ran", reported, loops, whileRunning)
+	if reported != loops {
+		t.Errorf("%d of %d stalls reported", reported, loops)
+	}
+}

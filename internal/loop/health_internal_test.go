@@ -22,6 +22,8 @@ func TestWatchdogCheck(t *testing.T) {
 		end     int64            // last check, ms
 		loop    map[int64]string // what the loop does at a time (ms): "task", "sleep" or "wake"
 		frozen  [2]int64         // no check in this open interval (ms)
+		busy    bool             // the process uses CPU in the frozen interval: only the watchdog was late
+		noCPU   bool             // the process's CPU time is not known
 		reports []int64          // the checks that report a stall (ms)
 	}{
 		{name: "one long task is reported once", end: 200, reports: []int64{50}},
@@ -33,17 +35,27 @@ func TestWatchdogCheck(t *testing.T) {
 			loop: map[int64]string{5: "sleep", 95: "wake"}, reports: []int64{150}},
 		{name: "a late watchdog keeps counting", end: 200,
 			frozen: [2]int64{10, 50}, reports: []int64{50}},
-		{name: "a frozen watchdog restarts the count", end: 200,
+		{name: "a frozen process restarts the count", end: 200,
 			frozen: [2]int64{10, 70}, reports: []int64{120}},
+		{name: "a watchdog late on a busy process keeps counting", end: 200,
+			frozen: [2]int64{10, 70}, busy: true, reports: []int64{70}},
+		{name: "a late watchdog with no CPU clock keeps counting", end: 200,
+			frozen: [2]int64{10, 70}, noCPU: true, reports: []int64{70}},
 		{name: "the next stall is reported again", end: 200,
 			loop: map[int64]string{55: "task"}, reports: []int64{50, 110}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var reported []int64
 			var now int64
+			clock = func() int64 { return now * ms }
+			defer func() { clock = mono }()
 			e := New(Config{StallThreshold: 50 * time.Millisecond, OnStall: func(Stall) { reported = append(reported, now) }})
 			w := &watchdog{e: e, every: 10 * ms, maxGap: 50 * ms}
+			var cpu int64
 			for now = 0; now <= tc.end; now++ {
+				if tc.busy || now <= tc.frozen[0] || now >= tc.frozen[1] {
+					cpu += ms // one CPU's worth
+				}
 				switch tc.loop[now] {
 				case "task":
 					e.pulse()
@@ -53,7 +65,11 @@ func TestWatchdogCheck(t *testing.T) {
 					e.idleEnd()
 				}
 				if now%10 == 0 && (now <= tc.frozen[0] || now >= tc.frozen[1]) {
-					w.check(now * ms)
+					c := cpu
+					if tc.noCPU {
+						c = -1
+					}
+					w.check(now*ms, c)
 				}
 			}
 			if !slices.Equal(reported, tc.reports) {
