@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/internal/frame"
 	"github.com/spindle-rt/spindle/internal/loop"
 )
 
@@ -62,7 +63,10 @@ func doPool[T any]() *sync.Pool {
 // own (the node that carries the call is pooled, and so is its wake-up
 // channel, per executor), and if ctx ends before fn
 // has started, fn never runs and Do returns ctx.Err(); once fn has started,
-// Do waits for it (it runs on the loop, which is meant to be quick). A
+// Do waits for it (it runs on the loop, which is meant to be quick). fn
+// runs under the async-local values that ctx carries (hooks.Storage's
+// WithValue), so a handler's request id reaches fn and every continuation
+// fn registers. A
 // panic in fn comes back as a *PanicError; once the executor is closing, Do
 // returns executor.ErrClosed (a call queued when the executor closes is
 // dropped, not run). Called on the loop itself (a callback or a task body)
@@ -91,7 +95,7 @@ func Do[T any](ctx context.Context, e *executor.Executor, fn func() (T, error)) 
 	p := getParker(ex)
 	n.fn, n.p = fn, p
 	n.state.Store(doQueued)
-	if err := ex.SubmitRunnable(n, nil, 0); err != nil {
+	if err := ex.SubmitRunnable(n, ctxFrame(ctx), 0); err != nil {
 		n.fn, n.p = nil, nil
 		ex.Parked.Put(p)
 		pool.Put(n)
@@ -114,6 +118,14 @@ func Do[T any](ctx context.Context, e *executor.Executor, fn func() (T, error)) 
 	ex.Parked.Put(p)
 	pool.Put(n)
 	return v, err
+}
+
+// ctxFrame returns the async-local frame that ctx carries, or nil.
+func ctxFrame(ctx context.Context) *frame.Frame {
+	if c := frame.FromContext(ctx); c != nil {
+		return c.Frame
+	}
+	return nil
 }
 
 // Run calls fn on the loop, unless Do gave up first.

@@ -189,6 +189,8 @@ func New(cfg Config) *Loop {
 		e.name = "spindle"
 	}
 	e.health.init(cfg, e.name)
+	e.Holder.Name = e.name
+	frame.Register(&e.Holder) // for the log handler of package hooks
 	for _, h := range cfg.Hooks {
 		e.hooks.add(h)
 	}
