@@ -93,8 +93,9 @@ type health struct {
 	delays    []int64       // ring of the last probeWindow delays, ns
 	sentAt    []int64       // mono() when each delay's probe was sent
 	nextDelay int           // ring position of the next delay
-	lateStart int64         // a stamped task that held the loop for the threshold: its start,
-	lateEnd   int64         // and its end (0: none), for the watchdog to report
+	late      bool          // a stamped task held the loop for the threshold, for the watchdog to report:
+	lateStart int64         // its start
+	lateEnd   int64         // and its end
 	dogParked bool          // the watchdog waits on dogWake for the loop to wake
 	dogWake   chan struct{} // the parked watchdog's wake-up, capacity 1
 }
@@ -145,7 +146,7 @@ func (h *health) pulseSlow(v uint32) {
 	if h.threshold > 0 {
 		if now, start := clock(), h.startAt.Load(); now-start >= int64(h.threshold) {
 			h.mu.Lock()
-			h.lateStart, h.lateEnd = start, now
+			h.lateStart, h.lateEnd, h.late = start, now, true
 			h.mu.Unlock()
 		}
 	}
@@ -169,7 +170,7 @@ func (h *health) stampEndLocked(now int64) {
 		return
 	}
 	if start := h.startAt.Load(); now-start >= int64(h.threshold) {
-		h.lateStart, h.lateEnd = start, now
+		h.lateStart, h.lateEnd, h.late = start, now, true
 	}
 }
 
@@ -178,8 +179,8 @@ func (h *health) stampEndLocked(now int64) {
 func (h *health) takeLate() (start, end int64, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	start, end, ok = h.lateStart, h.lateEnd, h.lateEnd != 0
-	h.lateStart, h.lateEnd = 0, 0
+	start, end, ok = h.lateStart, h.lateEnd, h.late
+	h.lateStart, h.lateEnd, h.late = 0, 0, false
 	return start, end, ok
 }
 

@@ -41,6 +41,10 @@ func TestWatchdogCheck(t *testing.T) {
 			frozen: [2]int64{10, 70}, busy: true, reports: []int64{70}},
 		{name: "a late watchdog with no CPU clock keeps counting", end: 200,
 			frozen: [2]int64{10, 70}, noCPU: true, reports: []int64{70}},
+		{name: "a stall the watchdog could not watch is reported when it can look, then the endless next task", end: 200,
+			loop: map[int64]string{20: "task", 100: "task"}, frozen: [2]int64{10, 130}, busy: true, reports: []int64{130, 180}},
+		{name: "a stall seen while it ran is not reported again when it ends; the endless next task is", end: 200,
+			loop: map[int64]string{5: "task", 100: "task"}, reports: []int64{60, 150}},
 		{name: "the next stall is reported again", end: 200,
 			loop: map[int64]string{55: "task"}, reports: []int64{50, 110}},
 	} {

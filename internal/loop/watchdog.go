@@ -74,7 +74,8 @@ type watchdog struct {
 	lastCPU  int64 // processCPU() at the last check, -1 if unknown
 	armed    bool
 	reqAt    int64 // mono() when the watchdog last set askWanted
-	thawAt   int64 // mono() when a freeze of the process was last seen to end
+	thawAt   int64 // mono() when a freeze of the process was last seen to end,
+	thawed   bool  // if one was (mono() may be negative: in a synctest bubble)
 	reported int64 // since of the last stall reported, if any
 	anyYet   bool  // a stall has been reported (reported is set)
 
@@ -217,7 +218,7 @@ func (w *watchdog) check(now, cpu int64) {
 		return
 	}
 	if gap > w.maxGap && known && used < gap/frozenShare {
-		w.thawAt = now // the process was frozen
+		w.thawAt, w.thawed = now, true // the process was frozen
 	}
 	var since int64
 	switch h.ask.Load() {
@@ -239,7 +240,7 @@ func (w *watchdog) check(now, cpu int64) {
 	if w.anyYet && since == w.reported {
 		return // reported already
 	}
-	if d := time.Duration(now - max(since, w.thawAt)); d >= h.threshold {
+	if d := time.Duration(now - w.after(since)); d >= h.threshold {
 		w.reported, w.anyYet = since, true
 		w.report(d, true)
 	}
@@ -253,7 +254,16 @@ func (w *watchdog) reportLate() {
 		return
 	}
 	w.reported, w.anyYet = start, true
-	w.report(time.Duration(end-max(start, w.thawAt)), false)
+	w.report(time.Duration(end-w.after(start)), false)
+}
+
+// after returns t, or the end of the last freeze if that came later: no
+// stall counts time the process did not have.
+func (w *watchdog) after(t int64) int64 {
+	if w.thawed {
+		return max(t, w.thawAt)
+	}
+	return t
 }
 
 // report hands a stall that has lasted d so far to the stall handler,

@@ -198,6 +198,28 @@ func TestBubbleClose(t *testing.T) {
 	})
 }
 
+// A callback that blocks in time.Sleep past the stall threshold is a stall
+// on fake time, reported while it lasts.
+func TestBubbleStall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stalls := make(chan executor.Stall, 1)
+		ex := executor.New(executor.WithStallHandler(time.Second, func(s executor.Stall) { stalls <- s }))
+		ex.Start()
+		defer ex.Close()
+		if _, err := future.Call(ex, func() (int, error) { time.Sleep(3 * time.Second); return 0, nil }).Await(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case s := <-stalls:
+			if s.Duration < time.Second || s.Duration > 3*time.Second || !strings.Contains(string(s.Stack), "TestBubbleStall") {
+				t.Fatalf("Stall{%v}, want a duration in [1s, 3s] and the sleeping callback's stack:\n%s", s.Duration, s.Stack)
+			}
+		default:
+			t.Fatal("the stall was not reported")
+		}
+	})
+}
+
 func TestOrdinaryLast(t *testing.T) { ordinary(t) }
 
 // deadlockEnv makes the test binary run TestDeadlockChild's bubble.
