@@ -39,11 +39,18 @@ func roundTrips(t *testing.T, ex *executor.Executor) {
 	}
 }
 
+// start returns a started executor that is closed when t ends (inside the
+// bubble, for a bubble's t).
+func start(t *testing.T, opts ...executor.Option) *executor.Executor {
+	ex := executor.New(opts...)
+	ex.Start()
+	t.Cleanup(func() { _ = ex.Close() })
+	return ex
+}
+
 // ordinary is an ordinary test of an ordinary executor, between bubbles.
 func ordinary(t *testing.T) {
-	ex := executor.New()
-	ex.Start()
-	defer ex.Close()
+	ex := start(t)
 	roundTrips(t, ex)
 	if _, err := spindletest.Await(t, future.Sleep(ex, time.Millisecond)); err != nil {
 		t.Fatal(err)
@@ -56,9 +63,7 @@ func TestOrdinaryFirst(t *testing.T) { ordinary(t) }
 // 24 h Sleep that takes no real time, during which the probe sends nothing.
 func TestBubbleSleep(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex := executor.New()
-		ex.Start()
-		defer ex.Close()
+		ex := start(t)
 		roundTrips(t, ex)
 		start := time.Now()
 		if _, err := future.Sleep(ex, 24*time.Hour).Await(context.Background()); err != nil {
@@ -80,9 +85,7 @@ func TestOrdinaryBetween(t *testing.T) { ordinary(t) }
 // Timers fire in order at their fake times.
 func TestBubbleTimers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex := executor.New()
-		ex.Start()
-		defer ex.Close()
+		ex := start(t)
 		start := time.Now()
 		fired := make(chan time.Duration, 3)
 		if err := ex.Submit(func() {
@@ -112,9 +115,7 @@ func TestBubbleTimers(t *testing.T) {
 // time, and passes one that does.
 func TestBubbleTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex := executor.New()
-		ex.Start()
-		defer ex.Close()
+		ex := start(t)
 		start := time.Now()
 		p := future.NewPromise[int](ex)
 		_, err := future.Timeout(p.Future(), 5*time.Second).Await(context.Background())
@@ -135,9 +136,7 @@ func TestOrdinaryAfterTimers(t *testing.T) { ordinary(t) }
 // first failure cancels the others' ctx.
 func TestBubbleGroup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex := executor.New()
-		ex.Start()
-		defer ex.Close()
+		ex := start(t)
 		start := time.Now()
 		g := future.NewGroup(context.Background(), ex)
 		for i := 1; i <= 10; i++ {
@@ -203,9 +202,7 @@ func TestBubbleClose(t *testing.T) {
 func TestBubbleStall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		stalls := make(chan executor.Stall, 1)
-		ex := executor.New(executor.WithStallHandler(time.Second, func(s executor.Stall) { stalls <- s }))
-		ex.Start()
-		defer ex.Close()
+		ex := start(t, executor.WithStallHandler(time.Second, func(s executor.Stall) { stalls <- s }))
 		if _, err := future.Call(ex, func() (int, error) { time.Sleep(3 * time.Second); return 0, nil }).Await(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -252,9 +249,7 @@ func TestDeadlockChild(t *testing.T) {
 		t.Skip("run by TestDeadlockReported")
 	}
 	synctest.Test(t, func(t *testing.T) {
-		ex := executor.New()
-		ex.Start()
-		defer ex.Close()
+		ex := start(t)
 		p := future.NewPromise[int](ex) // forgotten: nobody resolves it
 		_, _ = p.Future().Await(context.Background())
 	})
