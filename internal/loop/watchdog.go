@@ -253,8 +253,12 @@ func (w *watchdog) reportLate() {
 	if !ok || w.anyYet && start == w.reported {
 		return
 	}
+	d := time.Duration(end - w.after(start))
+	if d < w.e.health.threshold {
+		return // most of it was a freeze of the process
+	}
 	w.reported, w.anyYet = start, true
-	w.report(time.Duration(end-w.after(start)), false)
+	w.report(d, false)
 }
 
 // after returns t, or the end of the last freeze if that came later: no
