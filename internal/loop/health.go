@@ -21,17 +21,19 @@ package loop
 //     and stores (and reads the clock) only when it is set, at most twice
 //     per watchdog tick or wake-up;
 //   - the timing fields (active, start, inSession, idle, sleepAt, wokeAt,
-//     asleep), the late stall (lateStart, lateEnd) and the delay samples are
-//     guarded by mu. The timing fields change at
-//     session start and end and around each sleep, never per task or per
-//     batch, so a session's time splits exactly into Busy (awake) and Idle
-//     (asleep); the samples change once per probe;
+//     asleep), the late stall (late, lateStart, lateEnd) and the delay
+//     samples are guarded by mu. The timing fields change at session start
+//     and end and around each sleep, never per task or per batch, so a
+//     session's time splits exactly into Busy (awake) and Idle (asleep);
+//     the samples change once per probe; a late stall is noted by the loop
+//     when a stamped task that held the loop for the threshold ends, and
+//     taken by the watchdog;
 //   - stalls only grows; the watchdog adds one per stall it reports;
 //   - dogParked (under mu) is set by the watchdog when it finds the loop
-//     asleep with no task run since its last tick, and parks; idleEnd, under the same
-//     lock, clears it and sends one token on dogWake, so the watchdog
-//     cannot miss the wake-up. A loop awake or newly asleep costs nothing
-//     here beyond the lock idleEnd takes anyway (watchdog.go, Idle).
+//     asleep with no task run since its last tick, and parks; idleEnd,
+//     under the same lock, clears it and sends one token on dogWake, so the
+//     watchdog cannot miss the wake-up. A loop awake or newly asleep costs
+//     nothing here beyond the lock idleEnd takes anyway (watchdog.go, Idle).
 
 import (
 	"context"

@@ -12,7 +12,11 @@ package loop
 // the stall is reported, once, with that lower bound. One check inside a
 // stall is enough to see it, however late the check is, as long as the
 // request was made (by an earlier check, or by the wake-up) before the
-// stalling task started. Invariants (watchdog-owned):
+// stalling task started. And when no check comes while a stamped task runs
+// (a watchdog kept off the CPU for longer than the stall), the loop itself
+// notes the stall as the task ends (health's late stall), and the watchdog
+// reports it at its next look, with the task's whole time and no stack.
+// Invariants (watchdog-owned):
 //   - armed: the watchdog has looked since the loop last slept (a loop seen
 //     asleep disarms); reqAt: when it last moved ask from askNone to
 //     askWanted; reported: the since of the last stall reported, so each
