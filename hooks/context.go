@@ -63,7 +63,7 @@ func NewContext(ctx context.Context, ex Loop) context.Context {
 // returns (or panics): every continuation registered while fn runs sees
 // them. A ctx that carries none runs fn under the empty frame. RunContext
 // must be called by code that holds the loop; it panics elsewhere.
-func RunContext(ex Loop, ctx context.Context, fn func()) {
+func RunContext(ctx context.Context, ex Loop, fn func()) {
 	if fn == nil {
 		panic("hooks: RunContext with nil func")
 	}

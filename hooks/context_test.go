@@ -106,7 +106,7 @@ func TestRunValueAndRunContext(t *testing.T) {
 			})
 		})
 		after, afterOK = id.Get(ex)
-		hooks.RunContext(ex, id.WithValue(context.Background(), "c"), func() { inCtx, _ = id.Get(ex) })
+		hooks.RunContext(id.WithValue(context.Background(), "c"), ex, func() { inCtx, _ = id.Get(ex) })
 	})
 	if v, err := spindletest.Await(t, f); err != nil || v != "a" {
 		t.Errorf("continuation registered under RunValue saw %q, %v", v, err)
@@ -121,7 +121,7 @@ func TestRunValueAndRunContext(t *testing.T) {
 		hooks.RunValue(id, ex, "x", func() int { return 0 })
 	})
 	spindletest.MustPanic(t, "hooks: RunContext", "does not hold the loop", func() {
-		hooks.RunContext(ex, context.Background(), func() {})
+		hooks.RunContext(context.Background(), ex, func() {})
 	})
 	spindletest.MustPanic(t, "hooks: NewContext", "does not hold the loop", func() {
 		hooks.NewContext(context.Background(), ex)
