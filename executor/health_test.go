@@ -404,21 +404,22 @@ func TestStallsReportedWhenLoopsOutnumberCores(t *testing.T) {
 			whileRunning++
 		}
 	}
-	reported := 0
+	reported, extra := 0, 0
 	for i := range recs {
 		got := recs[i].got()
-		if len(got) > 1 {
-			t.Errorf("loop %d: %d reports of one stall", i, len(got))
-		}
 		if len(got) == 0 {
 			continue
 		}
 		reported++
+		// The first report is the stall's. A loop goroutine that the
+		// overloaded machine keeps off the CPU for a threshold after its
+		// stall is another stall, and may be reported too.
+		extra += len(got) - 1
 		if s := got[0]; s.Stack != nil && !bytes.Contains(s.Stack, []byte("executor_test.stallLoop(")) {
 			t.Errorf("loop %d: the stack is not the stalling task's:\n%s", i, s.Stack)
 		}
 	}
-	t.Logf("%d of %d stalls reported, %d while the task still ran", reported, loops, whileRunning)
+	t.Logf("%d of %d stalls reported, %d while the task still ran; %d later stalls", reported, loops, whileRunning, extra)
 	if reported != loops {
 		t.Errorf("%d of %d stalls reported", reported, loops)
 	}

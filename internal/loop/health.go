@@ -12,14 +12,21 @@ package loop
 //   - ask is the one word the loop touches per task. askWanted asks the
 //     loop to stamp the start of its next task: the watchdog sets it (from
 //     askNone, by compare-and-swap, noting when in its reqAt), and so does
-//     the loop when it wakes (idleEnd, noting wokeAt). The next task start
-//     (pulse) stores the time in startAt and moves ask to askStamped; the
-//     start after that moves it to askNone, and so does falling asleep
-//     (idleBegin). So askWanted means no task has started since the later
-//     of reqAt and wokeAt, and askStamped means exactly one has, at
-//     startAt, and still holds the loop. The loop only loads ask per task
-//     and stores (and reads the clock) only when it is set, at most twice
-//     per watchdog tick or wake-up;
+//     the session's start. The next task start (pulse) stores the time in
+//     startAt and moves ask to askStamped; the start after that moves it to
+//     askNone, and so does falling asleep (idleBegin) from askStamped or
+//     askWoke (a request not yet served stays across the sleep). When the loop wakes
+//     while the watchdog is behind (its last look, lastLook, is older than
+//     one and a half of its periods: it is parked, or kept off the CPU), idleEnd
+//     stamps the wake-up itself: startAt is the time it woke (a clock read
+//     it makes anyway) and ask is askWoke, which the next task start moves
+//     to askStamped without reading the clock. So askWanted means no task
+//     has started since the later of reqAt and wokeAt, askWoke that none
+//     has since the wake-up at startAt, and askStamped that exactly one
+//     has, at startAt (or, from askWoke, since the loop woke for it), and
+//     still holds the loop. The loop only loads ask per task and stores
+//     (and reads the clock) only when it is set: at most twice per
+//     watchdog tick, and per wake-up while the watchdog is behind;
 //   - the timing fields (active, start, inSession, idle, sleepAt, wokeAt,
 //     asleep), the late stall (late, lateStart, lateEnd) and the delay
 //     samples are guarded by mu. The timing fields change at session start
@@ -67,8 +74,10 @@ type Delay struct {
 }
 
 type health struct {
-	ask     atomic.Uint32 // askNone, askWanted or askStamped; see the invariants
-	startAt atomic.Int64  // mono() when the task stamped by askStamped started
+	ask      atomic.Uint32 // askNone, askWanted, askWoke or askStamped; see the invariants
+	startAt  atomic.Int64  // mono() when the task stamped by askStamped started
+	lastLook atomic.Int64  // mono() of the watchdog's last look
+	behind   int64         // a watchdog whose last look is this old is behind, ns
 
 	threshold   time.Duration // stall threshold; <= 0: no stall detection
 	onStall     func(Stall)   // nil: log with log/slog
@@ -104,6 +113,7 @@ type health struct {
 
 func (h *health) init(cfg Config, name string) {
 	h.threshold, h.onStall = cfg.StallThreshold, cfg.OnStall
+	h.behind = checkPeriod(h.threshold) * 3 / 2
 	if cfg.ProbeInterval > 0 {
 		h.probeEvery = cfg.ProbeInterval
 		h.probeWindow = int(min(max(cfg.ProbeWindow/cfg.ProbeInterval, 1), maxDelaySamples))
@@ -122,6 +132,7 @@ var clock = mono
 const (
 	askNone    uint32 = iota // no stamp wanted: two tasks started since the last request, or the loop slept
 	askWanted                // stamp the next task's start
+	askWoke                  // the loop woke at startAt and has started no task since
 	askStamped               // one task has started since the request, at startAt
 )
 
@@ -139,9 +150,13 @@ func (e *Loop) pulse() {
 // watchdog could not look (a machine with more busy loops than cores keeps
 // it off the CPU) is handed to the watchdog as a late stall.
 func (h *health) pulseSlow(v uint32) {
-	if v == askWanted {
+	switch v {
+	case askWanted:
 		h.startAt.Store(clock())
 		h.ask.Store(askStamped)
+		return
+	case askWoke:
+		h.ask.Store(askStamped) // since the wake-up at startAt
 		return
 	}
 	h.ask.Store(askNone)
@@ -164,15 +179,21 @@ func (e *Loop) idleBegin() {
 	h.mu.Unlock()
 }
 
-// stampEndLocked clears ask because the loop stops running tasks at now
-// (it falls asleep, or the session ends), and notes a late stall if the
-// task stamped last held the loop for the threshold. h.mu is held.
+// stampEndLocked clears a stamp because the loop stops running tasks at
+// now (it falls asleep, or the session ends), and notes a late stall if
+// the task stamped last held the loop for the threshold. A request not yet
+// served (askWanted) stays across a sleep, for the first task after the
+// wake-up; the watchdog only moves ask from askNone, so a load and a store
+// do. h.mu is held.
 func (h *health) stampEndLocked(now int64) {
-	if h.ask.Swap(askNone) != askStamped || h.threshold <= 0 {
-		return
-	}
-	if start := h.startAt.Load(); now-start >= int64(h.threshold) {
-		h.lateStart, h.lateEnd, h.late = start, now, true
+	switch h.ask.Load() {
+	case askWoke:
+		h.ask.Store(askNone)
+	case askStamped:
+		h.ask.Store(askNone)
+		if start := h.startAt.Load(); h.threshold > 0 && now-start >= int64(h.threshold) {
+			h.lateStart, h.lateEnd, h.late = start, now, true
+		}
 	}
 }
 
@@ -201,8 +222,10 @@ func (e *Loop) idleEnd() {
 		}
 	}
 	h.mu.Unlock()
-	if h.threshold > 0 {
-		h.ask.Store(askWanted)
+	if h.threshold > 0 && now-h.lastLook.Load() > h.behind {
+		// The watchdog is behind: stamp this wake-up for it.
+		h.startAt.Store(now)
+		h.ask.Store(askWoke)
 	}
 }
 
@@ -237,6 +260,7 @@ func (e *Loop) beginSession(ctx context.Context) {
 	h.start, h.inSession = mono(), true
 	h.wokeAt = h.start
 	h.mu.Unlock()
+	h.lastLook.Store(h.start)
 	if h.threshold > 0 {
 		h.ask.Store(askWanted) // stamp the session's first task
 	}
@@ -254,6 +278,7 @@ func (e *Loop) endSession() {
 	h.mu.Lock()
 	h.stampEndLocked(clock()) // the watchdog's last look reports a late stall
 	h.mu.Unlock()
+	h.ask.Store(askNone)
 	h.watchdog.stop()
 	h.watchdog = nil
 	h.mu.Lock()

@@ -114,7 +114,7 @@ func (e *Loop) startWatchdog() *watchdog {
 	h.mu.Unlock()
 	if h.threshold > 0 {
 		w.loopGoid = currentGoid()
-		w.every = max(int64(h.threshold/8), int64(time.Millisecond))
+		w.every = checkPeriod(h.threshold)
 		w.maxGap = max(int64(h.threshold), 2*w.every)
 	}
 	go w.run()
@@ -194,6 +194,11 @@ func (w *watchdog) run() {
 	}
 }
 
+// checkPeriod is how often the watchdog looks for a stall of threshold.
+func checkPeriod(threshold time.Duration) int64 {
+	return max(int64(threshold/8), int64(time.Millisecond))
+}
+
 // cpuNow is processCPU's reading, or -1 when there is none.
 func cpuNow() int64 {
 	if c, ok := processCPU(); ok {
@@ -215,6 +220,7 @@ func (w *watchdog) check(now, cpu int64) {
 	gap, used := now-w.last, cpu-w.lastCPU
 	known := cpu >= 0 && w.lastCPU >= 0
 	w.last, w.lastCPU = now, cpu
+	h.lastLook.Store(now)
 	w.reportLate()
 	asleep, wokeAt := h.sleeping()
 	if asleep {
@@ -226,9 +232,12 @@ func (w *watchdog) check(now, cpu int64) {
 	}
 	var since int64
 	switch h.ask.Load() {
-	case askStamped:
+	case askStamped, askWoke:
 		since = h.startAt.Load()
 	case askWanted:
+		if w.e.phase.Load() == phaseClosed {
+			return // no task since the request: the loop is in its close path
+		}
 		since = wokeAt
 		if w.armed {
 			since = max(since, w.reqAt)
