@@ -21,14 +21,18 @@ package loop
 //     asleep disarms); reqAt: when it last moved ask from askNone to
 //     askWanted; reported: the since of the last stall reported, so each
 //     stall is reported at most once;
-//   - a check that comes more than maxGap after the last is late, and late
-//     has two causes: the whole process was frozen (a stopped process, a
-//     paused VM), or only the watchdog was kept off a CPU (a loaded machine,
-//     more busy loops than cores: then nearly every check is late). The
-//     process's CPU clock tells them apart: a frozen process used next to
-//     no CPU time over the gap. Only a freeze moves thawAt to now, and no
-//     stall counts time before thawAt (the task is not blamed for time it
-//     did not have); a late watchdog keeps counting;
+//   - a check that comes more than maxGap (four thresholds) after the last
+//     is late, and late has two causes: the whole process was frozen (a
+//     stopped process, a paused VM, a debugger), or only the watchdog was
+//     kept off a CPU (a loaded machine, more busy loops than cores: then
+//     nearly every check is late, if mostly by less). The process's CPU
+//     clock tells them apart: a frozen process used next to no CPU time
+//     over the gap. Only a freeze moves thawAt to now, and no stall counts
+//     time before thawAt (the task is not blamed for time it did not
+//     have); a late watchdog keeps counting. Shorter gaps are never taken
+//     for a freeze: a machine so loaded that the process gets next to no
+//     CPU for a threshold or two (other processes' load) is as bad for the
+//     loop's callers as a long task, and counts;
 //   - the stack of a stall is taken only while its task still holds the
 //     loop: ask and startAt unchanged after the dump (and the loop not
 //     asleep) mean that no task started since, so the dump shows the
@@ -73,7 +77,7 @@ type watchdog struct {
 
 	// Stall detection.
 	every    int64 // check period, ns
-	maxGap   int64 // a check this long after the last one is late, ns
+	maxGap   int64 // a check this long after the last one may follow a freeze, ns
 	last     int64 // mono() of the last check
 	lastCPU  int64 // processCPU() at the last check, -1 if unknown
 	armed    bool
@@ -115,7 +119,7 @@ func (e *Loop) startWatchdog() *watchdog {
 	if h.threshold > 0 {
 		w.loopGoid = currentGoid()
 		w.every = checkPeriod(h.threshold)
-		w.maxGap = max(int64(h.threshold), 2*w.every)
+		w.maxGap = max(4*int64(h.threshold), 2*w.every)
 	}
 	go w.run()
 	return w
