@@ -377,10 +377,14 @@ func TestStallHandlerCloses(t *testing.T) {
 	}
 }
 
-// With many more loops than cores, every check of every watchdog comes
-// late, yet each stall is still reported, once, with the stack of the task
-// that stalled: a late watchdog is not a frozen process. Forty loops on
-// the machine's cores each stall for 200 ms at a 30 ms threshold.
+// With many more loops than cores, nearly every check of every watchdog
+// comes late, yet every stall is reported: a late watchdog is not a frozen
+// process, and a stall the watchdog could not watch is reported when it can
+// look (without a stack: any stack then would be of the code after it).
+// Forty loops on the machine's cores each stall for 200 ms at a 30 ms
+// threshold. (That the stack, when there is one, is never taken after the
+// task returned, and that a stall is reported once, TestWatchdogCheck and
+// TestStackAfterTheStall check on a clock of their own.)
 func TestStallsReportedWhenLoopsOutnumberCores(t *testing.T) {
 	const loops, threshold, stall = 40, 30 * time.Millisecond, 200 * time.Millisecond
 	recs := make([]stallRecorder, loops)
@@ -400,26 +404,38 @@ func TestStallsReportedWhenLoopsOutnumberCores(t *testing.T) {
 			t.Fatal(err)
 		}
 		exs[i].Close()
-		if seen == 1 {
+		if seen > 0 {
 			whileRunning++
 		}
 	}
-	reported, extra := 0, 0
+	reported, withStack, ofLoop := 0, 0, 0
 	for i := range recs {
-		got := recs[i].got()
-		if len(got) == 0 {
-			continue
+		// A report of the stall shows its task (in stallLoop, or
+		// completing the Call after it), or no stack when it came after the
+		// task returned. The loop goroutine itself, kept off the
+		// CPU for a threshold by the overloaded machine (between its
+		// wake-up and the stall, or after it), is a stall of its own,
+		// reported with the loop's own stack: counted apart.
+		ofStall := false
+		for _, s := range recs[i].got() {
+			if s.Duration < threshold {
+				t.Errorf("loop %d: a stall of %v reported, under the threshold", i, s.Duration)
+			}
+			switch {
+			case s.Stack == nil:
+				ofStall = true
+			case bytes.Contains(s.Stack, []byte("executor_test.stallLoop(")) || bytes.Contains(s.Stack, []byte("future.(*callNode[...]).Run(")):
+				ofStall = true // in the stall, or at the end of its task
+				withStack++
+			default:
+				ofLoop++
+			}
 		}
-		reported++
-		// The first report is the stall's. A loop goroutine that the
-		// overloaded machine keeps off the CPU for a threshold after its
-		// stall is another stall, and may be reported too.
-		extra += len(got) - 1
-		if s := got[0]; s.Stack != nil && !bytes.Contains(s.Stack, []byte("executor_test.stallLoop(")) {
-			t.Errorf("loop %d: the stack is not the stalling task's:\n%s", i, s.Stack)
+		if ofStall {
+			reported++
 		}
 	}
-	t.Logf("%d of %d stalls reported, %d while the task still ran; %d later stalls", reported, loops, whileRunning, extra)
+	t.Logf("%d of %d stalls reported (%d while the task still ran, %d with its stack); %d stalls of the loop goroutine itself", reported, loops, whileRunning, withStack, ofLoop)
 	if reported != loops {
 		t.Errorf("%d of %d stalls reported", reported, loops)
 	}

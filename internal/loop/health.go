@@ -11,22 +11,19 @@ package loop
 // Invariants:
 //   - ask is the one word the loop touches per task. askWanted asks the
 //     loop to stamp the start of its next task: the watchdog sets it (from
-//     askNone, by compare-and-swap, noting when in its reqAt), and so does
-//     the session's start. The next task start (pulse) stores the time in
-//     startAt and moves ask to askStamped; the start after that moves it to
-//     askNone, and so does falling asleep (idleBegin) from askStamped or
-//     askWoke (a request not yet served stays across the sleep). When the loop wakes
-//     while the watchdog is behind (its last look, lastLook, is older than
-//     one and a half of its periods: it is parked, or kept off the CPU), idleEnd
-//     stamps the wake-up itself: startAt is the time it woke (a clock read
-//     it makes anyway) and ask is askWoke, which the next task start moves
-//     to askStamped without reading the clock. So askWanted means no task
-//     has started since the later of reqAt and wokeAt, askWoke that none
-//     has since the wake-up at startAt, and askStamped that exactly one
-//     has, at startAt (or, from askWoke, since the loop woke for it), and
-//     still holds the loop. The loop only loads ask per task and stores
-//     (and reads the clock) only when it is set: at most twice per
-//     watchdog tick, and per wake-up while the watchdog is behind;
+//     askNone, by compare-and-swap, noting when in its reqAt), and so do
+//     the session's start and a wake-up while the watchdog is behind (its
+//     last look, lastLook, is older than one and a half of its periods: it
+//     is parked, or kept off the CPU). The next task start (pulse) stores
+//     the time in startAt and moves ask to askStamped; the start after that
+//     moves it to askNone, and so does falling asleep (idleBegin) from
+//     askStamped; a request not yet served stays across the sleep. So
+//     askWanted means no task has started since the later of reqAt and
+//     wokeAt, and askStamped that exactly one has, at startAt, and still
+//     holds the loop; a stamp's startAt identifies its task. The loop only
+//     loads ask per task and stores (and reads the clock) only when it is
+//     set: at most twice per watchdog tick, and per wake-up while the
+//     watchdog is behind;
 //   - the timing fields (active, start, inSession, idle, sleepAt, wokeAt,
 //     asleep), the late stall (late, lateStart, lateEnd) and the delay
 //     samples are guarded by mu. The timing fields change at session start
@@ -74,7 +71,7 @@ type Delay struct {
 }
 
 type health struct {
-	ask      atomic.Uint32 // askNone, askWanted, askWoke or askStamped; see the invariants
+	ask      atomic.Uint32 // askNone, askWanted or askStamped; see the invariants
 	startAt  atomic.Int64  // mono() when the task stamped by askStamped started
 	lastLook atomic.Int64  // mono() of the watchdog's last look
 	behind   int64         // a watchdog whose last look is this old is behind, ns
@@ -132,7 +129,6 @@ var clock = mono
 const (
 	askNone    uint32 = iota // no stamp wanted: two tasks started since the last request, or the loop slept
 	askWanted                // stamp the next task's start
-	askWoke                  // the loop woke at startAt and has started no task since
 	askStamped               // one task has started since the request, at startAt
 )
 
@@ -154,9 +150,6 @@ func (h *health) pulseSlow(v uint32) {
 	case askWanted:
 		h.startAt.Store(clock())
 		h.ask.Store(askStamped)
-		return
-	case askWoke:
-		h.ask.Store(askStamped) // since the wake-up at startAt
 		return
 	}
 	h.ask.Store(askNone)
@@ -187,8 +180,6 @@ func (e *Loop) idleBegin() {
 // do. h.mu is held.
 func (h *health) stampEndLocked(now int64) {
 	switch h.ask.Load() {
-	case askWoke:
-		h.ask.Store(askNone)
 	case askStamped:
 		h.ask.Store(askNone)
 		if start := h.startAt.Load(); h.threshold > 0 && now-start >= int64(h.threshold) {
@@ -222,10 +213,8 @@ func (e *Loop) idleEnd() {
 		}
 	}
 	h.mu.Unlock()
-	if h.threshold > 0 && now-h.lastLook.Load() > h.behind {
-		// The watchdog is behind: stamp this wake-up for it.
-		h.startAt.Store(now)
-		h.ask.Store(askWoke)
+	if h.threshold > 0 && now-h.lastLook.Load() > h.behind && h.ask.Load() == askNone {
+		h.ask.Store(askWanted) // the watchdog is behind: ask for it
 	}
 }
 

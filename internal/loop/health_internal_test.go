@@ -193,3 +193,50 @@ func seq(from, to int64) []int64 {
 	}
 	return s
 }
+
+// A stall's stack is kept only if the task still holds the loop once the
+// dump is taken: a task that starts during the dump, a loop that falls
+// asleep, or a loop goroutine found between batches (the stalling task has
+// returned, the word not yet changed) leave the report without a stack.
+func TestStackAfterTheStall(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	inBatch := "goroutine 5 [running]:\nmain.stall()\n\t/x.go:1\n" + string(runBatchFrame) + "0x1)\ncreated by main.main in goroutine 1\n\t/x.go:2"
+	betweenBatches := "goroutine 5 [runnable]:\ngithub.com/spindle-rt/spindle/internal/loop.(*Loop).idleBegin(0x1)\ncreated by main.main in goroutine 1\n\t/x.go:2"
+	for _, tc := range []struct {
+		name   string
+		dump   string
+		during string // what the loop does while the dump is taken: "", "task" or "sleep"
+		kept   bool
+	}{
+		{"the task still runs", inBatch, "", true},
+		{"a task started during the dump", inBatch, "task", false},
+		{"the loop fell asleep during the dump", inBatch, "sleep", false},
+		{"the loop is between batches", betweenBatches, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []Stall
+			e := New(Config{StallThreshold: 50 * time.Millisecond, OnStall: func(s Stall) { got = append(got, s) }})
+			w := &watchdog{e: e, every: 10 * ms, maxGap: 200 * ms, loopGoid: 5}
+			e.health.ask.Store(askWanted)
+			e.pulse() // the stalling task starts, stamped
+			defer func(d func() []byte) { dumpStacks = d }(dumpStacks)
+			dumpStacks = func() []byte {
+				switch tc.during {
+				case "task":
+					e.pulse()
+					e.pulse()
+				case "sleep":
+					e.idleBegin()
+				}
+				return []byte(tc.dump)
+			}
+			w.report(60*time.Millisecond, true)
+			if len(got) != 1 {
+				t.Fatalf("%d reports, want 1", len(got))
+			}
+			if kept := got[0].Stack != nil; kept != tc.kept {
+				t.Fatalf("stack kept: %v, want %v (%q)", kept, tc.kept, got[0].Stack)
+			}
+		})
+	}
+}

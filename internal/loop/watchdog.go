@@ -35,9 +35,10 @@ package loop
 //     loop's callers as a long task, and counts;
 //   - the stack of a stall is taken only while its task still holds the
 //     loop: ask and startAt unchanged after the dump (and the loop not
-//     asleep) mean that no task started since, so the dump shows the
-//     stalling task. Otherwise the report carries no stack rather than one
-//     from after the stall.
+//     asleep) mean that no task started since, and a stack inside runBatch
+//     (or a fiber) that the loop is not between batches, so the dump shows
+//     the stalling task. Otherwise the report carries no stack rather than
+//     one from after the stall.
 //
 // Idle. The watchdog must not keep a sleeping loop's process (or
 // testing/synctest bubble) awake. A tick that finds the loop asleep, with
@@ -236,7 +237,7 @@ func (w *watchdog) check(now, cpu int64) {
 	}
 	var since int64
 	switch h.ask.Load() {
-	case askStamped, askWoke:
+	case askStamped:
 		since = h.startAt.Load()
 	case askWanted:
 		if w.e.phase.Load() == phaseClosed {
@@ -298,9 +299,9 @@ func (w *watchdog) report(d time.Duration, running bool) {
 	s := Stall{Executor: e.name, Duration: d}
 	if running {
 		ask, start := h.ask.Load(), h.startAt.Load()
-		s.Stack = holderStack(allStacks(), w.loopGoid)
-		if asleep, _ := h.sleeping(); asleep || h.ask.Load() != ask || h.startAt.Load() != start {
-			s.Stack = nil // the task let go of the loop while the dump was taken
+		s.Stack = holderStack(dumpStacks(), w.loopGoid)
+		if asleep, _ := h.sleeping(); asleep || h.ask.Load() != ask || h.startAt.Load() != start || !inTask(s.Stack) {
+			s.Stack = nil // the task let go of the loop before or while the dump was taken
 		}
 	}
 	h.stalls.Add(1)
@@ -356,6 +357,21 @@ func allStacks() []byte {
 			return buf[:k]
 		}
 	}
+}
+
+// dumpStacks is allStacks; the watchdog's tests replace it.
+var dumpStacks = allStacks
+
+// runBatchFrame names the function that runs the loop's tasks.
+var runBatchFrame = []byte(runtime.FuncForPC(reflect.ValueOf((*Loop).runBatch).Pointer()).Name() + "(")
+
+// inTask reports whether stack (holderStack's choice) is of a goroutine
+// inside a task: the loop goroutine in runBatch (also while it has lent the
+// loop to a fiber), or a fiber. A loop goroutine between batches (polling,
+// yielding, going to sleep) has let go of the task that stalled, even
+// before the loop's word says so.
+func inTask(stack []byte) bool {
+	return bytes.Contains(stack, runBatchFrame) || bytes.Contains(stack, fiberFrame)
 }
 
 // fiberFrame names the function at the bottom of every fiber's stack.
