@@ -21,8 +21,8 @@ package loop
 //     asleep disarms); reqAt: when it last moved ask from askNone to
 //     askWanted; reported: the since of the last stall reported, so each
 //     stall is reported at most once;
-//   - a check that comes more than maxGap (four thresholds) after the last
-//     is late, and late has two causes: the whole process was frozen (a
+//   - a check that comes more than maxGap (four thresholds, and at least a
+//     second) after the last is late, and late has two causes: the whole process was frozen (a
 //     stopped process, a paused VM, a debugger), or only the watchdog was
 //     kept off a CPU (a loaded machine, more busy loops than cores: then
 //     nearly every check is late, if mostly by less). The process's CPU
@@ -31,8 +31,9 @@ package loop
 //     time before thawAt (the task is not blamed for time it did not
 //     have); a late watchdog keeps counting. Shorter gaps are never taken
 //     for a freeze: a machine so loaded that the process gets next to no
-//     CPU for a threshold or two (other processes' load) is as bad for the
-//     loop's callers as a long task, and counts;
+//     CPU for a while (other processes' load) is as bad for the loop's
+//     callers as a long task, and counts, while the freezes worth telling
+//     apart (a debugger, SIGSTOP, a paused VM) last seconds;
 //   - the stack of a stall is taken only while its task still holds the
 //     loop: ask and startAt unchanged after the dump (and the loop not
 //     asleep) mean that no task started since, and a stack inside runBatch
@@ -120,7 +121,7 @@ func (e *Loop) startWatchdog() *watchdog {
 	if h.threshold > 0 {
 		w.loopGoid = currentGoid()
 		w.every = checkPeriod(h.threshold)
-		w.maxGap = max(4*int64(h.threshold), 2*w.every)
+		w.maxGap = max(4*int64(h.threshold), int64(time.Second), 2*w.every)
 	}
 	go w.run()
 	return w
