@@ -438,8 +438,7 @@ func TestStallsReportedWhenLoopsOutnumberCores(t *testing.T) {
 	t.Logf("%d of %d stalls reported (%d while the task still ran, %d with its stack); %d stalls of the loop goroutine itself", reported, loops, whileRunning, withStack, ofLoop)
 	// Every stall is reported in all but about one run in a hundred under
 	// -race on a loaded 2-core machine, where one is missed (before this
-	// design: 0 to 9 of the 40). A process that gets next to no CPU for
-	// over a second is taken for a frozen one: that is the miss.
+	// design: 0 to 9 of the 40); that rare miss is not explained yet.
 	if reported < loops-1 {
 		t.Errorf("%d of %d stalls reported", reported, loops)
 	}
