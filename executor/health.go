@@ -32,8 +32,8 @@ type Stall struct {
 	// Duration is how long the task had held the loop when the stall was
 	// reported: at least the threshold, and short of the truth by less than
 	// an eighth of it (the watchdog looks that often) while the watchdog
-	// gets a CPU. A report made after the task ended (Stack nil) gives the
-	// task's whole time.
+	// gets a CPU. When it could not look while the task ran, the report
+	// comes after the task, gives its whole time and has no Stack.
 	Duration time.Duration
 	// Stack is the stack of the goroutine holding the loop, in the format
 	// of runtime.Stack: the loop goroutine when a callback stalls, the
