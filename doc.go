@@ -10,14 +10,28 @@
 //   - [github.com/spindle-rt/spindle/executor]: the loop (New, Run, Start,
 //     Submit, Post, AfterFunc, Shutdown, Close, Stats).
 //   - [github.com/spindle-rt/spindle/future]: Future, Promise, Then,
-//     Transform, Await, Spawn, Call, Sleep, Next and the combinators.
+//     Transform, Await, Spawn, Call, Sleep, Next and the combinators; Go
+//     (a goroutine for blocking code), Timeout, Group (tasks waited for
+//     together).
 //   - [github.com/spindle-rt/spindle/channel]: async channels bound to one
 //     executor, with select.
 //   - [github.com/spindle-rt/spindle/merge]: a merge of N streams that
 //     polls only the woken ones.
+//   - [github.com/spindle-rt/spindle/semaphore]: a weighted FIFO semaphore
+//     whose waits suspend tasks.
+//   - [github.com/spindle-rt/spindle/shard]: one loop per core, cross-shard
+//     calls and sharded services.
+//   - [github.com/spindle-rt/spindle/netio]: TCP and Unix sockets served by
+//     the loop itself (Listen, Dial, Conn, ServeGroup).
 //   - [github.com/spindle-rt/spindle/hooks]: lifecycle hooks and
 //     async-local storage.
 //   - [github.com/spindle-rt/spindle/alloc]: loop-owned free lists and slabs.
+//   - [github.com/spindle-rt/spindle/examples/httpserver/counters]: the
+//     state of the httpserver example, on a loop or behind a mutex, which
+//     the bundled benchmarks serve too.
+//
+// Programs: the examples under examples/ and the benchmark suite
+// (go run ./bench).
 //
 // The package example is the README's quick start, kept compiled and run
 // by go test.

@@ -6,7 +6,8 @@ import (
 	"github.com/spindle-rt/spindle/internal/loop"
 )
 
-// Timer is a callback scheduled by AfterFunc. Stop cancels it.
+// Timer is a callback scheduled by AfterFunc. Stop cancels it. The zero
+// value is not a timer: its Stop panics.
 type Timer loop.Timer
 
 // AfterFunc schedules fn to run on the loop once d has elapsed (in the next
@@ -17,9 +18,6 @@ type Timer loop.Timer
 // Submit, or use future.Sleep). Once the executor has closed, the timer never
 // fires.
 func (e *Executor) AfterFunc(d time.Duration, fn func()) *Timer {
-	if !e.OnLoop() {
-		panic("executor: AfterFunc called from a goroutine that does not hold the loop; call it inside Submit, or use future.Sleep")
-	}
 	return (*Timer)(e.lp().AfterFunc(d, fn))
 }
 

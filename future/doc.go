@@ -80,6 +80,12 @@
 // for a future without cancelling it ([ErrTimeout] matches
 // context.DeadlineExceeded). A [Group] runs tasks with an optional limit
 // and waits for them together, errgroup-style: the first error cancels the
-// rest and is what Wait returns. Wait, like a semaphore's Acquire (package
+// rest and is what Wait returns.
+//
+// Two names mean different things here: the function Go runs a goroutine,
+// off the loop, for code that blocks; the method [Group.Go] runs a task, a
+// spawned task on the loop like [Spawn]'s, which suspends rather than
+// blocks. And a future.Group (tasks of one executor, waited for together)
+// is not a shard.Group (package shard: one executor per core). Wait, like a semaphore's Acquire (package
 // semaphore), waits as Await does. docs/tasks.md shows the common patterns.
 package future

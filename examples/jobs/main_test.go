@@ -21,9 +21,6 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// safety bounds every wait of these tests; reaching it is a failure.
-const safety = 20 * time.Second
-
 // fakeDB counts the calls in flight and lets the test decide when they
 // return.
 type fakeDB struct {
@@ -72,22 +69,11 @@ func post(client *http.Client, url, job string) (int, string, error) {
 	return code, strings.TrimSpace(body), err
 }
 
-func recv[T any](t *testing.T, ch <-chan T) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(safety):
-		t.Fatal("safety timeout")
-		panic("unreachable")
-	}
-}
-
 // Sixteen clients at once: four database calls run, the other jobs wait
 // their turn in their tasks, and every client gets its result.
 func TestAtMostFourAtOnce(t *testing.T) {
 	db := newFakeDB()
-	ex, _, srv := service(t, db.call, safety)
+	ex, _, srv := service(t, db.call, spindletest.Safety)
 	const clients = 16
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
@@ -109,9 +95,9 @@ func TestAtMostFourAtOnce(t *testing.T) {
 	// says it entered), and every job is a task suspended on the loop: 4
 	// awaiting their database call, 12 waiting for a slot.
 	for range 4 {
-		recv(t, db.entered)
+		spindletest.Recv(t, db.entered)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), safety)
+	ctx, cancel := context.WithTimeout(context.Background(), spindletest.Safety)
 	defer cancel()
 	for {
 		n, err := future.Call(ex, func() (int, error) { return ex.Stats().Suspended, nil }).Await(ctx)
@@ -148,7 +134,7 @@ func TestJobTimeout(t *testing.T) {
 	if err != nil || code != http.StatusGatewayTimeout {
 		t.Fatalf("slow job: %d, %v; want 504", code, err)
 	}
-	if job := recv(t, db.cancelled); job != "slow" {
+	if job := spindletest.Recv(t, db.cancelled); job != "slow" {
 		t.Fatalf("cancelled %q", job)
 	}
 	srv.Client().CloseIdleConnections()
@@ -158,13 +144,13 @@ func TestJobTimeout(t *testing.T) {
 // jobs are refused.
 func TestShutdownWaitsForJobs(t *testing.T) {
 	db := newFakeDB()
-	ex, sched, srv := service(t, db.call, safety)
+	ex, sched, srv := service(t, db.call, spindletest.Safety)
 	result := make(chan int, 1)
 	go func() {
 		code, _, _ := post(srv.Client(), srv.URL, "last")
 		result <- code
 	}()
-	recv(t, db.entered)
+	spindletest.Recv(t, db.entered)
 	var order []string
 	var mu sync.Mutex
 	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
@@ -176,10 +162,10 @@ func TestShutdownWaitsForJobs(t *testing.T) {
 	}()
 	note("database released")
 	close(db.gate)
-	if err := recv(t, shut); err != nil {
+	if err := spindletest.Recv(t, shut); err != nil {
 		t.Fatal(err)
 	}
-	if code := recv(t, result); code != http.StatusOK {
+	if code := spindletest.Recv(t, result); code != http.StatusOK {
 		t.Fatalf("job in flight: %d, want 200", code)
 	}
 	if want := []string{"database released", "shutdown returned"}; fmt.Sprint(order) != fmt.Sprint(want) {

@@ -1,5 +1,35 @@
 package loop
 
+// Running the loop: Run, Start, RunUntilIdle, Drive, and a Shutdown that
+// drains an executor nobody runs, all enter through loop.
+//
+// Invariants:
+//   - one goroutine at a time runs the loop: running.CompareAndSwap(false,
+//     true) is the only way in and leave the only way out; LoopG is that
+//     goroutine's id from run's start to leave, 0 otherwise (frame.Holder:
+//     with CoroG it says who holds the loop);
+//   - a batch runs at most batchSize tasks with no per-task defer: a
+//     panicking task ends the batch and recoverItem reports it; Cur and
+//     curID are the running task's frame and resource id, nil and 0
+//     between tasks;
+//   - between batches poll runs the flushers, polls the IO without
+//     blocking while work is queued (io.go), takes the inbox (unless
+//     blocks taken earlier are still being consumed), queues due timers at
+//     the front of the queue and publishes the health figures;
+//   - stopReq (Close, or Run's ctx ending) is read before and after every
+//     batch and ends the loop with finish(true), which drops the queue; an
+//     empty queue and inbox after Shutdown began ends it with finish(false),
+//     the drain;
+//   - the loop sleeps only after it yielded once and still found nothing;
+//     it sets sleeping under mu after checking hasInbox, phase and stopReq
+//     under mu, so a Submit or a close that comes later sees it and sends
+//     the wake-up (loop.go); a loop with an IO sleeps in it, and dispatches
+//     what it found once it is awake again (io.go);
+//   - leave hands the loop on when it must not stop: after a task called
+//     runtime.Goexit under Run or Start, to a new goroutine; when a Shutdown
+//     began while RunUntilIdle or Drive ran, to the leaving goroutine, which
+//     drains it.
+
 import (
 	"context"
 	"runtime"
@@ -9,15 +39,12 @@ import (
 	"github.com/spindle-rt/spindle/internal/gid"
 )
 
-// Run runs the loop on the calling goroutine until the executor is closed by
-// Shutdown or Close (then it returns nil) or ctx ends (then the executor
-// closes at once, without draining, and Run returns ctx.Err()). It returns
-// ErrRunning if the loop already runs and ErrClosed if the executor has
-// already closed.
+// Run: see executor.Executor.Run.
 func (e *Loop) Run(ctx context.Context) error {
 	if ctx == nil {
 		panic("executor: Run with nil context")
 	}
+	e.mustMade("Run")
 	if e.phase.Load() == phaseClosed {
 		return ErrClosed
 	}
@@ -27,10 +54,9 @@ func (e *Loop) Run(ctx context.Context) error {
 	return e.loop(ctx, false, nil)
 }
 
-// Start runs the loop in a new goroutine, as Run(context.Background()). It
-// panics if the loop is already running or the executor has closed. Close
-// waits for that goroutine to finish.
+// Start: see executor.Executor.Start.
 func (e *Loop) Start() {
+	e.mustMade("Start")
 	if e.phase.Load() == phaseClosed {
 		panic("executor: Start after the executor closed")
 	}
@@ -40,20 +66,12 @@ func (e *Loop) Start() {
 	go func() { _ = e.loop(context.Background(), false, nil) }()
 }
 
-// RunUntilIdle runs the loop on the calling goroutine until no task is ready:
-// the queue and the inbox are empty and no timer is due. It returns the number
-// of tasks run. It is how tests and benchmarks drive an executor step by step
-// without a loop goroutine. It panics if the loop runs elsewhere; on a closed
-// executor it runs nothing.
+// RunUntilIdle: see executor.Executor.RunUntilIdle. It runs no session
+// (health.go): no watchdog, no busy or idle time.
 func (e *Loop) RunUntilIdle() int { return e.step("RunUntilIdle", nil) }
 
-// Drive runs fn on the calling goroutine as loop code, so that it may do
-// what only code holding the loop may (Post, channel operations, AfterFunc
-// with the current frame), and then runs the loop until idle as RunUntilIdle
-// does. fn is not counted as a task; Drive returns the number of tasks run.
-// It panics if the loop runs elsewhere; on a closed executor it does not
-// call fn and returns 0. A panic in fn propagates to the caller after the
-// loop has been given up.
+// Drive: see executor.Executor.Drive. Work submitted before Drive is taken
+// in before fn runs, so it runs before what fn posts.
 func (e *Loop) Drive(fn func()) int {
 	if fn == nil {
 		panic("executor: Drive with nil func")
@@ -64,6 +82,7 @@ func (e *Loop) Drive(fn func()) int {
 // step runs the loop on the calling goroutine until idle, first running
 // first (if not nil), for RunUntilIdle and Drive (named op in panics).
 func (e *Loop) step(op string, first func()) int {
+	e.mustMade(op)
 	if e.phase.Load() == phaseClosed {
 		return 0
 	}
@@ -75,20 +94,14 @@ func (e *Loop) step(op string, first func()) int {
 	return int(e.ran - before)
 }
 
-// Shutdown stops the executor gracefully: Submit starts returning ErrClosed,
-// the loop runs the queue (tasks and the continuations they schedule) until
-// it is empty, stops the timers, and then releases everything still waiting:
-// goroutines blocked in Await and suspended tasks get ErrClosed. Shutdown
-// waits for that and returns nil, or returns ctx.Err() if ctx ends first, in
-// which case the loop stops draining at its next batch boundary and closes
-// at once. If nobody runs the loop, Shutdown drains it on the calling
-// goroutine. Called from the loop itself it begins the shutdown and returns
-// nil without waiting. Shutdown may be called any number of times, from any
-// goroutine.
+// Shutdown: see executor.Executor.Shutdown. It moves phase to draining
+// under mu and wakes the loop, which finishes once its queue and inbox are
+// empty (run); as Close, it does not wait on the loop or its watchdog.
 func (e *Loop) Shutdown(ctx context.Context) error {
 	if ctx == nil {
 		panic("executor: Shutdown with nil context")
 	}
+	e.mustMade("Shutdown")
 	e.mu.Lock()
 	if e.phase.Load() == phaseOpen {
 		e.phase.Store(phaseDraining)
@@ -166,6 +179,9 @@ func (e *Loop) run(ctx context.Context, untilIdle bool, first func()) (err error
 			if e.hasInbox.Load() {
 				continue
 			}
+			if e.ioPoll() && e.q.Len() > 0 {
+				continue // I/O was ready
+			}
 			e.idleTrim()
 			return nil
 		}
@@ -199,13 +215,17 @@ func (e *Loop) yield() {
 // so waits for someone to finish the loop), the goroutine leaving finishes
 // it. abrupt says that run did not return: a panic is propagating (from
 // Drive's fn), or a task body called runtime.Goexit, which the coroutine
-// switch passes on to the loop goroutine; then the task's goroutine is gone,
-// and a loop that was running for good (Run, Start) is handed on to a new
-// goroutine, so the executor keeps serving.
+// switch passes on to the loop goroutine, or a callback did (goexitItem);
+// then the goroutine is gone, and a loop that was running for good (Run,
+// Start) is handed on to a new goroutine, so the executor keeps serving.
 func (e *Loop) leave(ctx context.Context, untilIdle, abrupt bool) {
 	handOn := false
 	if abrupt && e.goexited != nil {
 		e.forgetGoexited()
+		handOn = !untilIdle
+	}
+	if abrupt && e.cbGoexited {
+		e.cbGoexited = false
 		handOn = !untilIdle
 	}
 	e.publish()
@@ -230,13 +250,22 @@ func (e *Loop) leave(ctx context.Context, untilIdle, abrupt bool) {
 // id 0 (every task, while no hooks are registered) costs one branch.
 func (e *Loop) runBatch() {
 	var cur item
+	finished := false
 	defer func() {
+		if finished {
+			return
+		}
 		if v := recover(); v != nil {
 			e.recoverItem(cur, v, debug.Stack())
-			e.Cur, e.curID = nil, 0
+		} else {
+			e.goexitItem(cur) // neither returned nor panicked: runtime.Goexit
 		}
+		e.Cur, e.curID = nil, 0
 	}()
 	for range batchSize {
+		if e.stopReq.Load() {
+			break // Close from the last task, or from anywhere: drop the rest
+		}
 		var it item
 		var ok bool
 		if e.q.OnlyBack() {
@@ -261,6 +290,7 @@ func (e *Loop) runBatch() {
 		}
 	}
 	e.Cur, e.curID = nil, 0
+	finished = true
 }
 
 // poll calls the flushers (flush.go), takes in submitted work and queues
@@ -268,6 +298,9 @@ func (e *Loop) runBatch() {
 // local work delays neither by more than a batch.
 func (e *Loop) poll() {
 	e.flush()
+	if e.q.Len() > 0 {
+		e.ioPoll() // a busy loop sees I/O without sleeping (io.go)
+	}
 	if e.hasInbox.Load() {
 		e.takeInbox()
 	}
@@ -311,7 +344,16 @@ func (e *Loop) sleep(ctxDone <-chan struct{}) {
 	e.sleeping = true
 	e.mu.Unlock()
 	e.idleBegin()
-	if d, ok := e.timers.next(); ok {
+	d, ok := e.timers.next()
+	if !ok {
+		d = -1
+	} else if d < 0 {
+		d = 0
+	}
+	inIO := e.ioSleep(d) // a loop that serves sockets waits for them too (io.go)
+	switch {
+	case inIO:
+	case ok:
 		// One reusable runtime timer: with Go 1.23's timers (go.mod says
 		// 1.24) Reset and Stop leave no stale value in its channel.
 		if e.sleepTimer == nil {
@@ -325,7 +367,7 @@ func (e *Loop) sleep(ctxDone <-chan struct{}) {
 		case <-ctxDone:
 		}
 		e.sleepTimer.Stop()
-	} else {
+	default:
 		select {
 		case <-e.wake:
 		case <-ctxDone:
@@ -335,4 +377,7 @@ func (e *Loop) sleep(ctxDone <-chan struct{}) {
 	e.mu.Lock()
 	e.sleeping = false
 	e.mu.Unlock()
+	if inIO {
+		e.ioDispatch()
+	}
 }

@@ -297,18 +297,18 @@ func (w *watchdog) after(t int64) int64 {
 func (w *watchdog) report(d time.Duration, running bool) {
 	e := w.e
 	h := &e.health
-	s := Stall{Executor: e.name, Duration: d}
+	var stack []byte
 	if running {
 		ask, start := h.ask.Load(), h.startAt.Load()
-		s.Stack = holderStack(dumpStacks(), w.loopGoid)
-		if asleep, _ := h.sleeping(); asleep || h.ask.Load() != ask || h.startAt.Load() != start || !inTask(s.Stack) {
-			s.Stack = nil // the task let go of the loop before or while the dump was taken
+		stack = holderStack(dumpStacks(), w.loopGoid)
+		if asleep, _ := h.sleeping(); asleep || h.ask.Load() != ask || h.startAt.Load() != start || !inTask(stack) {
+			stack = nil // the task let go of the loop before or while the dump was taken
 		}
 	}
 	h.stalls.Add(1)
 	fn := e.health.onStall
 	if fn == nil {
-		slog.Warn("spindle: a task has held the loop too long", "executor", s.Executor, "duration", s.Duration, "stack", string(s.Stack))
+		slog.Warn("spindle: a task has held the loop too long", "executor", e.name, "duration", d, "stack", string(stack))
 		return
 	}
 	defer func() {
@@ -316,7 +316,7 @@ func (w *watchdog) report(d time.Duration, running bool) {
 			slog.Error("spindle: stall handler panicked", "executor", e.name, "panic", r)
 		}
 	}()
-	fn(s)
+	fn(e.name, d, stack)
 }
 
 // sample takes in the probe in flight, if it has run, and sends the next.
