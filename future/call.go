@@ -1,10 +1,12 @@
 package future
 
 import (
+	"context"
 	"time"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/hooks"
+	"github.com/spindle-rt/spindle/internal/frame"
 	"github.com/spindle-rt/spindle/internal/loop"
 )
 
@@ -66,6 +68,35 @@ func Call[T any](e *executor.Executor, fn func() (T, error)) *Future[T] {
 		panic("future: Call with nil func")
 	}
 	fr, onLoop := ex.Current()
+	return call(ex, fn, fr, onLoop)
+}
+
+// CallContext is Call for code that has a context: called off the loop, fn
+// runs under the async-local values that ctx carries (hooks.Storage's
+// WithValue, hooks.NewContext, a task's ctx), so a handler's request id
+// reaches fn and every continuation fn registers. Called on the loop it is
+// Call: fn runs under the current values. ctx only carries values here: its
+// end does not cancel the call (Cancel the future, or Await it with ctx).
+func CallContext[T any](ctx context.Context, e *executor.Executor, fn func() (T, error)) *Future[T] {
+	ex := (*loop.Loop)(e)
+	if ex == nil {
+		panic("future: CallContext with nil executor")
+	}
+	if fn == nil {
+		panic("future: CallContext with nil func")
+	}
+	if ctx == nil {
+		panic("future: CallContext with nil context")
+	}
+	fr, onLoop := ex.Current()
+	if !onLoop {
+		fr = ctxFrame(ctx)
+	}
+	return call(ex, fn, fr, onLoop)
+}
+
+// call is Call and CallContext: fn runs under fr.
+func call[T any](ex *loop.Loop, fn func() (T, error), fr *frame.Frame, onLoop bool) *Future[T] {
 	n := newObj[callNode[T]](ex, onLoop)
 	n.fn = fn
 	n.out.ex = ex

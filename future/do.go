@@ -8,6 +8,10 @@ package future
 //     by the loop until the loop sends on ch, then by Do again, which
 //     returns it to the pool; a node whose wait was abandoned (ctx ended
 //     before fn started) is never reused, since the loop may still hold it;
+//   - the nodes are pooled per result type and hold no channel there: Do
+//     takes the channel (a parker's) from the executor's own pool for the
+//     call and gives it back with the node, so no channel made inside a
+//     testing/synctest bubble reaches another bubble (future.go, parker);
 //   - state moves once from queued to taken (the loop, as fn starts, or a
 //     drop when the loop closes) or to abandoned (Do, as ctx ends), by
 //     compare-and-swap, so fn runs at most once and never after Do has
@@ -20,6 +24,7 @@ import (
 	"sync/atomic"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/internal/frame"
 	"github.com/spindle-rt/spindle/internal/loop"
 )
 
@@ -35,7 +40,7 @@ type doNode[T any] struct {
 	val   T
 	err   error
 	state atomic.Uint32
-	ch    chan struct{} // capacity 1: the loop's token
+	p     *parker // for the call: p.ch (capacity 1) carries the loop's token
 }
 
 // doPools holds one sync.Pool of nodes per result type, keyed by a nil *T.
@@ -47,7 +52,7 @@ func doPool[T any]() *sync.Pool {
 		return p.(*sync.Pool)
 	}
 	p, _ := doPools.LoadOrStore(key, &sync.Pool{New: func() any {
-		return &doNode[T]{ch: make(chan struct{}, 1)}
+		return new(doNode[T])
 	}})
 	return p.(*sync.Pool)
 }
@@ -55,9 +60,13 @@ func doPool[T any]() *sync.Pool {
 // Do runs fn on ex's loop and returns its result: the same as
 // Call(ex, fn).Await(ctx), without a future, for the goroutines of a service
 // that hand work to the loop and wait for it. It allocates nothing of its
-// own (the node that carries the call is pooled), and if ctx ends before fn
+// own (the node that carries the call is pooled, and so is its wake-up
+// channel, per executor), and if ctx ends before fn
 // has started, fn never runs and Do returns ctx.Err(); once fn has started,
-// Do waits for it (it runs on the loop, which is meant to be quick). A
+// Do waits for it (it runs on the loop, which is meant to be quick). fn
+// runs under the async-local values that ctx carries (hooks.Storage's
+// WithValue), so a handler's request id reaches fn and every continuation
+// fn registers. A
 // panic in fn comes back as a *PanicError; once the executor is closing, Do
 // returns executor.ErrClosed (a call queued when the executor closes is
 // dropped, not run). Called on the loop itself (a callback or a task body)
@@ -83,29 +92,40 @@ func Do[T any](ctx context.Context, e *executor.Executor, fn func() (T, error)) 
 	}
 	pool := doPool[T]()
 	n := pool.Get().(*doNode[T])
-	n.fn = fn
+	p := getParker(ex)
+	n.fn, n.p = fn, p
 	n.state.Store(doQueued)
-	if err := ex.SubmitRunnable(n, nil, 0); err != nil {
-		n.fn = nil
+	if err := ex.SubmitRunnable(n, ctxFrame(ctx), 0); err != nil {
+		n.fn, n.p = nil, nil
+		ex.Parked.Put(p)
 		pool.Put(n)
 		return zero, err
 	}
 	if done := ctx.Done(); done != nil {
 		select {
-		case <-n.ch:
+		case <-p.ch:
 		case <-done:
 			if n.state.CompareAndSwap(doQueued, doAbandoned) {
-				return zero, ctx.Err() // n stays with the loop; it is not reused
+				return zero, ctx.Err() // n (and p) stay with the loop; they are not reused
 			}
-			<-n.ch // fn has started: wait for it
+			<-p.ch // fn has started: wait for it
 		}
 	} else {
-		<-n.ch
+		<-p.ch
 	}
 	v, err := n.val, n.err
-	n.val, n.err = zero, nil
+	n.val, n.err, n.p = zero, nil, nil
+	ex.Parked.Put(p)
 	pool.Put(n)
 	return v, err
+}
+
+// ctxFrame returns the async-local frame that ctx carries, or nil.
+func ctxFrame(ctx context.Context) *frame.Frame {
+	if c := frame.FromContext(ctx); c != nil {
+		return c.Frame
+	}
+	return nil
 }
 
 // Run calls fn on the loop, unless Do gave up first.
@@ -117,13 +137,13 @@ func (n *doNode[T]) Run() {
 	fn := n.fn
 	n.fn = nil
 	n.val, n.err = fn()
-	n.ch <- struct{}{}
+	n.p.ch <- struct{}{}
 }
 
 // CatchPanic hands fn's panic back to Do.
 func (n *doNode[T]) CatchPanic(v any, stack []byte) {
 	n.err = &PanicError{Value: v, Stack: stack}
-	n.ch <- struct{}{}
+	n.p.ch <- struct{}{}
 }
 
 // Drop tells Do that the loop closed before fn could run.
@@ -131,6 +151,6 @@ func (n *doNode[T]) Drop() {
 	if n.state.CompareAndSwap(doQueued, doTaken) {
 		n.fn = nil
 		n.err = executor.ErrClosed
-		n.ch <- struct{}{}
+		n.p.ch <- struct{}{}
 	}
 }

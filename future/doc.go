@@ -55,7 +55,15 @@
 // completes, its ctx ends, or the executor closes (executor.ErrClosed). On the
 // loop goroutine itself, outside a task, Await on a pending future returns
 // [ErrDeadlock] instead of hanging. [Call] hands a function to the loop from any
-// goroutine and returns the future of its result.
+// goroutine and returns the future of its result; [Do] runs it and waits for
+// the result without a future, the round trip of a service's handler.
+//
+// Do and [CallContext] run the function under the async-local values that
+// their ctx carries (hooks.Storage's WithValue): a request id that a
+// middleware put in the request's context reaches the loop code of that
+// request and everything it registers, and hooks.LogHandler adds it to the
+// records that code logs. A task's ctx (Spawn) and fn's ctx in [Go] carry
+// the values of their caller the other way, to code that takes a context.
 //
 // # Combinators
 //

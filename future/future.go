@@ -62,7 +62,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"github.com/spindle-rt/spindle/executor"
@@ -448,7 +447,9 @@ func (f *Future[T]) awaitSlow(ctx context.Context) (T, error) {
 	return f.park(ctx)
 }
 
-// parker is a goroutine blocked in Await off the loop.
+// parker is a goroutine blocked in Await (or Do) off the loop. Parkers are
+// pooled per executor (loop.Loop.Parked), never across executors, so that
+// no channel made in one testing/synctest bubble is used in another.
 type parker struct {
 	l  quitLink
 	ch chan struct{}
@@ -456,23 +457,27 @@ type parker struct {
 
 func (p *parker) wake(bool) { p.ch <- struct{}{} }
 
-var parkers = sync.Pool{New: func() any {
+// getParker returns a parker for a goroutine about to wait for ex.
+func getParker(ex *loop.Loop) *parker {
+	if p, ok := ex.Parked.Get().(*parker); ok {
+		return p
+	}
 	p := &parker{ch: make(chan struct{}, 1)}
 	p.l.init(p)
 	return p
-}}
+}
 
 func (f *Future[T]) park(ctx context.Context) (T, error) {
 	var zero T
-	p := parkers.Get().(*parker)
+	p := getParker(f.ex)
 	if !f.addWaiter(&p.l.link) {
-		parkers.Put(p)
+		f.ex.Parked.Put(p)
 		return f.val, f.err
 	}
 	var err error
 	select {
 	case <-p.ch:
-		parkers.Put(p)
+		f.ex.Parked.Put(p)
 		return f.val, f.err
 	case <-ctx.Done():
 		err = ctx.Err()
@@ -485,7 +490,7 @@ func (f *Future[T]) park(ctx context.Context) (T, error) {
 		return zero, err
 	}
 	<-p.ch // the completer got there first: its token is coming
-	parkers.Put(p)
+	f.ex.Parked.Put(p)
 	return f.val, f.err
 }
 

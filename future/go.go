@@ -57,8 +57,10 @@ type goNode[T any] struct {
 // executor.ErrClosed, without waiting for fn to return (context.Cause(ctx)
 // says which). fn should return soon after.
 //
-// fn runs off the loop: it must not touch loop-owned state, and it sees no
-// async-local values (hooks.Storage.Get is empty there). The loop code that
+// fn runs off the loop: it must not touch loop-owned state, and
+// hooks.Storage.Get is empty there; its ctx carries the async-local values
+// of the caller of Go instead (hooks.Storage's FromContext, and
+// slog.InfoContext(ctx, ...) through hooks.LogHandler). The loop code that
 // the future's completion runs, its continuations and the tasks awaiting
 // it, sees the async-local frame of the caller of Go as usual.
 //
@@ -79,7 +81,11 @@ func Go[T any](e *executor.Executor, fn func(ctx context.Context) (T, error)) *F
 	n.out.id = newID(ex, hooks.KindFuture, 0, n)
 	n.cl.w = (*goCancel[T])(n)
 	n.out.head.Store(&n.cl) // not yet shared: no race
-	n.ctx, n.cancel = context.WithCancelCause(context.Background())
+	parent := context.Background()
+	if fr != nil {
+		parent = frame.NewContext(parent, fr, ex.Name()) // fn's ctx carries the caller's values
+	}
+	n.ctx, n.cancel = context.WithCancelCause(parent)
 	if ex.Closing() || !ex.Watch(&n.watch, n) {
 		n.cancel(executor.ErrClosed)
 		var zero T

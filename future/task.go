@@ -30,6 +30,7 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/hooks"
+	"github.com/spindle-rt/spindle/internal/frame"
 	"github.com/spindle-rt/spindle/internal/loop"
 )
 
@@ -44,6 +45,7 @@ type taskBase struct {
 	mu        sync.Mutex
 	done      chan struct{}
 	cancelled atomic.Bool
+	carried   frame.Carried // the frame Spawn was called under, for Value
 }
 
 type task[T any] struct {
@@ -57,7 +59,10 @@ type task[T any] struct {
 // like a callback: inside it, Await on a pending future suspends the task
 // and lends the loop to other work, and the task resumes on the loop when
 // the future completes. ctx is the task's context: it is cancelled when the
-// returned future is cancelled or the executor closes. A panic in fn fails
+// returned future is cancelled or the executor closes, and it carries the
+// async-local values current when Spawn was called (hooks.Storage's
+// FromContext reads them, and so does hooks.LogHandler for
+// slog.InfoContext(ctx, ...)), for the code the task hands ctx to. A panic in fn fails
 // the future with a *PanicError. Spawn may be called from any goroutine;
 // when the executor is closing the future fails with executor.ErrClosed.
 func Spawn[T any](e *executor.Executor, fn func(ctx context.Context) (T, error)) *Future[T] {
@@ -70,6 +75,8 @@ func Spawn[T any](e *executor.Executor, fn func(ctx context.Context) (T, error))
 	}
 	t := newObjHere[task[T]](ex)
 	t.fn = fn
+	t.carried.Frame, _ = ex.Current()
+	t.carried.Loop = ex.Name()
 	t.res.ex = ex
 	t.res.id = newID(ex, hooks.KindTask, 0, t)
 	t.out = &t.res.core
@@ -215,8 +222,11 @@ type taskKey struct{}
 
 // Value returns the task for the package's own key and nil otherwise.
 func (t *taskBase) Value(key any) any {
-	if key == (taskKey{}) {
+	switch key {
+	case taskKey{}:
 		return t
+	case frame.ContextKey{}:
+		return &t.carried
 	}
 	return nil
 }

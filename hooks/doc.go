@@ -45,8 +45,9 @@
 //
 //   - Code off the loop. A goroutine that does not hold the loop has no
 //     current frame: Get there reports false, and what it schedules with
-//     Submit or future.Call runs under the empty frame. Run, [Bind] and [Snapshot]
-//     panic there.
+//     Submit or future.Call runs under the empty frame (future.Do and
+//     future.CallContext use the values its context carries instead). Run,
+//     [Bind] and [Snapshot] panic there.
 //   - Plain callbacks kept and called later by other code: a pool that
 //     serves waiters in turn, an emitter that calls its listeners from
 //     whoever emits. The callback sees the frame of the code that calls it,
@@ -56,6 +57,32 @@
 //     goroutine, submit it: ex.Submit(hooks.Bind(ex, fn)).
 //   - Work handed to another executor: frames belong to the loop that made
 //     them. Bind on one loop and call the result on the same loop.
+//
+// # Request context: context.Context and log/slog
+//
+// A handler on another goroutine has a context.Context; loop code has
+// storages. [Storage.WithValue] puts a value into a context (from any
+// goroutine, in a middleware say), and future.Do and future.CallContext run
+// their function on the loop under the values the context carries, so
+// everything that function registers sees them in Get. The other way,
+// [NewContext] makes a context that carries the loop's current values, a
+// spawned task's ctx carries the values it was spawned under, and fn's ctx
+// in future.Go those of the caller of Go; [Storage.FromContext] reads them
+// anywhere. [RunContext] runs loop code under a context's values, and
+// [RunValue] is Run for a function with a result.
+//
+// [LogHandler] wraps a slog.Handler and adds to each record the values of
+// the storages it is given (and the executor's name): those of the loop the
+// caller holds, else those the record's context carries. With it a request
+// id set by a middleware reaches every record logged by the loop code of
+// that request, callbacks and tasks included, with no code in between:
+//
+//	logger := slog.New(hooks.NewLogHandler(h, hooks.Log("request_id", requestID)))
+//	ctx = requestID.WithValue(ctx, id) // in the middleware
+//	future.Do(ctx, ex, func() (T, error) {
+//		logger.Info("on the loop") // ... executor=api request_id=<id>
+//		...
+//	})
 //
 // # [Hooks]
 //

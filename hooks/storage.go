@@ -48,6 +48,27 @@ func (s *Storage[T]) Run(ex Loop, v T, fn func()) {
 	h.Run(h.Cur.With(s, v), fn)
 }
 
+// RunValue is Storage.Run for a function with a result: it calls fn with
+// v bound to s, on top of the values of the current frame, restores the
+// current frame when fn returns (or panics), and returns fn's result. Every
+// continuation registered while fn runs sees v:
+//
+//	f := hooks.RunValue(requestID, ex, id, func() *future.Future[Page] {
+//		return future.Then(lookUp(), render) // render sees id
+//	})
+//
+// RunValue must be called by code that holds the loop (a callback, a task
+// body); it panics elsewhere.
+func RunValue[T, R any](s *Storage[T], ex Loop, v T, fn func() R) R {
+	if fn == nil {
+		panic("hooks: RunValue with nil func")
+	}
+	h := mustHold(ex, "RunValue")
+	var r R
+	h.Run(h.Cur.With(s, v), func() { r = fn() })
+	return r
+}
+
 // Get returns the value bound to s in the current frame and true, or the
 // zero value and false when s has no value there (outside any Run, or when
 // the caller does not hold the loop). It does not allocate.

@@ -24,6 +24,7 @@ type Holder struct {
 	Cur   *Frame         // loop-owned: the frame of the running continuation
 	LoopG atomic.Uintptr // gid of the goroutine running the loop, 0 if none
 	CoroG atomic.Uintptr // gid of the task goroutine last switched to
+	Name  string         // the loop's name, set before the loop is shared
 }
 
 // OnLoop reports whether the calling goroutine holds the loop: one call

@@ -22,6 +22,8 @@ func TestWatchdogCheck(t *testing.T) {
 		end     int64            // last check, ms
 		loop    map[int64]string // what the loop does at a time (ms): "task", "sleep" or "wake"
 		frozen  [2]int64         // no check in this open interval (ms)
+		busy    bool             // the process uses CPU in the frozen interval: only the watchdog was late
+		noCPU   bool             // the process's CPU time is not known
 		reports []int64          // the checks that report a stall (ms)
 	}{
 		{name: "one long task is reported once", end: 200, reports: []int64{50}},
@@ -33,17 +35,31 @@ func TestWatchdogCheck(t *testing.T) {
 			loop: map[int64]string{5: "sleep", 95: "wake"}, reports: []int64{150}},
 		{name: "a late watchdog keeps counting", end: 200,
 			frozen: [2]int64{10, 50}, reports: []int64{50}},
-		{name: "a frozen watchdog restarts the count", end: 200,
+		{name: "a frozen process restarts the count", end: 200,
 			frozen: [2]int64{10, 70}, reports: []int64{120}},
+		{name: "a watchdog late on a busy process keeps counting", end: 200,
+			frozen: [2]int64{10, 70}, busy: true, reports: []int64{70}},
+		{name: "a late watchdog with no CPU clock keeps counting", end: 200,
+			frozen: [2]int64{10, 70}, noCPU: true, reports: []int64{70}},
+		{name: "a stall the watchdog could not watch is reported when it can look, then the endless next task", end: 200,
+			loop: map[int64]string{20: "task", 100: "task"}, frozen: [2]int64{10, 130}, busy: true, reports: []int64{130, 180}},
+		{name: "a stall seen while it ran is not reported again when it ends; the endless next task is", end: 200,
+			loop: map[int64]string{5: "task", 100: "task"}, reports: []int64{60, 150}},
 		{name: "the next stall is reported again", end: 200,
 			loop: map[int64]string{55: "task"}, reports: []int64{50, 110}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var reported []int64
 			var now int64
+			clock = func() int64 { return now * ms }
+			defer func() { clock = mono }()
 			e := New(Config{StallThreshold: 50 * time.Millisecond, OnStall: func(string, time.Duration, []byte) { reported = append(reported, now) }})
 			w := &watchdog{e: e, every: 10 * ms, maxGap: 50 * ms}
+			var cpu int64
 			for now = 0; now <= tc.end; now++ {
+				if tc.busy || now <= tc.frozen[0] || now >= tc.frozen[1] {
+					cpu += ms // one CPU's worth
+				}
 				switch tc.loop[now] {
 				case "task":
 					e.pulse()
@@ -53,7 +69,11 @@ func TestWatchdogCheck(t *testing.T) {
 					e.idleEnd()
 				}
 				if now%10 == 0 && (now <= tc.frozen[0] || now >= tc.frozen[1]) {
-					w.check(now * ms)
+					c := cpu
+					if tc.noCPU {
+						c = -1
+					}
+					w.check(now*ms, c)
 				}
 			}
 			if !slices.Equal(reported, tc.reports) {
@@ -172,4 +192,51 @@ func seq(from, to int64) []int64 {
 		s = append(s, i)
 	}
 	return s
+}
+
+// A stall's stack is kept only if the task still holds the loop once the
+// dump is taken: a task that starts during the dump, a loop that falls
+// asleep, or a loop goroutine found between batches (the stalling task has
+// returned, the word not yet changed) leave the report without a stack.
+func TestStackAfterTheStall(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	inBatch := "goroutine 5 [running]:\nmain.stall()\n\t/x.go:1\n" + string(runBatchFrame) + "0x1)\ncreated by main.main in goroutine 1\n\t/x.go:2"
+	betweenBatches := "goroutine 5 [runnable]:\ngithub.com/spindle-rt/spindle/internal/loop.(*Loop).idleBegin(0x1)\ncreated by main.main in goroutine 1\n\t/x.go:2"
+	for _, tc := range []struct {
+		name   string
+		dump   string
+		during string // what the loop does while the dump is taken: "", "task" or "sleep"
+		kept   bool
+	}{
+		{"the task still runs", inBatch, "", true},
+		{"a task started during the dump", inBatch, "task", false},
+		{"the loop fell asleep during the dump", inBatch, "sleep", false},
+		{"the loop is between batches", betweenBatches, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got [][]byte // the stacks reported
+			e := New(Config{StallThreshold: 50 * time.Millisecond, OnStall: func(_ string, _ time.Duration, stack []byte) { got = append(got, stack) }})
+			w := &watchdog{e: e, every: 10 * ms, maxGap: 200 * ms, loopGoid: 5}
+			e.health.ask.Store(askWanted)
+			e.pulse() // the stalling task starts, stamped
+			defer func(d func() []byte) { dumpStacks = d }(dumpStacks)
+			dumpStacks = func() []byte {
+				switch tc.during {
+				case "task":
+					e.pulse()
+					e.pulse()
+				case "sleep":
+					e.idleBegin()
+				}
+				return []byte(tc.dump)
+			}
+			w.report(60*time.Millisecond, true)
+			if len(got) != 1 {
+				t.Fatalf("%d reports, want 1", len(got))
+			}
+			if kept := got[0] != nil; kept != tc.kept {
+				t.Fatalf("stack kept: %v, want %v (%q)", kept, tc.kept, got[0])
+			}
+		})
+	}
 }

@@ -149,6 +149,14 @@ type Loop struct {
 	health       health        // stall detection, busy and idle time, delay (health.go)
 	watches      closeWatches  // told when the executor closes (closewatch.go)
 	loopWatches  []*CloseWatch // loop-owned: told when the executor closes (closewatch.go)
+
+	// Parked holds the wake-up channels of goroutines that wait off the
+	// loop for its work (future's Await and Do), for package future to
+	// reuse. It is per loop, not per process: a channel made inside a
+	// testing/synctest bubble belongs to that bubble, and a loop lives in
+	// one bubble (its own channels and timers do), so no pooled channel
+	// reaches a goroutine of another bubble or of none.
+	Parked sync.Pool
 }
 
 // Config is what New needs to know: the settings of executor.Option.
@@ -178,6 +186,8 @@ func New(cfg Config) *Loop {
 		e.name = "spindle"
 	}
 	e.health.init(cfg, e.name)
+	e.Holder.Name = e.name
+	frame.Register(&e.Holder) // for the log handler of package hooks
 	for _, h := range cfg.Hooks {
 		e.hooks.add(h)
 	}
