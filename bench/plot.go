@@ -6,6 +6,7 @@ package main
 // module on it, as -peers runs bench/peers.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,11 +28,7 @@ func writePlots(dir string, env environment, sums []caseSummary) error {
 		return err
 	}
 	defer os.Remove(f.Name())
-	err = writeJSON(f, env, sums)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := errors.Join(writeJSON(f, env, sums), f.Close()); err != nil {
 		return err
 	}
 	cmd := exec.Command("go", "run", ".", "-in", f.Name(), "-out", out)

@@ -87,13 +87,8 @@ func selectCases(all []benchCase, re *regexp.Regexp) []benchCase {
 	}
 	firstGroup := map[string]int{}
 	firstUnit := map[string]int{}
-	for i, c := range sel {
-		if _, ok := firstGroup[c.Group]; !ok {
-			firstGroup[c.Group] = i
-		}
-		if _, ok := firstUnit[c.Group+"\x00"+c.Unit]; !ok {
-			firstUnit[c.Group+"\x00"+c.Unit] = i
-		}
+	for i := len(sel) - 1; i >= 0; i-- { // backwards: the first index stays
+		firstGroup[sel[i].Group], firstUnit[sel[i].Group+"\x00"+sel[i].Unit] = i, i
 	}
 	slices.SortStableFunc(sel, func(a, b benchCase) int {
 		rank := func(g string) int { // groupOrder's, unknown groups last
@@ -132,45 +127,34 @@ func figuresFromResult(r testing.BenchmarkResult, unit, metric string) runFigure
 }
 
 // median returns the median of vs (the mean of the middle two for an even
-// count); vs must not be empty. It does not modify vs.
-func median(vs []float64) float64 {
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
+// count) and the median absolute deviation from it; vs must not be empty.
+func median(vs []float64) (med, mad float64) {
+	mid := func(vs []float64) float64 {
+		s := slices.Sorted(slices.Values(vs))
+		return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
 	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// mad returns the median absolute deviation of vs from its median.
-func mad(vs []float64) float64 {
-	m := median(vs)
+	med = mid(vs)
 	dev := make([]float64, len(vs))
 	for i, v := range vs {
-		dev[i] = math.Abs(v - m)
+		dev[i] = math.Abs(v - med)
 	}
-	return median(dev)
+	return med, mid(dev)
 }
 
-// figures returns the runs' values of one figure, leaving out the runs
-// that lack it (get returns nil).
-func figures(runs []runFigures, get func(r runFigures) *float64) []float64 {
+// medianOf returns the median of one figure over the runs that have it
+// (get returns nil for the others), nil if none has it.
+func medianOf(runs []runFigures, get func(r runFigures) *float64) *float64 {
 	var vs []float64
 	for _, r := range runs {
 		if v := get(r); v != nil {
 			vs = append(vs, *v)
 		}
 	}
-	return vs
-}
-
-// medianOf returns the median of vs, nil if vs is empty.
-func medianOf(vs []float64) *float64 {
 	if len(vs) == 0 {
 		return nil
 	}
-	return ptr(median(vs))
+	m, _ := median(vs)
+	return &m
 }
 
 // summarize computes a case's statistics over its runs. A case without
@@ -191,13 +175,16 @@ func summarize(c benchCase, runs []runFigures, status string) caseSummary {
 	}
 	byNs := slices.SortedStableFunc(slices.Values(runs), func(a, b runFigures) int { return cmp.Compare(a.Ns, b.Ns) })
 	s.N = byNs[(len(byNs)-1)/2].N
-	ns := figures(runs, func(r runFigures) *float64 { return &r.Ns })
-	s.Median, s.MAD = median(ns), mad(ns)
-	s.Min, s.Max = slices.Min(ns), slices.Max(ns)
-	s.Allocs = medianOf(figures(runs, func(r runFigures) *float64 { return &r.Allocs }))
-	s.Tasks = medianOf(figures(runs, func(r runFigures) *float64 { return r.Tasks }))
-	s.Inst = medianOf(figures(runs, func(r runFigures) *float64 { return r.Inst }))
-	s.Cycles = medianOf(figures(runs, func(r runFigures) *float64 { return r.Cycles }))
+	ns := make([]float64, len(runs))
+	for i, r := range runs {
+		ns[i] = r.Ns
+	}
+	s.Median, s.MAD = median(ns)
+	s.Min, s.Max = byNs[0].Ns, byNs[len(byNs)-1].Ns
+	s.Allocs = medianOf(runs, func(r runFigures) *float64 { return &r.Allocs })
+	s.Tasks = medianOf(runs, func(r runFigures) *float64 { return r.Tasks })
+	s.Inst = medianOf(runs, func(r runFigures) *float64 { return r.Inst })
+	s.Cycles = medianOf(runs, func(r runFigures) *float64 { return r.Cycles })
 	return s
 }
 
@@ -297,10 +284,8 @@ func fmtRatioOf(metric string, r float64) string {
 // sums (see selectCases), then the summary (writeSummary).
 func writeTable(w io.Writer, env environment, sums []caseSummary) {
 	counters := slices.ContainsFunc(sums, func(s caseSummary) bool { return s.Inst != nil || s.Cycles != nil })
-	fmt.Fprintf(w, "go version:           %s %s/%s\n", env.GoVersion, env.GOOS, env.GOARCH)
-	fmt.Fprintf(w, "single run duration:  %v\n", env.PerRun)
-	fmt.Fprintf(w, "number of runs:       %d\n", env.Runs)
-	fmt.Fprintf(w, "number of cores:      %d (GOMAXPROCS %d)\n", env.NumCPU, env.GOMAXPROCS)
+	fmt.Fprintf(w, "go version:           %s %s/%s\nsingle run duration:  %v\nnumber of runs:       %d\nnumber of cores:      %d (GOMAXPROCS %d)\n",
+		env.GoVersion, env.GOOS, env.GOARCH, env.PerRun, env.Runs, env.NumCPU, env.GOMAXPROCS)
 	switch {
 	case counters:
 		fmt.Fprintf(w, "inst/cycles counters: available\n")
