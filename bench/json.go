@@ -48,8 +48,8 @@ type jsonVerdict struct {
 	Losses  []loss   `json:"losses"`
 }
 
-// finite returns v as a JSON number, or nil (null) when v is nil, NaN or
-// infinite, which JSON cannot represent.
+// finite returns a copy of v, nil when v is nil, NaN or infinite (which JSON
+// cannot represent).
 func finite(v *float64) *float64 {
 	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
 		return nil

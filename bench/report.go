@@ -36,7 +36,8 @@ type runFigures struct {
 // VsBaseline is the baseline's median over this case's median (above 1:
 // this case takes less), nil without a measured baseline; BestOther is the
 // go or peer case of this case's comparison set (comparisonSet) with the
-// lowest median and VsBest its median over this one's (spindle cases only).
+// lowest median and VsBest its median over this one's (spindle cases only),
+// Overlaps whether the two cases' min-max ranges overlap.
 type caseSummary struct {
 	Case                        benchCase
 	Status                      string // statusOK, statusFailed or statusSkipped
@@ -47,6 +48,7 @@ type caseSummary struct {
 	VsBaseline                  *float64
 	BestOther                   string
 	VsBest                      *float64
+	Overlaps                    bool
 }
 
 // environment describes the machine and settings, for the table header and
@@ -111,8 +113,8 @@ func selectCases(all []benchCase, re *regexp.Regexp) []benchCase {
 // its metric gets NaN, which summarize turns into a failure.
 func figuresFromResult(r testing.BenchmarkResult, unit, metric string) runFigures {
 	extra := func(kind string) *float64 {
-		if v, ok := r.Extra[kind+"/"+unit]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
-			return ptr(v)
+		if v, ok := r.Extra[kind+"/"+unit]; ok {
+			return finite(&v)
 		}
 		return nil
 	}
@@ -197,7 +199,9 @@ func comparable(a, b *caseSummary) bool {
 
 // linkBaselines sets VsBaseline for every case whose Baseline (same group,
 // unit and metric) was measured in the same run, and BestOther and VsBest
-// for every spindle case (see comparisonSet).
+// for every spindle case: the go or peer case with the lowest median among
+// those measured against the same baseline (s's baseline, or s itself when
+// it has none, and every case of its group whose Baseline is that case).
 func linkBaselines(sums []caseSummary) {
 	byName := map[string]*caseSummary{}
 	for i := range sums {
@@ -205,7 +209,7 @@ func linkBaselines(sums []caseSummary) {
 	}
 	for i := range sums {
 		s := &sums[i]
-		s.VsBaseline, s.BestOther, s.VsBest = nil, "", nil
+		s.VsBaseline, s.BestOther, s.VsBest, s.Overlaps = nil, "", nil, false
 		if s.Case.Baseline != "" {
 			if base, ok := byName[s.Case.Group+"/"+s.Case.Baseline]; ok && comparable(s, base) {
 				s.VsBaseline = ptr(base.Median / s.Median)
@@ -215,33 +219,19 @@ func linkBaselines(sums []caseSummary) {
 			continue
 		}
 		var best *caseSummary
-		for _, o := range comparisonSet(sums, *s) {
-			if k := kindOf(o.Case); (k == kindGo || k == kindPeer) && comparable(s, o) && (best == nil || o.Median < best.Median) {
+		key := cmp.Or(s.Case.Baseline, s.Case.Name)
+		for j := range sums {
+			o := &sums[j]
+			inSet := o.Case.Group == s.Case.Group && (o.Case.Name == key || o.Case.Baseline == key)
+			if k := kindOf(o.Case); inSet && (k == kindGo || k == kindPeer) && comparable(s, o) && (best == nil || o.Median < best.Median) {
 				best = o
 			}
 		}
 		if best != nil {
 			s.BestOther, s.VsBest = best.Case.Name, ptr(best.Median/s.Median)
+			s.Overlaps = s.Min <= best.Max && best.Min <= s.Max
 		}
 	}
-}
-
-// comparisonSet returns the cases measured against the same baseline as s:
-// s's baseline (or s itself, when it has none) and every case of its group
-// whose Baseline is that case.
-func comparisonSet(sums []caseSummary, s caseSummary) []*caseSummary {
-	key := s.Case.Baseline
-	if key == "" {
-		key = s.Case.Name
-	}
-	var set []*caseSummary
-	for i := range sums {
-		c := sums[i].Case
-		if c.Group == s.Case.Group && (c.Name == key || c.Baseline == key) {
-			set = append(set, &sums[i])
-		}
-	}
-	return set
 }
 
 // fmtValue formats a figure of metric with a unit suffix: ns, us, ms or s

@@ -39,10 +39,6 @@ type loss struct {
 func verdicts(sums []caseSummary) []groupVerdict {
 	var out []groupVerdict
 	index := map[string]int{}
-	byName := map[string]*caseSummary{}
-	for i := range sums {
-		byName[fullName(sums[i].Case)] = &sums[i]
-	}
 	for _, s := range sums {
 		if kindOf(s.Case) != kindSpindle || s.Status != statusOK {
 			continue
@@ -63,14 +59,7 @@ func verdicts(sums []caseSummary) []groupVerdict {
 			v.Others = append(v.Others, s.BestOther)
 		}
 		if *s.VsBest < 1 {
-			o := byName[s.Case.Group+"/"+s.BestOther]
-			v.Losses = append(v.Losses, loss{
-				Case:         fullName(s.Case),
-				Other:        s.BestOther,
-				Ratio:        *s.VsBest,
-				Metric:       metricOf(s.Case),
-				WithinSpread: o != nil && s.Min <= o.Max && o.Min <= s.Max,
-			})
+			v.Losses = append(v.Losses, loss{fullName(s.Case), s.BestOther, *s.VsBest, metricOf(s.Case), s.Overlaps})
 		}
 	}
 	for i := range out {
