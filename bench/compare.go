@@ -9,6 +9,7 @@ package main
 // same two files.
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,18 +39,12 @@ func compare(w io.Writer, cfg config, env environment, sums []caseSummary) error
 	if cfg.in != "" {
 		newLabel = filepath.Base(cfg.in)
 	}
-	args := []string{"tool", "benchstat"}
-	for i, f := range []struct {
-		label string
-		env   environment
-		sums  []caseSummary
-	}{{filepath.Base(cfg.compare), oldEnv, old}, {newLabel, env, sums}} {
-		path := filepath.Join(tmp, fmt.Sprint(i))
-		if err := os.WriteFile(path, []byte(benchfmtText(f.env, f.sums)), 0o644); err != nil {
-			return err
-		}
-		args = append(args, f.label+"="+path)
+	oldPath, newPath := filepath.Join(tmp, "old"), filepath.Join(tmp, "new")
+	if err := errors.Join(os.WriteFile(oldPath, []byte(benchfmtText(oldEnv, old)), 0o644),
+		os.WriteFile(newPath, []byte(benchfmtText(env, sums)), 0o644)); err != nil {
+		return err
 	}
+	args := []string{"tool", "benchstat", filepath.Base(cfg.compare) + "=" + oldPath, newLabel + "=" + newPath}
 	fmt.Fprintf(w, "\nCompared with %s (benchstat):\n", filepath.Base(cfg.compare))
 	cmd := exec.Command("go", args...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = statDir, w, os.Stderr

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -111,11 +112,7 @@ func readJSON(r io.Reader) (environment, []caseSummary, error) {
 	}
 	var sums []caseSummary
 	for _, jc := range rep.Cases {
-		status := jc.Status
-		if status == "" {
-			status = statusOK
-		}
-		sums = append(sums, summarize(jc.benchCase, jc.Runs, status))
+		sums = append(sums, summarize(jc.benchCase, jc.Runs, cmp.Or(jc.Status, statusOK)))
 	}
 	linkBaselines(sums)
 	return rep.environment, sums, nil

@@ -108,23 +108,17 @@ func run() int {
 		table = os.Stderr
 	}
 	writeTable(table, env, sums)
-	for _, step := range []struct {
-		on   bool
-		name string
-		do   func() error
-	}{
-		{cfg.compare != "", "-compare", func() error { return compare(table, cfg, env, sums) }},
-		{cfg.plotDir != "", "-plot", func() error { return writePlots(cfg.plotDir, env, sums) }},
-		{cfg.jsonPath != "", "-json", func() error { return writeJSONFile(cfg.jsonPath, env, sums) }},
-	} {
-		if !step.on {
-			continue
-		}
-		if err := step.do(); err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", step.name, err)
-			status = 1
+	step := func(on bool, name string, do func() error) {
+		if on {
+			if err := do(); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: %s: %v\n", name, err)
+				status = 1
+			}
 		}
 	}
+	step(cfg.compare != "", "-compare", func() error { return compare(table, cfg, env, sums) })
+	step(cfg.plotDir != "", "-plot", func() error { return writePlots(cfg.plotDir, env, sums) })
+	step(cfg.jsonPath != "", "-json", func() error { return writeJSONFile(cfg.jsonPath, env, sums) })
 	if slices.ContainsFunc(sums, func(s caseSummary) bool { return s.Status != statusOK }) {
 		status = 1
 	}
@@ -202,14 +196,6 @@ func usage() {
 	own.PrintDefaults()
 }
 
-// setBenchtime sets the testing package's -test.benchtime, which
-// testing.Benchmark reads for every call.
-func setBenchtime(d time.Duration) {
-	if err := flag.Set("test.benchtime", d.String()); err != nil {
-		panic("bench: setting test.benchtime: " + err.Error())
-	}
-}
-
 // measure runs case c once as warm-up (a tenth of the run time) and then
 // cfg.runs times, reporting progress on progress, and summarizes the runs.
 // testing.Benchmark drops a failed or skipped round's message, so the round
@@ -227,6 +213,11 @@ func measure(c benchCase, cfg config, idx, total int, progress io.Writer) caseSu
 			}
 		}()
 		c.Fn(b)
+	}
+	setBenchtime := func(d time.Duration) { // -test.benchtime, which testing.Benchmark reads for every call
+		if err := flag.Set("test.benchtime", d.String()); err != nil {
+			panic("bench: setting test.benchtime: " + err.Error())
+		}
 	}
 	setBenchtime(max(cfg.perRun/10, time.Microsecond))
 	testing.Benchmark(round)

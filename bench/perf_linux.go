@@ -17,6 +17,7 @@ package main
 // columns read n/a.
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -51,7 +52,7 @@ func openHWCounters() (*hwCounters, error) {
 		for _, tid := range before {
 			a, errA := perfOpen(unix.PERF_COUNT_HW_INSTRUCTIONS, tid)
 			b, errB := perfOpen(unix.PERF_COUNT_HW_CPU_CYCLES, tid)
-			if err := errors.Join(errA, errB); err != nil {
+			if err := cmp.Or(errA, errB); err != nil {
 				for _, fd := range []int{a, b} {
 					if fd >= 0 {
 						unix.Close(fd)

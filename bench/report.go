@@ -33,11 +33,9 @@ type runFigures struct {
 // caseSummary is the outcome of all runs of one case. Its statistics are
 // of the runs' metric (Ns) and meaningful when Runs is not empty; the other
 // figures are medians per unit over the runs that have them (nil if none).
-// VsBaseline is the baseline's median over this case's median (above 1:
-// this case takes less), nil without a measured baseline; BestOther is the
-// go or peer case of this case's comparison set (comparisonSet) with the
-// lowest median and VsBest its median over this one's (spindle cases only),
-// Overlaps whether the two cases' min-max ranges overlap.
+// linkBaselines sets the last four: ratios are the other case's median over
+// this one's (above 1: this case takes less); Overlaps says whether this
+// case's and BestOther's min-max ranges overlap.
 type caseSummary struct {
 	Case                        benchCase
 	Status                      string // statusOK, statusFailed or statusSkipped
@@ -300,7 +298,12 @@ func writeTable(w io.Writer, env environment, sums []caseSummary) {
 			if tw != nil {
 				tw.Flush()
 			}
-			fmt.Fprintf(w, "\n%s\n", sectionTitle(s.Case, counters))
+			unit := s.Case.Unit // the title names the figures of the columns
+			fmt.Fprintf(w, "\n%s: %s/%s (median mad min max), allocs/%s, tasks/%s", s.Case.Group, metricOf(s.Case), unit, unit, unit)
+			if counters {
+				fmt.Fprintf(w, ", inst/%s, cycles/%s", unit, unit)
+			}
+			fmt.Fprintln(w)
 			if note := env.Notes[s.Case.Group]; note != "" && (i == 0 || s.Case.Group != sums[i-1].Case.Group) {
 				fmt.Fprintf(w, "(%s)\n", note)
 			}
@@ -334,17 +337,6 @@ func tableRow(s caseSummary, counters bool) []string {
 		ratio = fmtRatioOf(metricOf(s.Case), *s.VsBaseline)
 	}
 	return append(row, kindOf(s.Case), cmp.Or(s.Case.Baseline, "-"), ratio)
-}
-
-// sectionTitle names a (Group, Unit) section and the figures of its
-// columns.
-func sectionTitle(c benchCase, counters bool) string {
-	metric, unit := metricOf(c), c.Unit
-	t := fmt.Sprintf("%s: %s/%s (median mad min max), allocs/%s, tasks/%s", c.Group, metric, unit, unit, unit)
-	if counters {
-		t += fmt.Sprintf(", inst/%s, cycles/%s", unit, unit)
-	}
-	return t
 }
 
 // legend explains the table; writeTable prints it under the header.

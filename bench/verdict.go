@@ -85,9 +85,9 @@ func writeSummary(w io.Writer, sums []caseSummary) {
 	if len(vs) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nSummary: spindle against the best non-spindle case.\n")
-	fmt.Fprintf(w, "For each spindle case, the lowest median among the go and peer cases compared with the same\n")
-	fmt.Fprintf(w, "baseline, over the spindle case's median; per group, the geometric mean of those ratios.\n")
+	fmt.Fprintf(w, "\nSummary: spindle against the best non-spindle case.\n%s\n%s\n",
+		"For each spindle case, the lowest median among the go and peer cases compared with the same",
+		"baseline, over the spindle case's median; per group, the geometric mean of those ratios.")
 	rows := [][]string{{"group", "spindle vs best other", "cases", "best other"}}
 	for _, v := range vs {
 		if len(v.Ratios) == 0 {
