@@ -1,12 +1,8 @@
 package main
 
-// -compare OLD.json: this run (or -in FILE) against an earlier -json
-// report, by benchstat. Both reports are written in the Go benchmark
-// format (one line per measured run, as go test -count prints them) and
-// handed to the benchstat of the nested module bench/stat (go tool
-// benchstat, its version pinned there, so the library's go.mod never
-// names golang.org/x/perf): the output is what benchstat prints for the
-// same two files.
+// -compare OLD.json: both reports are written in the Go benchmark format
+// (one line per measured run, as go test -count prints them) and handed to
+// go tool benchstat in bench/stat, which pins its version.
 
 import (
 	"errors"

@@ -1,10 +1,8 @@
 package main
 
-// -peers: the cases of the nested module bench/peers, which compares
-// spindle with other projects. The main module must not depend on the
-// peers, so go test runs there in a subprocess, started and read by the
-// nested module bench/stat (benchfmt), which hands the cases and their runs
-// back in the -json format.
+// -peers: go test runs in bench/peers in a subprocess, started and read by
+// bench/stat (benchfmt), which hands the cases and their runs back in the
+// -json format.
 
 import (
 	"bytes"

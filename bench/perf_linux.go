@@ -53,11 +53,7 @@ func openHWCounters() (*hwCounters, error) {
 			a, errA := perfOpen(unix.PERF_COUNT_HW_INSTRUCTIONS, tid)
 			b, errB := perfOpen(unix.PERF_COUNT_HW_CPU_CYCLES, tid)
 			if err := cmp.Or(errA, errB); err != nil {
-				for _, fd := range []int{a, b} {
-					if fd >= 0 {
-						unix.Close(fd)
-					}
-				}
+				closeFDs(a, b)
 				if errors.Is(err, unix.ESRCH) {
 					continue // the thread exited meanwhile
 				}
@@ -100,10 +96,17 @@ func perfOpen(event uint64, tid int) (int, error) {
 
 // close closes the counters.
 func (h *hwCounters) close() {
-	for _, fd := range slices.Concat(h.inst, h.cycles) {
-		unix.Close(fd)
-	}
+	closeFDs(slices.Concat(h.inst, h.cycles)...)
 	h.inst, h.cycles = nil, nil
+}
+
+// closeFDs closes the descriptors that are not -1 (a failed open).
+func closeFDs(fds ...int) {
+	for _, fd := range fds {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
 }
 
 // sampleInto reads every counter into s, reusing its slices.

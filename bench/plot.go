@@ -1,9 +1,7 @@
 package main
 
-// -plot DIR: the charts are drawn by the nested module bench/plot
-// (gonum.org/v1/plot), so the library's go.mod names no plotting library.
-// The runner writes its -json report to a temporary file and runs that
-// module on it, as -peers runs bench/peers.
+// -plot DIR: the runner writes its -json report to a temporary file and
+// runs bench/plot on it.
 
 import (
 	"errors"

@@ -38,15 +38,13 @@ type loss struct {
 // the order of sums. linkBaselines must have run.
 func verdicts(sums []caseSummary) []groupVerdict {
 	var out []groupVerdict
-	index := map[string]int{}
 	for _, s := range sums {
 		if kindOf(s.Case) != kindSpindle || s.Status != statusOK {
 			continue
 		}
-		i, ok := index[s.Case.Group]
-		if !ok {
+		i := slices.IndexFunc(out, func(v groupVerdict) bool { return v.Group == s.Case.Group })
+		if i < 0 {
 			i = len(out)
-			index[s.Case.Group] = i
 			out = append(out, groupVerdict{Group: s.Case.Group, Metric: metricOf(s.Case)})
 		}
 		v := &out[i]
