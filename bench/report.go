@@ -161,16 +161,11 @@ func medianOf(runs []runFigures, get func(r runFigures) *float64) *float64 {
 // runs, or with a run that lacks its metric (NaN), has failed.
 func summarize(c benchCase, runs []runFigures, status string) caseSummary {
 	s := caseSummary{Case: c, Status: status, Runs: runs}
-	for _, r := range runs {
-		if math.IsNaN(r.Ns) {
-			s.Status, s.Runs = statusFailed, nil
-			return s
-		}
-	}
-	if len(runs) == 0 {
-		if s.Status == statusOK {
+	if len(runs) == 0 || slices.ContainsFunc(runs, func(r runFigures) bool { return math.IsNaN(r.Ns) }) {
+		if len(runs) > 0 || s.Status == statusOK {
 			s.Status = statusFailed
 		}
+		s.Runs = nil
 		return s
 	}
 	byNs := slices.SortedStableFunc(slices.Values(runs), func(a, b runFigures) int { return cmp.Compare(a.Ns, b.Ns) })
@@ -292,12 +287,10 @@ func writeTable(w io.Writer, env environment, sums []caseSummary) {
 		header += "inst\tcycles\t"
 	}
 	header += "kind\tbaseline\tratio"
-	var tw *tabwriter.Writer
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) // flushed at each section's end, for its own columns
 	for i, s := range sums {
 		if i == 0 || s.Case.Group != sums[i-1].Case.Group || s.Case.Unit != sums[i-1].Case.Unit {
-			if tw != nil {
-				tw.Flush()
-			}
+			tw.Flush()
 			unit := s.Case.Unit // the title names the figures of the columns
 			fmt.Fprintf(w, "\n%s: %s/%s (median mad min max), allocs/%s, tasks/%s", s.Case.Group, metricOf(s.Case), unit, unit, unit)
 			if counters {
@@ -307,14 +300,11 @@ func writeTable(w io.Writer, env environment, sums []caseSummary) {
 			if note := env.Notes[s.Case.Group]; note != "" && (i == 0 || s.Case.Group != sums[i-1].Case.Group) {
 				fmt.Fprintf(w, "(%s)\n", note)
 			}
-			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, header)
 		}
 		fmt.Fprintln(tw, strings.Join(tableRow(s, counters), "\t"))
 	}
-	if tw != nil {
-		tw.Flush()
-	}
+	tw.Flush()
 	writeSummary(w, sums)
 }
 
@@ -330,11 +320,10 @@ func tableRow(s caseSummary, counters bool) []string {
 		row = append(row, fmtFixed(s.Inst, 1, "n/a"), fmtFixed(s.Cycles, 1, "n/a"))
 	}
 	ratio := "-"
-	switch {
-	case s.Case.Baseline != "" && s.VsBaseline == nil:
-		ratio = "n/a" // the baseline was not measured in this run
-	case s.Case.Baseline != "":
+	if s.VsBaseline != nil {
 		ratio = fmtRatioOf(metricOf(s.Case), *s.VsBaseline)
+	} else if s.Case.Baseline != "" {
+		ratio = "n/a" // the baseline was not measured in this run
 	}
 	return append(row, kindOf(s.Case), cmp.Or(s.Case.Baseline, "-"), ratio)
 }

@@ -9,17 +9,14 @@ import (
 	"text/tabwriter"
 )
 
-// groupVerdict is the closing summary's line for one group: the VsBest
-// of its spindle cases that have one (Ratios) and their geometric mean, the
-// metric of its first spindle case (for wording), how many spindle cases
-// ran, the distinct BestOther names in order, and the cases that lose.
+// groupVerdict is the closing summary's line for one group.
 type groupVerdict struct {
 	Group   string
-	Ratios  []float64
-	GeoMean float64 // NaN without ratios
-	Metric  string
-	Spindle int
-	Others  []string
+	Ratios  []float64 // VsBest of its spindle cases that have one
+	GeoMean float64   // of Ratios; NaN without ratios
+	Metric  string    // of its first spindle case, for wording
+	Spindle int       // spindle cases that ran
+	Others  []string  // the distinct BestOther names, in order
 	Losses  []loss
 }
 
@@ -29,8 +26,7 @@ type loss struct {
 	Other  string  `json:"other"` // the other case's Name (same group)
 	Ratio  float64 `json:"ratio"` // VsBest, below 1
 	Metric string  `json:"-"`
-	// WithinSpread: the two cases' min-max ranges overlap, so the runs do
-	// not clearly tell them apart.
+	// the two cases' min-max ranges overlap: the runs do not tell them apart
 	WithinSpread bool `json:"within_spread"`
 }
 
