@@ -66,13 +66,10 @@ func jsonReportOf(env environment, sums []caseSummary) jsonReport {
 		c.Kind, c.Metric = kindOf(c), metricOf(c)
 		jc := jsonCase{FullName: fullName(c), benchCase: c, Status: s.Status, Runs: append([]runFigures{}, s.Runs...)}
 		if len(s.Runs) > 0 {
-			jc.Iterations = s.N
-			jc.MedianNs, jc.MADNs = finite(&s.Median), finite(&s.MAD)
-			jc.MinNs, jc.MaxNs = finite(&s.Min), finite(&s.Max)
-			jc.Allocs, jc.Tasks = finite(s.Allocs), finite(s.Tasks)
-			jc.Inst, jc.Cycles = finite(s.Inst), finite(s.Cycles)
-			jc.VsBaseline = finite(s.VsBaseline)
-			jc.BestOther, jc.VsBest = s.BestOther, finite(s.VsBest)
+			jc.Iterations, jc.BestOther = s.N, s.BestOther
+			jc.MedianNs, jc.MADNs, jc.MinNs, jc.MaxNs = finite(&s.Median), finite(&s.MAD), finite(&s.Min), finite(&s.Max)
+			jc.Allocs, jc.Tasks, jc.Inst, jc.Cycles = finite(s.Allocs), finite(s.Tasks), finite(s.Inst), finite(s.Cycles)
+			jc.VsBaseline, jc.VsBest = finite(s.VsBaseline), finite(s.VsBest)
 		}
 		rep.Cases = append(rep.Cases, jc)
 	}

@@ -52,10 +52,7 @@ type config struct {
 	list, peers                                     bool
 }
 
-// main parses the flags, runs the selected cases and exits with run's status.
-func main() {
-	os.Exit(run())
-}
+func main() { os.Exit(run()) }
 
 // run is main's body. It returns the exit status: 0 when every case ran,
 // 1 when one failed or was skipped, 2 for bad usage.

@@ -13,10 +13,9 @@ import (
 //	for i := 0; i < b.N; i++ { ... }
 //	m.Stop(b, "link", float64(b.N*depth), float64(tasksRun))
 //
-// Stop reports the per-unit figures with b.ReportMetric, so they show in
-// `go test -bench` output and in the BenchmarkResult.Extra the runner
-// reads; with the runner's hardware counters open, also "inst/<unit>" and
-// "cycles/<unit>" of the measured region.
+// Stop's b.ReportMetric figures show in `go test -bench` output and in the
+// BenchmarkResult.Extra the runner reads, with "inst/<unit>" and
+// "cycles/<unit>" when the runner's hardware counters are open.
 type meter struct {
 	start   time.Time
 	mallocs uint64

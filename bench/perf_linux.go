@@ -28,8 +28,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// hwCounters holds the counters' file descriptors, one per event and
-// thread.
+// hwCounters holds the counters' file descriptors, one per event and thread.
 type hwCounters struct{ inst, cycles []int }
 
 // perfReading is one read(2) of a counter; ok is false when it failed.

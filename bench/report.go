@@ -91,16 +91,9 @@ func selectCases(all []benchCase, re *regexp.Regexp) []benchCase {
 		firstGroup[sel[i].Group], firstUnit[sel[i].Group+"\x00"+sel[i].Unit] = i, i
 	}
 	slices.SortStableFunc(sel, func(a, b benchCase) int {
-		rank := func(g string) int { // groupOrder's, unknown groups last
-			return cmp.Or(slices.Index(groupOrder, g)+1, len(groupOrder)+1)
-		}
-		if d := rank(a.Group) - rank(b.Group); d != 0 {
-			return d
-		}
-		if d := firstGroup[a.Group] - firstGroup[b.Group]; d != 0 {
-			return d
-		}
-		return firstUnit[a.Group+"\x00"+a.Unit] - firstUnit[b.Group+"\x00"+b.Unit]
+		rank := func(g string) int { return cmp.Or(slices.Index(groupOrder, g)+1, len(groupOrder)+1) } // unknown last
+		return cmp.Or(rank(a.Group)-rank(b.Group), firstGroup[a.Group]-firstGroup[b.Group],
+			firstUnit[a.Group+"\x00"+a.Unit]-firstUnit[b.Group+"\x00"+b.Unit])
 	})
 	return sel
 }

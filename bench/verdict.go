@@ -83,7 +83,15 @@ func writeSummary(w io.Writer, sums []caseSummary) {
 		"For each spindle case, the lowest median among the go and peer cases compared with the same",
 		"baseline, over the spindle case's median; per group, the geometric mean of those ratios.")
 	rows := [][]string{{"group", "spindle vs best other", "cases", "best other"}}
+	var losses [][]string
 	for _, v := range vs {
+		for _, l := range v.Losses {
+			what := fmtRatioOf(l.Metric, l.Ratio) + " than " + l.Other
+			if l.WithinSpread {
+				what += " (within the runs' spread)"
+			}
+			losses = append(losses, []string{l.Case, what})
+		}
 		if len(v.Ratios) == 0 {
 			rows = append(rows, []string{v.Group, "-", fmt.Sprint(v.Spindle), "none: no go or peer case is compared with these cases"})
 			continue
@@ -92,24 +100,12 @@ func writeSummary(w io.Writer, sums []caseSummary) {
 	}
 	writeAligned(w, rows)
 
-	var losses []loss
-	for _, v := range vs {
-		losses = append(losses, v.Losses...)
-	}
 	if len(losses) == 0 {
 		fmt.Fprintf(w, "\nSpindle loses to no go or peer case in this run.\n")
 		return
 	}
 	fmt.Fprintf(w, "\nWhere spindle loses (it does worse than the best go or peer case beside it):\n")
-	rows = rows[:0]
-	for _, l := range losses {
-		what := fmtRatioOf(l.Metric, l.Ratio) + " than " + l.Other
-		if l.WithinSpread {
-			what += " (within the runs' spread)"
-		}
-		rows = append(rows, []string{l.Case, what})
-	}
-	writeAligned(w, rows)
+	writeAligned(w, losses)
 }
 
 // writeAligned prints rows indented by two spaces, in left-aligned columns
