@@ -102,9 +102,9 @@ func writeJSONFile(path string, env environment, sums []caseSummary) error {
 // summarized again from their runs (so the statistics and ratios are
 // recomputed, and reports of older runners, without kind or metric, read
 // with the defaults).
-func readJSON(r io.Reader) (environment, []caseSummary, error) {
+func readJSON(data []byte) (environment, []caseSummary, error) {
 	var rep jsonReport
-	if err := json.NewDecoder(r).Decode(&rep); err != nil {
+	if err := json.Unmarshal(data, &rep); err != nil {
 		return environment{}, nil, err
 	}
 	var sums []caseSummary
@@ -117,12 +117,11 @@ func readJSON(r io.Reader) (environment, []caseSummary, error) {
 
 // readJSONFile reads the -json report at path.
 func readJSONFile(path string) (environment, []caseSummary, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return environment{}, nil, err
 	}
-	defer f.Close()
-	env, sums, err := readJSON(f)
+	env, sums, err := readJSON(data)
 	if err != nil {
 		err = fmt.Errorf("reading %s: %w", path, err)
 	}

@@ -5,7 +5,6 @@ package main
 // -json format.
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -63,7 +62,7 @@ func runPeers(cfg config, re *regexp.Regexp, progress io.Writer) ([]caseSummary,
 	if len(out) == 0 {
 		return nil, nil, fmt.Errorf("go run in %s: %v", statDir, runErr)
 	}
-	env, sums, err := readJSON(bytes.NewReader(out))
+	env, sums, err := readJSON(out)
 	if err == nil && runErr != nil {
 		err = fmt.Errorf("go test in %s failed (%v)", dir, runErr)
 	}

@@ -52,19 +52,17 @@ type caseSummary struct {
 // environment describes the machine and settings, for the table header and
 // the JSON report (whose header it is).
 type environment struct {
-	GoVersion  string        `json:"go"`
-	GOOS       string        `json:"goos"`
-	GOARCH     string        `json:"goarch"`
-	GOMAXPROCS int           `json:"gomaxprocs"`
-	NumCPU     int           `json:"num_cpu"`
-	Runs       int           `json:"runs"`
-	PerRun     time.Duration `json:"run_time_ns"`              // -time
-	Alloc      string        `json:"alloc"`                    // the executors' allocation strategy (-alloc)
-	Counters   string        `json:"counters_error,omitempty"` // "" when inst and cycles are measured, else why not
-	Date       string        `json:"date,omitempty"`           // when the run started, RFC 3339
-	// Notes says, per group, what its comparison leaves out (the peers'
-	// groups carry one).
-	Notes map[string]string `json:"notes,omitempty"`
+	GoVersion  string            `json:"go"`
+	GOOS       string            `json:"goos"`
+	GOARCH     string            `json:"goarch"`
+	GOMAXPROCS int               `json:"gomaxprocs"`
+	NumCPU     int               `json:"num_cpu"`
+	Runs       int               `json:"runs"`
+	PerRun     time.Duration     `json:"run_time_ns"`              // -time
+	Alloc      string            `json:"alloc"`                    // the executors' allocation strategy (-alloc)
+	Counters   string            `json:"counters_error,omitempty"` // "" when inst and cycles are measured, else why not
+	Date       string            `json:"date,omitempty"`           // when the run started, RFC 3339
+	Notes      map[string]string `json:"notes,omitempty"`          // per group, what its comparison leaves out (peers' groups)
 }
 
 // fullName is the case's "Group/Name", what -bench matches.
