@@ -147,11 +147,11 @@ func runSuite(cfg config, re *regexp.Regexp) (env environment, sums []caseSummar
 	}
 	start := time.Now()
 	for i, c := range selected {
-		if cfg.list {
-			fmt.Println(fullName(c))
-			continue
+		s := caseSummary{Case: c}
+		if !cfg.list {
+			s = measure(c, cfg, i, len(selected), os.Stderr)
 		}
-		sums = append(sums, measure(c, cfg, i, len(selected), os.Stderr))
+		sums = append(sums, s)
 	}
 	if cfg.peers {
 		peerSums, notes, err := runPeers(cfg, re, os.Stderr)
@@ -159,14 +159,12 @@ func runSuite(cfg config, re *regexp.Regexp) (env environment, sums []caseSummar
 			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 			code = 1
 		}
-		for _, s := range peerSums {
-			if cfg.list {
-				fmt.Println(fullName(s.Case))
-			}
-		}
 		sums, env.Notes = append(sums, peerSums...), notes
 	}
 	if cfg.list {
+		for _, s := range sums {
+			fmt.Println(fullName(s.Case))
+		}
 		return env, nil, code
 	}
 	linkBaselines(sums)

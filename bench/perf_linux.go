@@ -6,15 +6,13 @@ package main
 // opened with perf_event_open(2) through golang.org/x/sys/unix.
 //
 // Go runs a goroutine on whichever thread is free, so openHWCounters opens
-// a counter per event on every thread of the process (/proc/self/task),
-// inherited by the threads they create, retrying until no thread appeared
-// meanwhile: from then on every thread is counted (main locks its thread
-// first, which starts the runtime's template thread early). A reading is
-// process-wide, as the malloc count is, and user space only; counters the
-// kernel multiplexed are scaled by time_enabled/time_running. Where the
+// a counter per event on every thread (/proc/self/task), inherited by the
+// threads they create, retrying until no thread appeared meanwhile (main
+// locks its thread first, which starts the runtime's template thread early).
+// A reading is process-wide, as the malloc count is, and user space only;
+// multiplexed counters are scaled by time_enabled/time_running. Where the
 // kernel refuses the events (ENOENT in a VM without a PMU, EACCES or EPERM
-// under perf_event_paranoid, EOPNOTSUPP) the table's inst and cycles
-// columns read n/a.
+// under perf_event_paranoid, EOPNOTSUPP) the inst and cycles columns read n/a.
 
 import (
 	"cmp"
