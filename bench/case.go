@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"path"
 	"slices"
 	"testing"
@@ -83,9 +84,4 @@ func kindOf(c benchCase) string {
 }
 
 // metricOf returns the metric c is ranked by: c.Metric or "ns".
-func metricOf(c benchCase) string {
-	if c.Metric == "" {
-		return "ns"
-	}
-	return c.Metric
-}
+func metricOf(c benchCase) string { return cmp.Or(c.Metric, "ns") }

@@ -1,14 +1,11 @@
 package main
 
-// -compare OLD.json: this run (or -in FILE) against an earlier -json
-// report, by benchstat. Both reports are written in the Go benchmark
-// format (one line per measured run, as go test -count prints them) and
-// handed to the benchstat of the nested module bench/stat (go tool
-// benchstat, its version pinned there, so the library's go.mod never
-// names golang.org/x/perf): the output is what benchstat prints for the
-// same two files.
+// -compare OLD.json: both reports are written in the Go benchmark format
+// (one line per measured run, as go test -count prints them) and handed to
+// go tool benchstat in bench/stat, which pins its version.
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,18 +35,12 @@ func compare(w io.Writer, cfg config, env environment, sums []caseSummary) error
 	if cfg.in != "" {
 		newLabel = filepath.Base(cfg.in)
 	}
-	args := []string{"tool", "benchstat"}
-	for i, f := range []struct {
-		label string
-		env   environment
-		sums  []caseSummary
-	}{{filepath.Base(cfg.compare), oldEnv, old}, {newLabel, env, sums}} {
-		path := filepath.Join(tmp, fmt.Sprint(i))
-		if err := os.WriteFile(path, []byte(benchfmtText(f.env, f.sums)), 0o644); err != nil {
-			return err
-		}
-		args = append(args, f.label+"="+path)
+	oldPath, newPath := filepath.Join(tmp, "old"), filepath.Join(tmp, "new")
+	if err := errors.Join(os.WriteFile(oldPath, []byte(benchfmtText(oldEnv, old)), 0o644),
+		os.WriteFile(newPath, []byte(benchfmtText(env, sums)), 0o644)); err != nil {
+		return err
 	}
+	args := []string{"tool", "benchstat", filepath.Base(cfg.compare) + "=" + oldPath, newLabel + "=" + newPath}
 	fmt.Fprintf(w, "\nCompared with %s (benchstat):\n", filepath.Base(cfg.compare))
 	cmd := exec.Command("go", args...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = statDir, w, os.Stderr

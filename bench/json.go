@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,8 +49,8 @@ type jsonVerdict struct {
 	Losses  []loss   `json:"losses"`
 }
 
-// finite returns v as a JSON number, or nil (null) when v is nil, NaN or
-// infinite, which JSON cannot represent.
+// finite returns a copy of v, nil when v is nil, NaN or infinite (which JSON
+// cannot represent).
 func finite(v *float64) *float64 {
 	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
 		return nil
@@ -65,13 +66,10 @@ func jsonReportOf(env environment, sums []caseSummary) jsonReport {
 		c.Kind, c.Metric = kindOf(c), metricOf(c)
 		jc := jsonCase{FullName: fullName(c), benchCase: c, Status: s.Status, Runs: append([]runFigures{}, s.Runs...)}
 		if len(s.Runs) > 0 {
-			jc.Iterations = s.N
-			jc.MedianNs, jc.MADNs = finite(&s.Median), finite(&s.MAD)
-			jc.MinNs, jc.MaxNs = finite(&s.Min), finite(&s.Max)
-			jc.Allocs, jc.Tasks = finite(s.Allocs), finite(s.Tasks)
-			jc.Inst, jc.Cycles = finite(s.Inst), finite(s.Cycles)
-			jc.VsBaseline = finite(s.VsBaseline)
-			jc.BestOther, jc.VsBest = s.BestOther, finite(s.VsBest)
+			jc.Iterations, jc.BestOther = s.N, s.BestOther
+			jc.MedianNs, jc.MADNs, jc.MinNs, jc.MaxNs = finite(&s.Median), finite(&s.MAD), finite(&s.Min), finite(&s.Max)
+			jc.Allocs, jc.Tasks, jc.Inst, jc.Cycles = finite(s.Allocs), finite(s.Tasks), finite(s.Inst), finite(s.Cycles)
+			jc.VsBaseline, jc.VsBest = finite(s.VsBaseline), finite(s.VsBest)
 		}
 		rep.Cases = append(rep.Cases, jc)
 	}
@@ -104,18 +102,14 @@ func writeJSONFile(path string, env environment, sums []caseSummary) error {
 // summarized again from their runs (so the statistics and ratios are
 // recomputed, and reports of older runners, without kind or metric, read
 // with the defaults).
-func readJSON(r io.Reader) (environment, []caseSummary, error) {
+func readJSON(data []byte) (environment, []caseSummary, error) {
 	var rep jsonReport
-	if err := json.NewDecoder(r).Decode(&rep); err != nil {
+	if err := json.Unmarshal(data, &rep); err != nil {
 		return environment{}, nil, err
 	}
 	var sums []caseSummary
 	for _, jc := range rep.Cases {
-		status := jc.Status
-		if status == "" {
-			status = statusOK
-		}
-		sums = append(sums, summarize(jc.benchCase, jc.Runs, status))
+		sums = append(sums, summarize(jc.benchCase, jc.Runs, cmp.Or(jc.Status, statusOK)))
 	}
 	linkBaselines(sums)
 	return rep.environment, sums, nil
@@ -123,12 +117,11 @@ func readJSON(r io.Reader) (environment, []caseSummary, error) {
 
 // readJSONFile reads the -json report at path.
 func readJSONFile(path string) (environment, []caseSummary, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return environment{}, nil, err
 	}
-	defer f.Close()
-	env, sums, err := readJSON(f)
+	env, sums, err := readJSON(data)
 	if err != nil {
 		err = fmt.Errorf("reading %s: %w", path, err)
 	}

@@ -52,10 +52,7 @@ type config struct {
 	list, peers                                     bool
 }
 
-// main parses the flags, runs the selected cases and exits with run's status.
-func main() {
-	os.Exit(run())
-}
+func main() { os.Exit(run()) }
 
 // run is main's body. It returns the exit status: 0 when every case ran,
 // 1 when one failed or was skipped, 2 for bad usage.
@@ -108,23 +105,17 @@ func run() int {
 		table = os.Stderr
 	}
 	writeTable(table, env, sums)
-	for _, step := range []struct {
-		on   bool
-		name string
-		do   func() error
-	}{
-		{cfg.compare != "", "-compare", func() error { return compare(table, cfg, env, sums) }},
-		{cfg.plotDir != "", "-plot", func() error { return writePlots(cfg.plotDir, env, sums) }},
-		{cfg.jsonPath != "", "-json", func() error { return writeJSONFile(cfg.jsonPath, env, sums) }},
-	} {
-		if !step.on {
-			continue
-		}
-		if err := step.do(); err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", step.name, err)
-			status = 1
+	step := func(on bool, name string, do func() error) {
+		if on {
+			if err := do(); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: %s: %v\n", name, err)
+				status = 1
+			}
 		}
 	}
+	step(cfg.compare != "", "-compare", func() error { return compare(table, cfg, env, sums) })
+	step(cfg.plotDir != "", "-plot", func() error { return writePlots(cfg.plotDir, env, sums) })
+	step(cfg.jsonPath != "", "-json", func() error { return writeJSONFile(cfg.jsonPath, env, sums) })
 	if slices.ContainsFunc(sums, func(s caseSummary) bool { return s.Status != statusOK }) {
 		status = 1
 	}
@@ -156,11 +147,11 @@ func runSuite(cfg config, re *regexp.Regexp) (env environment, sums []caseSummar
 	}
 	start := time.Now()
 	for i, c := range selected {
-		if cfg.list {
-			fmt.Println(fullName(c))
-			continue
+		s := caseSummary{Case: c}
+		if !cfg.list {
+			s = measure(c, cfg, i, len(selected), os.Stderr)
 		}
-		sums = append(sums, measure(c, cfg, i, len(selected), os.Stderr))
+		sums = append(sums, s)
 	}
 	if cfg.peers {
 		peerSums, notes, err := runPeers(cfg, re, os.Stderr)
@@ -168,14 +159,12 @@ func runSuite(cfg config, re *regexp.Regexp) (env environment, sums []caseSummar
 			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 			code = 1
 		}
-		for _, s := range peerSums {
-			if cfg.list {
-				fmt.Println(fullName(s.Case))
-			}
-		}
 		sums, env.Notes = append(sums, peerSums...), notes
 	}
 	if cfg.list {
+		for _, s := range sums {
+			fmt.Println(fullName(s.Case))
+		}
 		return env, nil, code
 	}
 	linkBaselines(sums)
@@ -202,14 +191,6 @@ func usage() {
 	own.PrintDefaults()
 }
 
-// setBenchtime sets the testing package's -test.benchtime, which
-// testing.Benchmark reads for every call.
-func setBenchtime(d time.Duration) {
-	if err := flag.Set("test.benchtime", d.String()); err != nil {
-		panic("bench: setting test.benchtime: " + err.Error())
-	}
-}
-
 // measure runs case c once as warm-up (a tenth of the run time) and then
 // cfg.runs times, reporting progress on progress, and summarizes the runs.
 // testing.Benchmark drops a failed or skipped round's message, so the round
@@ -227,6 +208,11 @@ func measure(c benchCase, cfg config, idx, total int, progress io.Writer) caseSu
 			}
 		}()
 		c.Fn(b)
+	}
+	setBenchtime := func(d time.Duration) { // -test.benchtime, which testing.Benchmark reads for every call
+		if err := flag.Set("test.benchtime", d.String()); err != nil {
+			panic("bench: setting test.benchtime: " + err.Error())
+		}
 	}
 	setBenchtime(max(cfg.perRun/10, time.Microsecond))
 	testing.Benchmark(round)

@@ -13,19 +13,17 @@ import (
 //	for i := 0; i < b.N; i++ { ... }
 //	m.Stop(b, "link", float64(b.N*depth), float64(tasksRun))
 //
-// Stop reports the per-unit figures with b.ReportMetric, so they show in
-// `go test -bench` output and in the BenchmarkResult.Extra the runner
-// reads; with the runner's hardware counters open, also "inst/<unit>" and
-// "cycles/<unit>" of the measured region.
+// Stop's b.ReportMetric figures show in `go test -bench` output and in the
+// BenchmarkResult.Extra the runner reads, with "inst/<unit>" and
+// "cycles/<unit>" when the runner's hardware counters are open.
 type meter struct {
 	start   time.Time
 	mallocs uint64
 	hw      hwSample // counter reading at start; meaningful when hwc != nil
 }
 
-// startMeter reads the counters, the malloc count and the clock, each
-// nested inside the one before so that it excludes their cost, and resets
-// b's timer.
+// startMeter resets b's timer and reads the counters, the malloc count and
+// the clock, each inside the one before so that it excludes their cost.
 func startMeter(b *testing.B) *meter {
 	m := &meter{}
 	if hwc != nil {
@@ -39,13 +37,10 @@ func startMeter(b *testing.B) *meter {
 	return m
 }
 
-// Stop stops b's timer and reports, with b.ReportMetric, "ns/<unit>",
-// "allocs/<unit>" (mallocs during the run / units) and, when tasks >= 0,
-// "tasks/<unit>" (tasks/units). units is b.N times the units per iteration
-// (e.g. b.N*depth links). With unit "op" the reports replace the built-in
-// ns/op and allocs/op, which is intended.
-//
-// units must be positive; Stop fails the benchmark otherwise.
+// Stop stops b's timer and reports "ns/<unit>", "allocs/<unit>" and, when
+// tasks >= 0, "tasks/<unit>", per unit: units is b.N times the units per
+// iteration (b.N*depth links) and must be positive. With unit "op" they
+// replace the built-in ns/op and allocs/op.
 func (m *meter) Stop(b *testing.B, unit string, units float64, tasks float64) {
 	elapsed := time.Since(m.start)
 	b.StopTimer()

@@ -2,7 +2,7 @@ package main
 
 // BenchmarkNet: TCP servers on 127.0.0.1 that answer each 64-byte request
 // with a 64-byte reply, loaded by clients in a child process
-// (bench/internal/netcase), so that this process's time, allocations and
+// (bench/netcase), so that this process's time, allocations and
 // memory are the server's. spindle serves every connection from one loop
 // with netio; go_net runs a goroutine per connection on package net with
 // bufio, flushing when no more input is buffered.
@@ -18,7 +18,7 @@ package main
 import (
 	"testing"
 
-	"github.com/spindle-rt/spindle/bench/internal/netcase"
+	"github.com/spindle-rt/spindle/bench/netcase"
 	"github.com/spindle-rt/spindle/executor"
 )
 

@@ -1,13 +1,10 @@
 package main
 
-// -peers: the cases of the nested module bench/peers, which compares
-// spindle with other projects. The main module must not depend on the
-// peers, so go test runs there in a subprocess, started and read by the
-// nested module bench/stat (benchfmt), which hands the cases and their runs
-// back in the -json format.
+// -peers: go test runs in bench/peers in a subprocess, started and read by
+// bench/stat (benchfmt), which hands the cases and their runs back in the
+// -json format.
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -65,7 +62,7 @@ func runPeers(cfg config, re *regexp.Regexp, progress io.Writer) ([]caseSummary,
 	if len(out) == 0 {
 		return nil, nil, fmt.Errorf("go run in %s: %v", statDir, runErr)
 	}
-	env, sums, err := readJSON(bytes.NewReader(out))
+	env, sums, err := readJSON(out)
 	if err == nil && runErr != nil {
 		err = fmt.Errorf("go test in %s failed (%v)", dir, runErr)
 	}

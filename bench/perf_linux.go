@@ -6,17 +6,16 @@ package main
 // opened with perf_event_open(2) through golang.org/x/sys/unix.
 //
 // Go runs a goroutine on whichever thread is free, so openHWCounters opens
-// a counter per event on every thread of the process (/proc/self/task),
-// inherited by the threads they create, retrying until no thread appeared
-// meanwhile: from then on every thread is counted (main locks its thread
-// first, which starts the runtime's template thread early). A reading is
-// process-wide, as the malloc count is, and user space only; counters the
-// kernel multiplexed are scaled by time_enabled/time_running. Where the
+// a counter per event on every thread (/proc/self/task), inherited by the
+// threads they create, retrying until no thread appeared meanwhile (main
+// locks its thread first, which starts the runtime's template thread early).
+// A reading is process-wide, as the malloc count is, and user space only;
+// multiplexed counters are scaled by time_enabled/time_running. Where the
 // kernel refuses the events (ENOENT in a VM without a PMU, EACCES or EPERM
-// under perf_event_paranoid, EOPNOTSUPP) the table's inst and cycles
-// columns read n/a.
+// under perf_event_paranoid, EOPNOTSUPP) the inst and cycles columns read n/a.
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -27,8 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// hwCounters holds the counters' file descriptors, one per event and
-// thread.
+// hwCounters holds the counters' file descriptors, one per event and thread.
 type hwCounters struct{ inst, cycles []int }
 
 // perfReading is one read(2) of a counter; ok is false when it failed.
@@ -51,12 +49,8 @@ func openHWCounters() (*hwCounters, error) {
 		for _, tid := range before {
 			a, errA := perfOpen(unix.PERF_COUNT_HW_INSTRUCTIONS, tid)
 			b, errB := perfOpen(unix.PERF_COUNT_HW_CPU_CYCLES, tid)
-			if err := errors.Join(errA, errB); err != nil {
-				for _, fd := range []int{a, b} {
-					if fd >= 0 {
-						unix.Close(fd)
-					}
-				}
+			if err := cmp.Or(errA, errB); err != nil {
+				closeFDs(a, b)
 				if errors.Is(err, unix.ESRCH) {
 					continue // the thread exited meanwhile
 				}
@@ -99,10 +93,17 @@ func perfOpen(event uint64, tid int) (int, error) {
 
 // close closes the counters.
 func (h *hwCounters) close() {
-	for _, fd := range slices.Concat(h.inst, h.cycles) {
-		unix.Close(fd)
-	}
+	closeFDs(slices.Concat(h.inst, h.cycles)...)
 	h.inst, h.cycles = nil, nil
+}
+
+// closeFDs closes the descriptors that are not -1 (a failed open).
+func closeFDs(fds ...int) {
+	for _, fd := range fds {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
 }
 
 // sampleInto reads every counter into s, reusing its slices.

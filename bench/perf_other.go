@@ -9,10 +9,8 @@ import (
 
 // hwCounters and hwSample stand for the counters of perf_linux.go, which
 // only Linux has: here the inst and cycles columns read n/a.
-type (
-	hwCounters struct{}
-	hwSample   struct{}
-)
+type hwCounters struct{}
+type hwSample struct{}
 
 func openHWCounters() (*hwCounters, error) {
 	return nil, errors.New("hardware counters are only read on Linux, not " + runtime.GOOS)

@@ -1,11 +1,10 @@
 package main
 
-// -plot DIR: the charts are drawn by the nested module bench/plot
-// (gonum.org/v1/plot), so the library's go.mod names no plotting library.
-// The runner writes its -json report to a temporary file and runs that
-// module on it, as -peers runs bench/peers.
+// -plot DIR: the runner writes its -json report to a temporary file and
+// runs bench/plot on it.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,11 +26,7 @@ func writePlots(dir string, env environment, sums []caseSummary) error {
 		return err
 	}
 	defer os.Remove(f.Name())
-	err = writeJSON(f, env, sums)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := errors.Join(writeJSON(f, env, sums), f.Close()); err != nil {
 		return err
 	}
 	cmd := exec.Command("go", "run", ".", "-in", f.Name(), "-out", out)

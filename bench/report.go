@@ -33,10 +33,9 @@ type runFigures struct {
 // caseSummary is the outcome of all runs of one case. Its statistics are
 // of the runs' metric (Ns) and meaningful when Runs is not empty; the other
 // figures are medians per unit over the runs that have them (nil if none).
-// VsBaseline is the baseline's median over this case's median (above 1:
-// this case takes less), nil without a measured baseline; BestOther is the
-// go or peer case of this case's comparison set (comparisonSet) with the
-// lowest median and VsBest its median over this one's (spindle cases only).
+// linkBaselines sets the last four: ratios are the other case's median over
+// this one's (above 1: this case takes less); Overlaps says whether this
+// case's and BestOther's min-max ranges overlap.
 type caseSummary struct {
 	Case                        benchCase
 	Status                      string // statusOK, statusFailed or statusSkipped
@@ -47,24 +46,23 @@ type caseSummary struct {
 	VsBaseline                  *float64
 	BestOther                   string
 	VsBest                      *float64
+	Overlaps                    bool
 }
 
 // environment describes the machine and settings, for the table header and
 // the JSON report (whose header it is).
 type environment struct {
-	GoVersion  string        `json:"go"`
-	GOOS       string        `json:"goos"`
-	GOARCH     string        `json:"goarch"`
-	GOMAXPROCS int           `json:"gomaxprocs"`
-	NumCPU     int           `json:"num_cpu"`
-	Runs       int           `json:"runs"`
-	PerRun     time.Duration `json:"run_time_ns"`              // -time
-	Alloc      string        `json:"alloc"`                    // the executors' allocation strategy (-alloc)
-	Counters   string        `json:"counters_error,omitempty"` // "" when inst and cycles are measured, else why not
-	Date       string        `json:"date,omitempty"`           // when the run started, RFC 3339
-	// Notes says, per group, what its comparison leaves out (the peers'
-	// groups carry one).
-	Notes map[string]string `json:"notes,omitempty"`
+	GoVersion  string            `json:"go"`
+	GOOS       string            `json:"goos"`
+	GOARCH     string            `json:"goarch"`
+	GOMAXPROCS int               `json:"gomaxprocs"`
+	NumCPU     int               `json:"num_cpu"`
+	Runs       int               `json:"runs"`
+	PerRun     time.Duration     `json:"run_time_ns"`              // -time
+	Alloc      string            `json:"alloc"`                    // the executors' allocation strategy (-alloc)
+	Counters   string            `json:"counters_error,omitempty"` // "" when inst and cycles are measured, else why not
+	Date       string            `json:"date,omitempty"`           // when the run started, RFC 3339
+	Notes      map[string]string `json:"notes,omitempty"`          // per group, what its comparison leaves out (peers' groups)
 }
 
 // fullName is the case's "Group/Name", what -bench matches.
@@ -87,25 +85,13 @@ func selectCases(all []benchCase, re *regexp.Regexp) []benchCase {
 	}
 	firstGroup := map[string]int{}
 	firstUnit := map[string]int{}
-	for i, c := range sel {
-		if _, ok := firstGroup[c.Group]; !ok {
-			firstGroup[c.Group] = i
-		}
-		if _, ok := firstUnit[c.Group+"\x00"+c.Unit]; !ok {
-			firstUnit[c.Group+"\x00"+c.Unit] = i
-		}
+	for i := len(sel) - 1; i >= 0; i-- { // backwards: the first index stays
+		firstGroup[sel[i].Group], firstUnit[sel[i].Group+"\x00"+sel[i].Unit] = i, i
 	}
 	slices.SortStableFunc(sel, func(a, b benchCase) int {
-		rank := func(g string) int { // groupOrder's, unknown groups last
-			return cmp.Or(slices.Index(groupOrder, g)+1, len(groupOrder)+1)
-		}
-		if d := rank(a.Group) - rank(b.Group); d != 0 {
-			return d
-		}
-		if d := firstGroup[a.Group] - firstGroup[b.Group]; d != 0 {
-			return d
-		}
-		return firstUnit[a.Group+"\x00"+a.Unit] - firstUnit[b.Group+"\x00"+b.Unit]
+		rank := func(g string) int { return cmp.Or(slices.Index(groupOrder, g)+1, len(groupOrder)+1) } // unknown last
+		return cmp.Or(rank(a.Group)-rank(b.Group), firstGroup[a.Group]-firstGroup[b.Group],
+			firstUnit[a.Group+"\x00"+a.Unit]-firstUnit[b.Group+"\x00"+b.Unit])
 	})
 	return sel
 }
@@ -116,8 +102,8 @@ func selectCases(all []benchCase, re *regexp.Regexp) []benchCase {
 // its metric gets NaN, which summarize turns into a failure.
 func figuresFromResult(r testing.BenchmarkResult, unit, metric string) runFigures {
 	extra := func(kind string) *float64 {
-		if v, ok := r.Extra[kind+"/"+unit]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
-			return ptr(v)
+		if v, ok := r.Extra[kind+"/"+unit]; ok {
+			return finite(&v)
 		}
 		return nil
 	}
@@ -132,72 +118,59 @@ func figuresFromResult(r testing.BenchmarkResult, unit, metric string) runFigure
 }
 
 // median returns the median of vs (the mean of the middle two for an even
-// count); vs must not be empty. It does not modify vs.
-func median(vs []float64) float64 {
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
+// count) and the median absolute deviation from it; vs must not be empty.
+func median(vs []float64) (med, mad float64) {
+	mid := func(vs []float64) float64 {
+		s := slices.Sorted(slices.Values(vs))
+		return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
 	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// mad returns the median absolute deviation of vs from its median.
-func mad(vs []float64) float64 {
-	m := median(vs)
+	med = mid(vs)
 	dev := make([]float64, len(vs))
 	for i, v := range vs {
-		dev[i] = math.Abs(v - m)
+		dev[i] = math.Abs(v - med)
 	}
-	return median(dev)
+	return med, mid(dev)
 }
 
-// figures returns the runs' values of one figure, leaving out the runs
-// that lack it (get returns nil).
-func figures(runs []runFigures, get func(r runFigures) *float64) []float64 {
+// medianOf returns the median of one figure over the runs that have it
+// (get returns nil for the others), nil if none has it.
+func medianOf(runs []runFigures, get func(r runFigures) *float64) *float64 {
 	var vs []float64
 	for _, r := range runs {
 		if v := get(r); v != nil {
 			vs = append(vs, *v)
 		}
 	}
-	return vs
-}
-
-// medianOf returns the median of vs, nil if vs is empty.
-func medianOf(vs []float64) *float64 {
 	if len(vs) == 0 {
 		return nil
 	}
-	return ptr(median(vs))
+	m, _ := median(vs)
+	return &m
 }
 
 // summarize computes a case's statistics over its runs. A case without
 // runs, or with a run that lacks its metric (NaN), has failed.
 func summarize(c benchCase, runs []runFigures, status string) caseSummary {
 	s := caseSummary{Case: c, Status: status, Runs: runs}
-	for _, r := range runs {
-		if math.IsNaN(r.Ns) {
-			s.Status, s.Runs = statusFailed, nil
-			return s
-		}
-	}
-	if len(runs) == 0 {
-		if s.Status == statusOK {
+	if len(runs) == 0 || slices.ContainsFunc(runs, func(r runFigures) bool { return math.IsNaN(r.Ns) }) {
+		if len(runs) > 0 || s.Status == statusOK {
 			s.Status = statusFailed
 		}
+		s.Runs = nil
 		return s
 	}
 	byNs := slices.SortedStableFunc(slices.Values(runs), func(a, b runFigures) int { return cmp.Compare(a.Ns, b.Ns) })
 	s.N = byNs[(len(byNs)-1)/2].N
-	ns := figures(runs, func(r runFigures) *float64 { return &r.Ns })
-	s.Median, s.MAD = median(ns), mad(ns)
-	s.Min, s.Max = slices.Min(ns), slices.Max(ns)
-	s.Allocs = medianOf(figures(runs, func(r runFigures) *float64 { return &r.Allocs }))
-	s.Tasks = medianOf(figures(runs, func(r runFigures) *float64 { return r.Tasks }))
-	s.Inst = medianOf(figures(runs, func(r runFigures) *float64 { return r.Inst }))
-	s.Cycles = medianOf(figures(runs, func(r runFigures) *float64 { return r.Cycles }))
+	ns := make([]float64, len(runs))
+	for i, r := range runs {
+		ns[i] = r.Ns
+	}
+	s.Median, s.MAD = median(ns)
+	s.Min, s.Max = byNs[0].Ns, byNs[len(byNs)-1].Ns
+	s.Allocs = medianOf(runs, func(r runFigures) *float64 { return &r.Allocs })
+	s.Tasks = medianOf(runs, func(r runFigures) *float64 { return r.Tasks })
+	s.Inst = medianOf(runs, func(r runFigures) *float64 { return r.Inst })
+	s.Cycles = medianOf(runs, func(r runFigures) *float64 { return r.Cycles })
 	return s
 }
 
@@ -210,7 +183,9 @@ func comparable(a, b *caseSummary) bool {
 
 // linkBaselines sets VsBaseline for every case whose Baseline (same group,
 // unit and metric) was measured in the same run, and BestOther and VsBest
-// for every spindle case (see comparisonSet).
+// for every spindle case: the go or peer case with the lowest median among
+// those measured against the same baseline (s's baseline, or s itself when
+// it has none, and every case of its group whose Baseline is that case).
 func linkBaselines(sums []caseSummary) {
 	byName := map[string]*caseSummary{}
 	for i := range sums {
@@ -218,7 +193,7 @@ func linkBaselines(sums []caseSummary) {
 	}
 	for i := range sums {
 		s := &sums[i]
-		s.VsBaseline, s.BestOther, s.VsBest = nil, "", nil
+		s.VsBaseline, s.BestOther, s.VsBest, s.Overlaps = nil, "", nil, false
 		if s.Case.Baseline != "" {
 			if base, ok := byName[s.Case.Group+"/"+s.Case.Baseline]; ok && comparable(s, base) {
 				s.VsBaseline = ptr(base.Median / s.Median)
@@ -228,33 +203,19 @@ func linkBaselines(sums []caseSummary) {
 			continue
 		}
 		var best *caseSummary
-		for _, o := range comparisonSet(sums, *s) {
-			if k := kindOf(o.Case); (k == kindGo || k == kindPeer) && comparable(s, o) && (best == nil || o.Median < best.Median) {
+		key := cmp.Or(s.Case.Baseline, s.Case.Name)
+		for j := range sums {
+			o := &sums[j]
+			inSet := o.Case.Group == s.Case.Group && (o.Case.Name == key || o.Case.Baseline == key)
+			if k := kindOf(o.Case); inSet && (k == kindGo || k == kindPeer) && comparable(s, o) && (best == nil || o.Median < best.Median) {
 				best = o
 			}
 		}
 		if best != nil {
 			s.BestOther, s.VsBest = best.Case.Name, ptr(best.Median/s.Median)
+			s.Overlaps = s.Min <= best.Max && best.Min <= s.Max
 		}
 	}
-}
-
-// comparisonSet returns the cases measured against the same baseline as s:
-// s's baseline (or s itself, when it has none) and every case of its group
-// whose Baseline is that case.
-func comparisonSet(sums []caseSummary, s caseSummary) []*caseSummary {
-	key := s.Case.Baseline
-	if key == "" {
-		key = s.Case.Name
-	}
-	var set []*caseSummary
-	for i := range sums {
-		c := sums[i].Case
-		if c.Group == s.Case.Group && (c.Name == key || c.Baseline == key) {
-			set = append(set, &sums[i])
-		}
-	}
-	return set
 }
 
 // fmtValue formats a figure of metric with a unit suffix: ns, us, ms or s
@@ -297,10 +258,8 @@ func fmtRatioOf(metric string, r float64) string {
 // sums (see selectCases), then the summary (writeSummary).
 func writeTable(w io.Writer, env environment, sums []caseSummary) {
 	counters := slices.ContainsFunc(sums, func(s caseSummary) bool { return s.Inst != nil || s.Cycles != nil })
-	fmt.Fprintf(w, "go version:           %s %s/%s\n", env.GoVersion, env.GOOS, env.GOARCH)
-	fmt.Fprintf(w, "single run duration:  %v\n", env.PerRun)
-	fmt.Fprintf(w, "number of runs:       %d\n", env.Runs)
-	fmt.Fprintf(w, "number of cores:      %d (GOMAXPROCS %d)\n", env.NumCPU, env.GOMAXPROCS)
+	fmt.Fprintf(w, "go version:           %s %s/%s\nsingle run duration:  %v\nnumber of runs:       %d\nnumber of cores:      %d (GOMAXPROCS %d)\n",
+		env.GoVersion, env.GOOS, env.GOARCH, env.PerRun, env.Runs, env.NumCPU, env.GOMAXPROCS)
 	switch {
 	case counters:
 		fmt.Fprintf(w, "inst/cycles counters: available\n")
@@ -319,24 +278,24 @@ func writeTable(w io.Writer, env environment, sums []caseSummary) {
 		header += "inst\tcycles\t"
 	}
 	header += "kind\tbaseline\tratio"
-	var tw *tabwriter.Writer
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) // flushed at each section's end, for its own columns
 	for i, s := range sums {
 		if i == 0 || s.Case.Group != sums[i-1].Case.Group || s.Case.Unit != sums[i-1].Case.Unit {
-			if tw != nil {
-				tw.Flush()
+			tw.Flush()
+			unit := s.Case.Unit // the title names the figures of the columns
+			fmt.Fprintf(w, "\n%s: %s/%s (median mad min max), allocs/%s, tasks/%s", s.Case.Group, metricOf(s.Case), unit, unit, unit)
+			if counters {
+				fmt.Fprintf(w, ", inst/%s, cycles/%s", unit, unit)
 			}
-			fmt.Fprintf(w, "\n%s\n", sectionTitle(s.Case, counters))
+			fmt.Fprintln(w)
 			if note := env.Notes[s.Case.Group]; note != "" && (i == 0 || s.Case.Group != sums[i-1].Case.Group) {
 				fmt.Fprintf(w, "(%s)\n", note)
 			}
-			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, header)
 		}
 		fmt.Fprintln(tw, strings.Join(tableRow(s, counters), "\t"))
 	}
-	if tw != nil {
-		tw.Flush()
-	}
+	tw.Flush()
 	writeSummary(w, sums)
 }
 
@@ -352,24 +311,12 @@ func tableRow(s caseSummary, counters bool) []string {
 		row = append(row, fmtFixed(s.Inst, 1, "n/a"), fmtFixed(s.Cycles, 1, "n/a"))
 	}
 	ratio := "-"
-	switch {
-	case s.Case.Baseline != "" && s.VsBaseline == nil:
-		ratio = "n/a" // the baseline was not measured in this run
-	case s.Case.Baseline != "":
+	if s.VsBaseline != nil {
 		ratio = fmtRatioOf(metricOf(s.Case), *s.VsBaseline)
+	} else if s.Case.Baseline != "" {
+		ratio = "n/a" // the baseline was not measured in this run
 	}
 	return append(row, kindOf(s.Case), cmp.Or(s.Case.Baseline, "-"), ratio)
-}
-
-// sectionTitle names a (Group, Unit) section and the figures of its
-// columns.
-func sectionTitle(c benchCase, counters bool) string {
-	metric, unit := metricOf(c), c.Unit
-	t := fmt.Sprintf("%s: %s/%s (median mad min max), allocs/%s, tasks/%s", c.Group, metric, unit, unit, unit)
-	if counters {
-		t += fmt.Sprintf(", inst/%s, cycles/%s", unit, unit)
-	}
-	return t
 }
 
 // legend explains the table; writeTable prints it under the header.

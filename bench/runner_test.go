@@ -77,24 +77,25 @@ func TestFmtFixed(t *testing.T) {
 // TestMedianMAD checks the run statistics.
 func TestMedianMAD(t *testing.T) {
 	vs := []float64{5, 1, 3, 100, 2}
-	if got := median(vs); got != 3 {
-		t.Errorf("median(%v) = %v, want 3", vs, got)
+	med, mad := median(vs)
+	if med != 3 {
+		t.Errorf("median(%v) = %v, want 3", vs, med)
 	}
 	if vs[0] != 5 {
 		t.Errorf("median modified its argument: %v", vs)
 	}
 	// Deviations from 3: 2 2 0 97 1 -> median 2.
-	if got := mad(vs); got != 2 {
-		t.Errorf("mad(%v) = %v, want 2", vs, got)
+	if mad != 2 {
+		t.Errorf("mad(%v) = %v, want 2", vs, mad)
 	}
-	if got := median([]float64{4, 1, 3, 2}); got != 2.5 {
+	if got, _ := median([]float64{4, 1, 3, 2}); got != 2.5 {
 		t.Errorf("median of even count = %v, want 2.5", got)
 	}
 	runs := []runFigures{{Tasks: ptr(1)}, {}, {Tasks: ptr(3)}}
-	if got := medianOf(figures(runs, func(r runFigures) *float64 { return r.Inst })); got != nil {
+	if got := medianOf(runs, func(r runFigures) *float64 { return r.Inst }); got != nil {
 		t.Errorf("median of a figure no run has = %v, want nil", *got)
 	}
-	if got := medianOf(figures(runs, func(r runFigures) *float64 { return r.Tasks })); got == nil || *got != 2 {
+	if got := medianOf(runs, func(r runFigures) *float64 { return r.Tasks }); got == nil || *got != 2 {
 		t.Errorf("median of tasks 1, -, 3 = %v, want 2", got)
 	}
 }

@@ -9,17 +9,14 @@ import (
 	"text/tabwriter"
 )
 
-// groupVerdict is the closing summary's line for one group: the VsBest
-// of its spindle cases that have one (Ratios) and their geometric mean, the
-// metric of its first spindle case (for wording), how many spindle cases
-// ran, the distinct BestOther names in order, and the cases that lose.
+// groupVerdict is the closing summary's line for one group.
 type groupVerdict struct {
 	Group   string
-	Ratios  []float64
-	GeoMean float64 // NaN without ratios
-	Metric  string
-	Spindle int
-	Others  []string
+	Ratios  []float64 // VsBest of its spindle cases that have one
+	GeoMean float64   // of Ratios; NaN without ratios
+	Metric  string    // of its first spindle case, for wording
+	Spindle int       // spindle cases that ran
+	Others  []string  // the distinct BestOther names, in order
 	Losses  []loss
 }
 
@@ -29,8 +26,7 @@ type loss struct {
 	Other  string  `json:"other"` // the other case's Name (same group)
 	Ratio  float64 `json:"ratio"` // VsBest, below 1
 	Metric string  `json:"-"`
-	// WithinSpread: the two cases' min-max ranges overlap, so the runs do
-	// not clearly tell them apart.
+	// the two cases' min-max ranges overlap: the runs do not tell them apart
 	WithinSpread bool `json:"within_spread"`
 }
 
@@ -38,19 +34,13 @@ type loss struct {
 // the order of sums. linkBaselines must have run.
 func verdicts(sums []caseSummary) []groupVerdict {
 	var out []groupVerdict
-	index := map[string]int{}
-	byName := map[string]*caseSummary{}
-	for i := range sums {
-		byName[fullName(sums[i].Case)] = &sums[i]
-	}
 	for _, s := range sums {
 		if kindOf(s.Case) != kindSpindle || s.Status != statusOK {
 			continue
 		}
-		i, ok := index[s.Case.Group]
-		if !ok {
+		i := slices.IndexFunc(out, func(v groupVerdict) bool { return v.Group == s.Case.Group })
+		if i < 0 {
 			i = len(out)
-			index[s.Case.Group] = i
 			out = append(out, groupVerdict{Group: s.Case.Group, Metric: metricOf(s.Case)})
 		}
 		v := &out[i]
@@ -63,14 +53,7 @@ func verdicts(sums []caseSummary) []groupVerdict {
 			v.Others = append(v.Others, s.BestOther)
 		}
 		if *s.VsBest < 1 {
-			o := byName[s.Case.Group+"/"+s.BestOther]
-			v.Losses = append(v.Losses, loss{
-				Case:         fullName(s.Case),
-				Other:        s.BestOther,
-				Ratio:        *s.VsBest,
-				Metric:       metricOf(s.Case),
-				WithinSpread: o != nil && s.Min <= o.Max && o.Min <= s.Max,
-			})
+			v.Losses = append(v.Losses, loss{fullName(s.Case), s.BestOther, *s.VsBest, metricOf(s.Case), s.Overlaps})
 		}
 	}
 	for i := range out {
@@ -96,11 +79,19 @@ func writeSummary(w io.Writer, sums []caseSummary) {
 	if len(vs) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nSummary: spindle against the best non-spindle case.\n")
-	fmt.Fprintf(w, "For each spindle case, the lowest median among the go and peer cases compared with the same\n")
-	fmt.Fprintf(w, "baseline, over the spindle case's median; per group, the geometric mean of those ratios.\n")
+	fmt.Fprintf(w, "\nSummary: spindle against the best non-spindle case.\n%s\n%s\n",
+		"For each spindle case, the lowest median among the go and peer cases compared with the same",
+		"baseline, over the spindle case's median; per group, the geometric mean of those ratios.")
 	rows := [][]string{{"group", "spindle vs best other", "cases", "best other"}}
+	var losses [][]string
 	for _, v := range vs {
+		for _, l := range v.Losses {
+			what := fmtRatioOf(l.Metric, l.Ratio) + " than " + l.Other
+			if l.WithinSpread {
+				what += " (within the runs' spread)"
+			}
+			losses = append(losses, []string{l.Case, what})
+		}
 		if len(v.Ratios) == 0 {
 			rows = append(rows, []string{v.Group, "-", fmt.Sprint(v.Spindle), "none: no go or peer case is compared with these cases"})
 			continue
@@ -109,24 +100,12 @@ func writeSummary(w io.Writer, sums []caseSummary) {
 	}
 	writeAligned(w, rows)
 
-	var losses []loss
-	for _, v := range vs {
-		losses = append(losses, v.Losses...)
-	}
 	if len(losses) == 0 {
 		fmt.Fprintf(w, "\nSpindle loses to no go or peer case in this run.\n")
 		return
 	}
 	fmt.Fprintf(w, "\nWhere spindle loses (it does worse than the best go or peer case beside it):\n")
-	rows = rows[:0]
-	for _, l := range losses {
-		what := fmtRatioOf(l.Metric, l.Ratio) + " than " + l.Other
-		if l.WithinSpread {
-			what += " (within the runs' spread)"
-		}
-		rows = append(rows, []string{l.Case, what})
-	}
-	writeAligned(w, rows)
+	writeAligned(w, losses)
 }
 
 // writeAligned prints rows indented by two spaces, in left-aligned columns

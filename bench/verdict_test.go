@@ -110,7 +110,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	if err := writeJSON(&buf, env, sums); err != nil {
 		t.Fatal(err)
 	}
-	env2, sums2, err := readJSON(&buf)
+	env2, sums2, err := readJSON(buf.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 	jizhuozhi "github.com/jizhuozhi/go-future"
 	reugn "github.com/reugn/async"
 
-	"github.com/spindle-rt/spindle/bench/internal/netcase"
+	"github.com/spindle-rt/spindle/bench/netcase"
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 )

@@ -1,7 +1,7 @@
 package peers
 
 // Net: the bundled suite's Net cases (see ../net.go and
-// ../internal/netcase) on spindle's netio and on gnet v2, the event-loop
+// ../netcase) on spindle's netio and on gnet v2, the event-loop
 // library Go users pick for this job: TCP servers on 127.0.0.1 answering
 // each 64-byte request with a 64-byte reply, loaded by clients in a child
 // process. echo/: 64 connections, one request in flight on each;
@@ -19,7 +19,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 
-	"github.com/spindle-rt/spindle/bench/internal/netcase"
+	"github.com/spindle-rt/spindle/bench/netcase"
 	"github.com/spindle-rt/spindle/executor"
 )
 

@@ -5,7 +5,7 @@
 # every thread of it over a fixed run, and the load comes from the same
 # child client the benchmarks use, in a process of its own.
 #
-# usage: bench/internal/netcase/syscalls.sh [spindle|go_net] [depth] [requests]
+# usage: bench/netcase/syscalls.sh [spindle|go_net] [depth] [requests]
 #
 # depth is the requests per write (1: echo, 16: pipeline); requests
 # defaults to 100000. strace slows every system call down, so the server
