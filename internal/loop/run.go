@@ -128,6 +128,13 @@ func (e *Loop) Shutdown(ctx context.Context) error {
 // With untilIdle it returns as soon as nothing is ready. first, if not nil,
 // runs on the loop before anything queued.
 func (e *Loop) loop(ctx context.Context, untilIdle bool, first func()) (err error) {
+	if e.phase.Load() == phaseClosed {
+		// A caller (Close, Shutdown, leave) read the phase before the
+		// goroutine that held the loop closed it, and took the loop up
+		// after that goroutine let go: the loop is finished already.
+		e.running.Store(false)
+		return nil
+	}
 	returned := false
 	defer func() { e.leave(ctx, untilIdle, !returned) }()
 	err = e.run(ctx, untilIdle, first)
