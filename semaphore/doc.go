@@ -36,7 +36,10 @@
 // nothing behind: its entry is unlinked from the queue at once, so a million
 // abandoned Acquires cost no memory once they have returned, and the
 // requests behind one that gave up move up (and are granted, if their units
-// are free). Once the executor has closed, waiting requests are released
+// are free). A request whose ctx ends as its units are handed to it (a
+// fatal error cancels every waiter in the same turn as a holder releases)
+// gives them back and returns ctx.Err(), as x/sync's Weighted does: after
+// a cancellation no queued request starts its work. Once the executor has closed, waiting requests are released
 // with executor.ErrClosed and later Acquires fail with it; TryAcquire and
 // Release go on counting units.
 //
