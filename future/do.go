@@ -63,9 +63,9 @@ func doPool[T any]() *sync.Pool {
 // dropped, not run). Called on the loop itself (a callback or a task body)
 // Do is Call(ex, fn).Await(ctx), with Await's rules. No hooks see the call:
 // it makes no resource.
-func Do[T any](ctx context.Context, e *executor.Executor, fn func() (T, error)) (T, error) {
-	ex := (*loop.Loop)(e)
-	if ex == nil {
+func Do[T any](ctx context.Context, ex *executor.Executor, fn func() (T, error)) (T, error) {
+	l := (*loop.Loop)(ex)
+	if l == nil {
 		panic("future: Do with nil executor")
 	}
 	if fn == nil {
@@ -74,8 +74,8 @@ func Do[T any](ctx context.Context, e *executor.Executor, fn func() (T, error)) 
 	if ctx == nil {
 		panic("future: Do with nil context")
 	}
-	if ex.OnLoop() {
-		return Call(e, fn).Await(ctx)
+	if l.OnLoop() {
+		return Call(ex, fn).Await(ctx)
 	}
 	var zero T
 	if err := ctx.Err(); err != nil {
@@ -85,7 +85,7 @@ func Do[T any](ctx context.Context, e *executor.Executor, fn func() (T, error)) 
 	n := pool.Get().(*doNode[T])
 	n.fn = fn
 	n.state.Store(doQueued)
-	if err := ex.SubmitRunnable(n, nil, 0); err != nil {
+	if err := l.SubmitRunnable(n, nil, 0); err != nil {
 		n.fn = nil
 		pool.Put(n)
 		return zero, err
