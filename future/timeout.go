@@ -40,9 +40,9 @@ func (timeoutError) Timeout() bool   { return true }
 func (timeoutError) Temporary() bool { return true }
 
 type timeoutNode[T any] struct {
-	out   Future[T]
-	stop  link // on out: stops the timer when out completes
-	l     link // on src
+	out    Future[T]
+	stop   link // on out: stops the timer when out completes
+	l      link // on src
 	src    *Future[T]
 	timer  atomic.Pointer[loop.Timer] // nil until AfterFunc returns: the timer may fire first
 	cancel bool                       // WithTimeout: cancel src when out completes without it
