@@ -45,7 +45,7 @@ type goNode[T any] struct {
 	cancel context.CancelCauseFunc
 	fn     func(context.Context) (T, error)
 	fr     *frame.Frame
-	parent context.Context // GoContext's ctx; nil for Go
+	parent context.Context // GoContext's ctx, if it can end; else nil
 	stop   func() bool     // stops watching parent
 	val    T
 	err    error
@@ -77,7 +77,7 @@ func Go[T any](ex *executor.Executor, fn func(ctx context.Context) (T, error)) *
 	if fn == nil {
 		panic("future: Go with nil func")
 	}
-	return goStart(nil, (*loop.Loop)(ex), fn)
+	return goStart(context.Background(), (*loop.Loop)(ex), fn)
 }
 
 // GoContext is Go with fn's ctx derived from ctx: fn sees ctx's values and
@@ -107,21 +107,18 @@ func GoContext[T any](ctx context.Context, ex *executor.Executor, fn func(ctx co
 	return goStart(ctx, (*loop.Loop)(ex), fn)
 }
 
-// goStart starts fn for Go (parent nil) or GoContext.
+// goStart starts fn for Go (parent: context.Background()) or GoContext.
 func goStart[T any](parent context.Context, ex *loop.Loop, fn func(ctx context.Context) (T, error)) *Future[T] {
 	fr, _ := ex.Current()
-	n := &goNode[T]{fn: fn, fr: fr, parent: parent}
+	n := &goNode[T]{fn: fn, fr: fr}
 	n.out.ex = ex
 	n.out.id = newID(ex, hooks.KindFuture, 0, n)
 	n.cl.w = (*goCancel[T])(n)
 	n.out.head.Store(&n.cl) // not yet shared: no race
-	base := parent
-	if base == nil {
-		base = context.Background()
-	}
-	n.ctx, n.cancel = context.WithCancelCause(base)
+	n.ctx, n.cancel = context.WithCancelCause(parent)
 	var zero T
-	if parent != nil {
+	if parent.Done() != nil { // a ctx that can end: watch it
+		n.parent = parent
 		if err := parent.Err(); err != nil {
 			n.cancel(err)
 			n.out.complete(zero, err, fromAnywhere)
