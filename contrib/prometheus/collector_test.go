@@ -1,0 +1,163 @@
+package spindleprom_test
+
+import (
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/goleak"
+
+	spindleprom "github.com/spindle-rt/spindle/contrib/prometheus"
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/metrics"
+	"github.com/spindle-rt/spindle/shard"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// scrape serves reg with promhttp on loopback and returns the text a
+// Prometheus server would read.
+func scrape(t *testing.T, reg *prometheus.Registry) string {
+	t.Helper()
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	srv.Client().CloseIdleConnections()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("scrape: %s\n%s", resp.Status, body)
+	}
+	return string(body)
+}
+
+// A scrape of a real registry shows every figure of every executor, with
+// its type and the executor's name, and the values of Stats.
+func TestScrape(t *testing.T) {
+	api := executor.New(executor.WithName("api"))
+	defer api.Close()
+	jobs := executor.New(executor.WithName("jobs"))
+	defer jobs.Close()
+	for range 7 {
+		_ = api.Submit(func() {})
+	}
+	api.RunUntilIdle()
+	api.Drive(func() { api.AfterFunc(1<<40, func() {}) })
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(spindleprom.NewCollector(api, jobs))
+
+	text := scrape(t, reg)
+	st := api.Stats() // api is idle: its figures stand still
+	for _, f := range metrics.Figures() {
+		typ := "gauge"
+		if f.Kind == metrics.Counter {
+			typ = "counter"
+		}
+		for _, want := range []string{
+			"# HELP " + f.Prometheus + " " + f.Help + "\n",
+			"# TYPE " + f.Prometheus + " " + typ + "\n",
+			fmt.Sprintf("%s{executor=\"api\"} %v\n", f.Prometheus, f.Value(st)),
+			f.Prometheus + "{executor=\"jobs\"} ",
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("scrape lacks %q", want)
+			}
+		}
+	}
+	if !strings.Contains(text, "spindle_loop_timers{executor=\"api\"} 1\n") || st.TasksRun < 7 {
+		t.Errorf("api's figures: %+v\n%s", st, text)
+	}
+}
+
+// The metrics pass Prometheus' own lint (names, units, help, types).
+func TestLint(t *testing.T) {
+	ex := executor.New(executor.WithName("lint"))
+	defer ex.Close()
+	problems, err := testutil.CollectAndLint(spindleprom.NewCollector(ex))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: %s", p.Metric, p.Text)
+	}
+}
+
+// AddGroup adds every shard, each under its name; a registry's Gather
+// sees them all.
+func TestGroup(t *testing.T) {
+	g := shard.New(3, executor.WithName("kv"))
+	g.Start()
+	defer g.Close()
+	c := spindleprom.NewCollector()
+	c.AddGroup(g)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fams) != len(metrics.Figures()) {
+		t.Fatalf("%d metric families, want %d", len(fams), len(metrics.Figures()))
+	}
+	for _, fam := range fams {
+		var names []string
+		for _, m := range fam.GetMetric() {
+			for _, l := range m.GetLabel() {
+				names = append(names, l.GetName()+"="+l.GetValue())
+			}
+		}
+		if got := strings.Join(names, ","); got != "executor=kv-0,executor=kv-1,executor=kv-2" {
+			t.Errorf("%s: series %s", fam.GetName(), got)
+		}
+	}
+}
+
+// Two executors with one name make the scrape fail, not lie.
+func TestDuplicateNames(t *testing.T) {
+	a, b := executor.New(), executor.New()
+	defer a.Close()
+	defer b.Close()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(spindleprom.NewCollector(a, b))
+	if _, err := reg.Gather(); err == nil || !strings.Contains(err.Error(), "spindle") {
+		t.Fatalf("Gather of two executors named alike: %v", err)
+	}
+}
+
+func TestMisuse(t *testing.T) {
+	for name, fn := range map[string]func(){
+		"nil executor": func() { spindleprom.NewCollector(nil) },
+		"nil group":    func() { spindleprom.NewCollector().AddGroup(nil) },
+	} {
+		func() {
+			defer func() {
+				if v := recover(); v == nil || !strings.HasPrefix(fmt.Sprint(v), "spindleprom: ") {
+					t.Errorf("%s: panic %v, want one starting with spindleprom: ", name, v)
+				}
+			}()
+			fn()
+		}()
+	}
+}
+
+// The collector in a registry, scraped as Prometheus would.
+func ExampleNewCollector() {
+	ex := executor.New(executor.WithName("api"))
+	defer ex.Close()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(spindleprom.NewCollector(ex))
+	n, _ := testutil.GatherAndCount(reg, "spindle_loop_tasks_total", "spindle_loop_busy_seconds_total")
+	fmt.Println(n, "series")
+	// Output: 2 series
+}
