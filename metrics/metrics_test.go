@@ -164,3 +164,34 @@ func ExampleVar() {
 	fmt.Println(metrics.Var(ex))
 	// Output: {"TasksRun": 0, "Queued": 0, "Timers": 0, "Suspended": 0, "BusySeconds": 0, "IdleSeconds": 0, "Stalls": 0, "DelayP50Seconds": 0, "DelayP99Seconds": 0, "DelayMaxSeconds": 0}
 }
+
+// WriteText escapes the label value as the text format wants.
+func TestWriteTextEscapes(t *testing.T) {
+	ex := executor.New(executor.WithName("a\"b\\c\nd"))
+	defer ex.Close()
+	var b strings.Builder
+	if err := metrics.WriteText(&b, ex); err != nil {
+		t.Fatal(err)
+	}
+	if want := `spindle_loop_tasks_total{executor="a\"b\\c\nd"} 0` + "\n"; !strings.Contains(b.String(), want) {
+		t.Fatalf("no %q in\n%s", want, b.String())
+	}
+	spindletest.MustPanic(t, "metrics: ", "nil executor", func() { metrics.Handler(nil) })
+}
+
+// A fresh executor's first figures in Prometheus' text format, as a
+// /metrics route serves them.
+func ExampleWriteText() {
+	ex := executor.New(executor.WithName("api"))
+	defer ex.Close()
+	var b strings.Builder
+	_ = metrics.WriteText(&b, ex)
+	fmt.Print(strings.Join(strings.SplitAfter(b.String(), "\n")[:6], ""))
+	// Output:
+	// # HELP spindle_loop_tasks_total Tasks the loop has run: callbacks, continuations, timer callbacks and slices of spawned tasks.
+	// # TYPE spindle_loop_tasks_total counter
+	// spindle_loop_tasks_total{executor="api"} 0
+	// # HELP spindle_loop_queued Tasks waiting to run, submitted ones included.
+	// # TYPE spindle_loop_queued gauge
+	// spindle_loop_queued{executor="api"} 0
+}

@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"go.uber.org/goleak"
 
 	spindleprom "github.com/spindle-rt/spindle/contrib/prometheus"
@@ -160,4 +162,41 @@ func ExampleNewCollector() {
 	n, _ := testutil.GatherAndCount(reg, "spindle_loop_tasks_total", "spindle_loop_busy_seconds_total")
 	fmt.Println(n, "series")
 	// Output: 2 series
+}
+
+// metrics.WriteText, the dependency-free /metrics of the library, writes
+// what the collector scrapes: the text parser of Prometheus reads both as
+// the same families.
+func TestWriteTextMatchesCollector(t *testing.T) {
+	a := executor.New(executor.WithName("a"))
+	defer a.Close()
+	b := executor.New(executor.WithName("b"))
+	defer b.Close()
+	for range 3 {
+		_ = a.Submit(func() {})
+	}
+	a.RunUntilIdle() // both idle from here on: their figures stand still
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(spindleprom.NewCollector(a, b))
+	var text strings.Builder
+	if err := metrics.WriteText(&text, a, b); err != nil {
+		t.Fatal(err)
+	}
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fromText, err := p.TextToMetricFamilies(strings.NewReader(text.String()))
+	if err != nil {
+		t.Fatalf("WriteText's output does not parse: %v\n%s", err, text.String())
+	}
+	fromScrape, err := p.TextToMetricFamilies(strings.NewReader(scrape(t, reg)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fromText) != len(metrics.Figures()) || len(fromText) != len(fromScrape) {
+		t.Fatalf("%d families written, %d scraped, want %d", len(fromText), len(fromScrape), len(metrics.Figures()))
+	}
+	for name, fam := range fromScrape {
+		if got, want := fromText[name].String(), fam.String(); got != want {
+			t.Errorf("%s:\nwritten %s\nscraped %s", name, got, want)
+		}
+	}
 }
