@@ -25,6 +25,19 @@
 // own. This package imports expvar, which registers /debug/vars on
 // net/http's default mux: the reason it is a package apart from executor.
 //
+// # Prometheus' text format
+//
+// Handler serves the figures of some executors in Prometheus' text
+// exposition format, for a /metrics route that a Prometheus server
+// scrapes, with no client library (WriteText writes the same to any
+// io.Writer):
+//
+//	mux.Handle("GET /metrics", metrics.Handler(ex))
+//
+// A service that already has a Prometheus registry registers the collector
+// of contrib/prometheus instead; both write the same names, help, types
+// and label.
+//
 // # The figures
 //
 // Figures lists what the exporters publish for each executor: one entry
