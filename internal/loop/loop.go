@@ -44,8 +44,9 @@ import (
 
 // ErrClosed is returned by Submit once Shutdown or Close has begun, and is
 // the error with which goroutines blocked in Await and suspended tasks are
-// released when the executor closes.
-var ErrClosed = errors.New("executor: closed")
+// released when the executor closes. It matches ErrChanClosed
+// (closederr.go).
+var ErrClosed error = closedError{}
 
 // ErrRunning is returned by Run when the loop is already running.
 var ErrRunning = errors.New("executor: Run called while the loop is already running")
