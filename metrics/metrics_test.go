@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"expvar"
 	"fmt"
-	"io"
 	"net/http/httptest"
 	"regexp"
 	"slices"
@@ -78,17 +77,12 @@ func TestPublishServesJSON(t *testing.T) {
 	}
 	srv := httptest.NewServer(expvar.Handler())
 	defer srv.Close()
-	resp, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
+	code, body, err := spindletest.Do(srv.Client(), "GET", srv.URL, "")
+	if err != nil || code != 200 {
+		t.Fatalf("expvar page: %d, %v", code, err)
 	}
 	var page map[string]json.RawMessage
-	if err := json.Unmarshal(body, &page); err != nil {
+	if err := json.Unmarshal([]byte(body), &page); err != nil {
 		t.Fatalf("expvar page: %v", err)
 	}
 	m := decode(t, string(page["spindle.test.published"]))

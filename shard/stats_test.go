@@ -3,6 +3,7 @@ package shard_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
@@ -28,29 +29,22 @@ func TestGroupStatsSumsShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = g.Close() // the figures stand still from here on
-	var want executor.Stats
+	got := g.Stats()
+	var tasks uint64
+	var busy, idle, worst time.Duration
+	samples := 0
 	for i := range g.Len() {
 		st := g.Shard(i).Stats()
 		if st.TasksRun < uint64(10*(i+1)) {
 			t.Fatalf("shard %d ran %d tasks, want at least %d", i, st.TasksRun, 10*(i+1))
 		}
-		want.TasksRun += st.TasksRun
-		want.Queued += st.Queued
-		want.Timers += st.Timers
-		want.Suspended += st.Suspended
-		want.Busy += st.Busy
-		want.Idle += st.Idle
-		want.Stalls += st.Stalls
-		want.Delay.P50 = max(want.Delay.P50, st.Delay.P50)
-		want.Delay.P99 = max(want.Delay.P99, st.Delay.P99)
-		want.Delay.Max = max(want.Delay.Max, st.Delay.Max)
-		want.Delay.Samples += st.Delay.Samples
-		want.Delay.Window = max(want.Delay.Window, st.Delay.Window)
+		tasks, busy, idle = tasks+st.TasksRun, busy+st.Busy, idle+st.Idle
+		worst, samples = max(worst, st.Delay.Max), samples+st.Delay.Samples
 	}
-	if got := g.Stats(); got != want {
-		t.Fatalf("group Stats %+v, want %+v", got, want)
+	if got.TasksRun != tasks || got.Busy != busy || got.Idle != idle || busy <= 0 {
+		t.Errorf("group: %d tasks, busy %v, idle %v; the shards add up to %d, %v, %v", got.TasksRun, got.Busy, got.Idle, tasks, busy, idle)
 	}
-	if want.Busy <= 0 {
-		t.Error("the shards ran but report no busy time")
+	if got.Delay.Max != worst || got.Delay.Samples != samples {
+		t.Errorf("group delay: max %v of %d samples, want the worst shard's %v and %d in all", got.Delay.Max, got.Delay.Samples, worst, samples)
 	}
 }

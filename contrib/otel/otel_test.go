@@ -14,6 +14,7 @@ import (
 
 	spindleotel "github.com/spindle-rt/spindle/contrib/otel"
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 	"github.com/spindle-rt/spindle/metrics"
 	"github.com/spindle-rt/spindle/shard"
 )
@@ -156,20 +157,9 @@ func TestRegisterGroup(t *testing.T) {
 func TestMisuse(t *testing.T) {
 	mp := sdkmetric.NewMeterProvider()
 	defer mp.Shutdown(context.Background())
-	for name, fn := range map[string]func(){
-		"nil provider": func() { _, _ = spindleotel.Register(nil) },
-		"nil executor": func() { _, _ = spindleotel.Register(mp, nil) },
-		"nil group":    func() { _, _ = spindleotel.RegisterGroup(mp, nil) },
-	} {
-		func() {
-			defer func() {
-				if v := recover(); v == nil || !strings.HasPrefix(fmt.Sprint(v), "spindleotel: ") {
-					t.Errorf("%s: panic %v, want one starting with spindleotel: ", name, v)
-				}
-			}()
-			fn()
-		}()
-	}
+	spindletest.MustPanic(t, "spindleotel: ", "nil MeterProvider", func() { _, _ = spindleotel.Register(nil) })
+	spindletest.MustPanic(t, "spindleotel: ", "nil executor", func() { _, _ = spindleotel.Register(mp, nil) })
+	spindletest.MustPanic(t, "spindleotel: ", "nil group", func() { _, _ = spindleotel.RegisterGroup(mp, nil) })
 }
 
 // An executor's figures collected by a manual reader, as an exporter

@@ -2,7 +2,6 @@ package spindleprom_test
 
 import (
 	"fmt"
-	"io"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	spindleprom "github.com/spindle-rt/spindle/contrib/prometheus"
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 	"github.com/spindle-rt/spindle/metrics"
 	"github.com/spindle-rt/spindle/shard"
 )
@@ -28,36 +28,38 @@ func scrape(t *testing.T, reg *prometheus.Registry) string {
 	t.Helper()
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
 	defer srv.Close()
-	resp, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
+	defer srv.Client().CloseIdleConnections()
+	code, body, err := spindletest.Do(srv.Client(), "GET", srv.URL, "")
+	if err != nil || code != 200 {
+		t.Fatalf("scrape: %d, %v\n%s", code, err, body)
 	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	srv.Client().CloseIdleConnections()
-	if err != nil {
-		t.Fatal(err)
+	return body
+}
+
+// idle returns executors of the given names, closed when the test ends;
+// the first has run tasks tasks and holds one pending timer. None runs, so
+// their figures stand still.
+func idle(t *testing.T, tasks int, names ...string) []*executor.Executor {
+	t.Helper()
+	exs := make([]*executor.Executor, len(names))
+	for i, name := range names {
+		exs[i] = executor.New(executor.WithName(name))
+		t.Cleanup(func() { _ = exs[i].Close() })
 	}
-	if resp.StatusCode != 200 {
-		t.Fatalf("scrape: %s\n%s", resp.Status, body)
+	for range tasks {
+		_ = exs[0].Submit(func() {})
 	}
-	return string(body)
+	exs[0].Drive(func() { exs[0].AfterFunc(1<<40, func() {}) })
+	return exs
 }
 
 // A scrape of a real registry shows every figure of every executor, with
 // its type and the executor's name, and the values of Stats.
 func TestScrape(t *testing.T) {
-	api := executor.New(executor.WithName("api"))
-	defer api.Close()
-	jobs := executor.New(executor.WithName("jobs"))
-	defer jobs.Close()
-	for range 7 {
-		_ = api.Submit(func() {})
-	}
-	api.RunUntilIdle()
-	api.Drive(func() { api.AfterFunc(1<<40, func() {}) })
+	exs := idle(t, 7, "api", "jobs")
+	api := exs[0]
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(spindleprom.NewCollector(api, jobs))
+	reg.MustRegister(spindleprom.NewCollector(exs...))
 
 	text := scrape(t, reg)
 	st := api.Stats() // api is idle: its figures stand still
@@ -138,19 +140,8 @@ func TestDuplicateNames(t *testing.T) {
 }
 
 func TestMisuse(t *testing.T) {
-	for name, fn := range map[string]func(){
-		"nil executor": func() { spindleprom.NewCollector(nil) },
-		"nil group":    func() { spindleprom.NewCollector().AddGroup(nil) },
-	} {
-		func() {
-			defer func() {
-				if v := recover(); v == nil || !strings.HasPrefix(fmt.Sprint(v), "spindleprom: ") {
-					t.Errorf("%s: panic %v, want one starting with spindleprom: ", name, v)
-				}
-			}()
-			fn()
-		}()
-	}
+	spindletest.MustPanic(t, "spindleprom: ", "nil executor", func() { spindleprom.NewCollector(nil) })
+	spindletest.MustPanic(t, "spindleprom: ", "nil group", func() { spindleprom.NewCollector().AddGroup(nil) })
 }
 
 // The collector in a registry, scraped as Prometheus would.
@@ -168,18 +159,11 @@ func ExampleNewCollector() {
 // what the collector scrapes: the text parser of Prometheus reads both as
 // the same families.
 func TestWriteTextMatchesCollector(t *testing.T) {
-	a := executor.New(executor.WithName("a"))
-	defer a.Close()
-	b := executor.New(executor.WithName("b"))
-	defer b.Close()
-	for range 3 {
-		_ = a.Submit(func() {})
-	}
-	a.RunUntilIdle() // both idle from here on: their figures stand still
+	exs := idle(t, 3, "a", "b")
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(spindleprom.NewCollector(a, b))
+	reg.MustRegister(spindleprom.NewCollector(exs...))
 	var text strings.Builder
-	if err := metrics.WriteText(&text, a, b); err != nil {
+	if err := metrics.WriteText(&text, exs...); err != nil {
 		t.Fatal(err)
 	}
 	p := expfmt.NewTextParser(model.LegacyValidation)
