@@ -60,7 +60,11 @@ type Figure struct {
 	Value func(executor.Stats) float64
 }
 
-// figures is the one table every exporter reads.
+// figures is the one table every exporter reads: a figure added here
+// reaches expvar, the text format, Prometheus and OpenTelemetry at once.
+// The figures of other parts of the library that keep counters per
+// executor (netio's connections, once it has them) belong here too, read
+// from executor.Stats or from a Stats of their own that Value can reach.
 var figures = []Figure{
 	{"TasksRun", "spindle_loop_tasks_total", "spindle.loop.tasks", "{task}",
 		"Tasks the loop has run: callbacks, continuations, timer callbacks and slices of spawned tasks.",
