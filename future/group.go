@@ -497,6 +497,10 @@ func (w *groupWorker) Done() <-chan struct{} { return w.ctx.Done() }
 // Err returns the group context's error.
 func (w *groupWorker) Err() error { return w.ctx.Err() }
 
+// AfterFunc is context.AfterFunc of the group's context: the worker's
+// context ends with it, not with the worker's task.
+func (w *groupWorker) AfterFunc(f func()) (stop func() bool) { return context.AfterFunc(w.ctx, f) }
+
 // Value returns the worker's task for the package's own key, and the group
 // context's value otherwise.
 func (w *groupWorker) Value(key any) any {
