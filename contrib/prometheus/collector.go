@@ -13,6 +13,8 @@ import (
 // Collector is a prometheus.Collector of the figures of spindle
 // executors. Make one with NewCollector; its methods may be called from
 // any goroutine, and it reads each executor's Stats at every scrape.
+// A registry takes one Collector (a second one describes the same metrics,
+// and Register refuses it as a duplicate): add every executor to it.
 type Collector struct {
 	figures []metrics.Figure
 	descs   []*prometheus.Desc // descs[i] describes figures[i]

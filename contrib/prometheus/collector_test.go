@@ -1,6 +1,7 @@
 package spindleprom_test
 
 import (
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"strings"
@@ -136,6 +137,18 @@ func TestDuplicateNames(t *testing.T) {
 	reg.MustRegister(spindleprom.NewCollector(a, b))
 	if _, err := reg.Gather(); err == nil || !strings.Contains(err.Error(), "spindle") {
 		t.Fatalf("Gather of two executors named alike: %v", err)
+	}
+}
+
+// One collector per registry: a second one is refused, not merged.
+func TestOneCollectorPerRegistry(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(spindleprom.NewCollector()); err != nil {
+		t.Fatal(err)
+	}
+	var are prometheus.AlreadyRegisteredError
+	if err := reg.Register(spindleprom.NewCollector()); !errors.As(err, &are) {
+		t.Fatalf("second collector: %v, want AlreadyRegisteredError", err)
 	}
 }
 
