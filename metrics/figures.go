@@ -15,13 +15,14 @@ const (
 	// Counter only grows, from 0 when the executor is made: a Prometheus
 	// counter, an OpenTelemetry observable counter.
 	Counter Kind = iota
-	// Count is a number of things that exist now, up or down (tasks
-	// queued, timers pending): a Prometheus gauge, an OpenTelemetry
-	// observable up-down counter.
-	Count
-	// Level is a measurement that is not a count (a percentile of the
-	// delay): a Prometheus gauge, an OpenTelemetry observable gauge.
-	Level
+	// UpDownCounter is a number of things that exist now, up or down
+	// (tasks queued, timers pending), which adds up across executors: a
+	// Prometheus gauge, an OpenTelemetry observable up-down counter.
+	UpDownCounter
+	// Gauge is a measurement that does not add up across executors (a
+	// percentile of the delay): a Prometheus gauge, an OpenTelemetry
+	// observable gauge.
+	Gauge
 )
 
 // String returns the kind's name.
@@ -29,10 +30,10 @@ func (k Kind) String() string {
 	switch k {
 	case Counter:
 		return "counter"
-	case Count:
-		return "count"
-	case Level:
-		return "level"
+	case UpDownCounter:
+		return "up-down counter"
+	case Gauge:
+		return "gauge"
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -71,13 +72,13 @@ var figures = []Figure{
 		Counter, true, func(s executor.Stats) float64 { return float64(s.TasksRun) }},
 	{"Queued", "spindle_loop_queued", "spindle.loop.queued", "{task}",
 		"Tasks waiting to run, submitted ones included.",
-		Count, true, func(s executor.Stats) float64 { return float64(s.Queued) }},
+		UpDownCounter, true, func(s executor.Stats) float64 { return float64(s.Queued) }},
 	{"Timers", "spindle_loop_timers", "spindle.loop.timers", "{timer}",
 		"Timers pending: not fired, not stopped.",
-		Count, true, func(s executor.Stats) float64 { return float64(s.Timers) }},
+		UpDownCounter, true, func(s executor.Stats) float64 { return float64(s.Timers) }},
 	{"Suspended", "spindle_loop_suspended_tasks", "spindle.loop.suspended", "{task}",
 		"Spawned tasks suspended in Await or Yield.",
-		Count, true, func(s executor.Stats) float64 { return float64(s.Suspended) }},
+		UpDownCounter, true, func(s executor.Stats) float64 { return float64(s.Suspended) }},
 	{"BusySeconds", "spindle_loop_busy_seconds_total", "spindle.loop.busy.time", "s",
 		"Time the loop has spent awake, running tasks.",
 		Counter, false, func(s executor.Stats) float64 { return s.Busy.Seconds() }},
@@ -89,13 +90,13 @@ var figures = []Figure{
 		Counter, true, func(s executor.Stats) float64 { return float64(s.Stalls) }},
 	{"DelayP50Seconds", "spindle_loop_delay_p50_seconds", "spindle.loop.delay.p50", "s",
 		"Median time scheduled work waited before it ran, over the delay probe's window.",
-		Level, false, func(s executor.Stats) float64 { return seconds(s.Delay.P50) }},
+		Gauge, false, func(s executor.Stats) float64 { return seconds(s.Delay.P50) }},
 	{"DelayP99Seconds", "spindle_loop_delay_p99_seconds", "spindle.loop.delay.p99", "s",
 		"99th percentile of the time scheduled work waited before it ran, over the delay probe's window.",
-		Level, false, func(s executor.Stats) float64 { return seconds(s.Delay.P99) }},
+		Gauge, false, func(s executor.Stats) float64 { return seconds(s.Delay.P99) }},
 	{"DelayMaxSeconds", "spindle_loop_delay_max_seconds", "spindle.loop.delay.max", "s",
 		"Longest time scheduled work waited before it ran, over the delay probe's window.",
-		Level, false, func(s executor.Stats) float64 { return seconds(s.Delay.Max) }},
+		Gauge, false, func(s executor.Stats) float64 { return seconds(s.Delay.Max) }},
 }
 
 func seconds(d time.Duration) float64 { return d.Seconds() }

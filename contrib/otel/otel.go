@@ -83,9 +83,9 @@ func instrument(m metric.Meter, f metrics.Figure) (metric.Observable, error) {
 		return m.Int64ObservableCounter(f.OTel, desc, unit)
 	case f.Kind == metrics.Counter:
 		return m.Float64ObservableCounter(f.OTel, desc, unit)
-	case f.Kind == metrics.Count && f.Integer:
+	case f.Kind == metrics.UpDownCounter && f.Integer:
 		return m.Int64ObservableUpDownCounter(f.OTel, desc, unit)
-	case f.Kind == metrics.Count:
+	case f.Kind == metrics.UpDownCounter:
 		return m.Float64ObservableUpDownCounter(f.OTel, desc, unit)
 	case f.Integer:
 		return m.Int64ObservableGauge(f.OTel, desc, unit)

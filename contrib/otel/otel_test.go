@@ -78,7 +78,7 @@ func sumKind(monotonic bool) string {
 	return "updown"
 }
 
-var kinds = map[metrics.Kind]string{metrics.Counter: "counter", metrics.Count: "updown", metrics.Level: "gauge"}
+var kinds = map[metrics.Kind]string{metrics.Counter: "counter", metrics.UpDownCounter: "updown", metrics.Gauge: "gauge"}
 
 // A manual reader of a real SDK collects every figure of every executor
 // with its instrument kind, unit, attribute and the value of Stats; after
