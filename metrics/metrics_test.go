@@ -189,3 +189,16 @@ func ExampleWriteText() {
 	// # TYPE spindle_loop_queued gauge
 	// spindle_loop_queued{executor="api"} 0
 }
+
+// Publish makes an executor's figures an expvar variable: expvar.Handler
+// (the /debug/vars page) shows it with the process's other variables.
+func ExamplePublish() {
+	ex := executor.New(executor.WithName("worker"))
+	defer ex.Close()
+	metrics.Publish("spindle.example.worker", ex)
+
+	var figures map[string]float64
+	_ = json.Unmarshal([]byte(expvar.Get("spindle.example.worker").String()), &figures)
+	fmt.Println(figures["TasksRun"], figures["Queued"], len(figures))
+	// Output: 0 0 10
+}
