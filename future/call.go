@@ -10,20 +10,20 @@ import (
 
 // Futures that need no continuation: already-completed ones, Call and Sleep.
 
-// Resolved returns a future bound to ex that is already resolved with v.
-func Resolved[T any](ex *executor.Executor, v T) *Future[T] {
-	return done((*loop.Loop)(ex), v, nil)
+// Resolved returns a future bound to e that is already resolved with v.
+func Resolved[T any](e *executor.Executor, v T) *Future[T] {
+	return done((*loop.Loop)(e), v, nil)
 }
 
-// Failed returns a future bound to ex that has already failed with err,
+// Failed returns a future bound to e that has already failed with err,
 // which must not be nil.
-func Failed[T any](ex *executor.Executor, err error) *Future[T] {
-	l := (*loop.Loop)(ex)
+func Failed[T any](e *executor.Executor, err error) *Future[T] {
+	ex := (*loop.Loop)(e)
 	if err == nil {
 		panic("future: Failed with nil error")
 	}
 	var zero T
-	return done(l, zero, err)
+	return done(ex, zero, err)
 }
 
 // closedFuture returns a future of ex that has failed with
@@ -52,25 +52,25 @@ type callNode[T any] struct {
 	fn  func() (T, error)
 }
 
-// Call runs fn on ex's loop and returns a future of its result. It may be
+// Call runs fn on e's loop and returns a future of its result. It may be
 // called from any goroutine: it is how code outside the loop hands work to
 // it (f := future.Call(ex, fn); v, err := f.Await(ctx)). A panic in fn fails
 // the future with a *PanicError; if the executor is closing, the future
 // fails with executor.ErrClosed.
-func Call[T any](ex *executor.Executor, fn func() (T, error)) *Future[T] {
-	l := (*loop.Loop)(ex)
-	if l == nil {
+func Call[T any](e *executor.Executor, fn func() (T, error)) *Future[T] {
+	ex := (*loop.Loop)(e)
+	if ex == nil {
 		panic("future: Call with nil executor")
 	}
 	if fn == nil {
 		panic("future: Call with nil func")
 	}
-	fr, onLoop := l.Current()
-	n := newObj[callNode[T]](l, onLoop)
+	fr, onLoop := ex.Current()
+	n := newObj[callNode[T]](ex, onLoop)
 	n.fn = fn
-	n.out.ex = l
-	n.out.id = newID(l, hooks.KindFuture, 0, n)
-	if err := l.SubmitRunnable(n, fr, n.out.id); err != nil {
+	n.out.ex = ex
+	n.out.id = newID(ex, hooks.KindFuture, 0, n)
+	if err := ex.SubmitRunnable(n, fr, n.out.id); err != nil {
 		var zero T
 		n.out.complete(zero, err, fromAnywhere)
 	}
@@ -95,13 +95,13 @@ func (n *callNode[T]) CatchPanic(v any, stack []byte) {
 	}
 }
 
-// Sleep returns a future resolved on ex's loop once d has elapsed.
+// Sleep returns a future resolved on e's loop once d has elapsed.
 // Cancelling the future stops the timer. If the executor closes first (or
 // has closed), the future fails with executor.ErrClosed.
-func Sleep(ex *executor.Executor, d time.Duration) *Future[struct{}] {
-	l := (*loop.Loop)(ex)
-	p := NewPromise[struct{}](ex)
-	t := l.AfterFuncClose(d, func() { p.Resolve(struct{}{}) }, func() { p.Reject(executor.ErrClosed) })
+func Sleep(e *executor.Executor, d time.Duration) *Future[struct{}] {
+	ex := (*loop.Loop)(e)
+	p := NewPromise[struct{}](e)
+	t := ex.AfterFuncClose(d, func() { p.Resolve(struct{}{}) }, func() { p.Reject(executor.ErrClosed) })
 	p.OnCancel(func() { t.Stop() })
 	return p.Future()
 }

@@ -52,8 +52,8 @@ func doPool[T any]() *sync.Pool {
 	return p.(*sync.Pool)
 }
 
-// Do runs fn on ex's loop and returns its result: the same as
-// Call(ex, fn).Await(ctx), without a future, for the goroutines of a service
+// Do runs fn on e's loop and returns its result: the same as
+// Call(e, fn).Await(ctx), without a future, for the goroutines of a service
 // that hand work to the loop and wait for it. It allocates nothing of its
 // own (the node that carries the call is pooled), and if ctx ends before fn
 // has started, fn never runs and Do returns ctx.Err(); once fn has started,
@@ -61,11 +61,11 @@ func doPool[T any]() *sync.Pool {
 // panic in fn comes back as a *PanicError; once the executor is closing, Do
 // returns executor.ErrClosed (a call queued when the executor closes is
 // dropped, not run). Called on the loop itself (a callback or a task body)
-// Do is Call(ex, fn).Await(ctx), with Await's rules. No hooks see the call:
+// Do is Call(e, fn).Await(ctx), with Await's rules. No hooks see the call:
 // it makes no resource.
-func Do[T any](ctx context.Context, ex *executor.Executor, fn func() (T, error)) (T, error) {
-	l := (*loop.Loop)(ex)
-	if l == nil {
+func Do[T any](ctx context.Context, e *executor.Executor, fn func() (T, error)) (T, error) {
+	ex := (*loop.Loop)(e)
+	if ex == nil {
 		panic("future: Do with nil executor")
 	}
 	if fn == nil {
@@ -74,8 +74,8 @@ func Do[T any](ctx context.Context, ex *executor.Executor, fn func() (T, error))
 	if ctx == nil {
 		panic("future: Do with nil context")
 	}
-	if l.OnLoop() {
-		return Call(ex, fn).Await(ctx)
+	if ex.OnLoop() {
+		return Call(e, fn).Await(ctx)
 	}
 	var zero T
 	if err := ctx.Err(); err != nil {
@@ -85,7 +85,7 @@ func Do[T any](ctx context.Context, ex *executor.Executor, fn func() (T, error))
 	n := pool.Get().(*doNode[T])
 	n.fn = fn
 	n.state.Store(doQueued)
-	if err := l.SubmitRunnable(n, nil, 0); err != nil {
+	if err := ex.SubmitRunnable(n, nil, 0); err != nil {
 		n.fn = nil
 		pool.Put(n)
 		return zero, err

@@ -435,15 +435,15 @@ type Promise[T any] struct {
 	f Future[T]
 }
 
-// NewPromise returns a promise for a new pending future bound to ex.
-func NewPromise[T any](ex *executor.Executor) *Promise[T] {
-	l := (*loop.Loop)(ex)
-	if l == nil {
+// NewPromise returns a promise for a new pending future bound to e.
+func NewPromise[T any](e *executor.Executor) *Promise[T] {
+	ex := (*loop.Loop)(e)
+	if ex == nil {
 		panic("future: NewPromise with nil executor")
 	}
-	p := newObjHere[Promise[T]](l)
-	p.f.ex = l
-	p.f.id = newID(l, hooks.KindFuture, 0, p)
+	p := newObjHere[Promise[T]](ex)
+	p.f.ex = ex
+	p.f.id = newID(ex, hooks.KindFuture, 0, p)
 	return p
 }
 

@@ -44,8 +44,8 @@ type taskBase struct {
 	own       taskLink // wl's first storage
 	out       *core
 	cancelL   link // on the task's own future: notices Cancel
-	mu        sync.Mutex
 	sig       *taskSignal
+	mu        sync.Mutex
 	cancelled atomic.Bool
 }
 
@@ -70,7 +70,7 @@ type task[T any] struct {
 	fn  func(context.Context) (T, error)
 }
 
-// Spawn starts fn as a task on ex's loop and returns the future of its
+// Spawn starts fn as a task on e's loop and returns the future of its
 // result. The body is straight-line Go that holds the loop while it runs,
 // like a callback: inside it, Await on a pending future suspends the task
 // and lends the loop to other work, and the task resumes on the loop when
@@ -78,23 +78,23 @@ type task[T any] struct {
 // returned future is cancelled or the executor closes. A panic in fn fails
 // the future with a *PanicError. Spawn may be called from any goroutine;
 // when the executor is closing the future fails with executor.ErrClosed.
-func Spawn[T any](ex *executor.Executor, fn func(ctx context.Context) (T, error)) *Future[T] {
-	l := (*loop.Loop)(ex)
-	if l == nil {
+func Spawn[T any](e *executor.Executor, fn func(ctx context.Context) (T, error)) *Future[T] {
+	ex := (*loop.Loop)(e)
+	if ex == nil {
 		panic("future: Spawn with nil executor")
 	}
 	if fn == nil {
 		panic("future: Spawn with nil func")
 	}
 	t := &task[T]{fn: fn}
-	t.res.ex = l
-	t.res.id = newID(l, hooks.KindTask, 0, t)
+	t.res.ex = ex
+	t.res.id = newID(ex, hooks.KindTask, 0, t)
 	t.out = &t.res.core
 	t.own.init(&t.taskBase)
 	t.wl = &t.own
 	t.cancelL.w = (*taskCancel)(&t.taskBase)
 	t.res.head.Store(&t.cancelL) // not yet shared: no race
-	t.fiber.Init(l, t, t.res.id)
+	t.fiber.Init(ex, t, t.res.id)
 	if err := t.fiber.Start(); err != nil {
 		var zero T
 		t.res.complete(zero, err, fromAnywhere)
@@ -216,11 +216,11 @@ func (t *taskBase) cancel() {
 
 // AfterFunc arranges for f to be called once the task's context ends, on
 // the goroutine that ends it (on a goroutine of its own if it has ended
-// already), and returns a func that stops the call and
-// reports whether it did, as context.AfterFunc does. Package context looks
-// for this method on a parent context: a context derived from a task's
-// (context.WithCancel, context.AfterFunc, future.GoContext) then watches
-// the task without a goroutine of its own.
+// already), and returns a func that stops the call and reports whether it
+// did, as context.AfterFunc does. Package context looks for this method on
+// a parent context: a context derived from a task's (context.WithCancel,
+// context.AfterFunc, future.GoContext) then watches the task without a
+// goroutine of its own.
 func (t *taskBase) AfterFunc(f func()) (stop func() bool) {
 	p := &f
 	t.mu.Lock()

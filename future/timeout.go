@@ -12,9 +12,7 @@ package future
 //   - the timer is stopped as soon as the derived future is completed, by
 //     any of the three, so a Timeout that is not needed any more keeps no
 //     timer in the loop's heap;
-//   - the watched future is never completed here, and cancelled only by
-//     WithTimeout (cancel set), once the derived future has completed
-//     without it: by the timer or by Cancel.
+//   - the watched future is never cancelled or otherwise completed here.
 
 import (
 	"context"
@@ -40,12 +38,11 @@ func (timeoutError) Timeout() bool   { return true }
 func (timeoutError) Temporary() bool { return true }
 
 type timeoutNode[T any] struct {
-	out    Future[T]
-	stop   link // on out: stops the timer when out completes
-	l      link // on src
-	src    *Future[T]
-	timer  atomic.Pointer[loop.Timer] // nil until AfterFunc returns: the timer may fire first
-	cancel bool                       // WithTimeout: cancel src when out completes without it
+	out   Future[T]
+	stop  link // on out: stops the timer when out completes
+	l     link // on src
+	src   *Future[T]
+	timer atomic.Pointer[loop.Timer] // nil until AfterFunc returns: the timer may fire first
 }
 
 // Timeout returns a future completed like f if f completes within d, and
@@ -59,26 +56,6 @@ func Timeout[T any](f *Future[T], d time.Duration) *Future[T] {
 	if f == nil {
 		panic("future: Timeout on nil future")
 	}
-	return timeout(f, d, false)
-}
-
-// WithTimeout is the cancelling form of Timeout: it returns a future
-// completed like f if f completes within d, and otherwise fails it with
-// ErrTimeout and cancels f, so the work behind f is told to stop (a Go
-// function's ctx ends, a task resumes with context.Canceled). Cancelling
-// the returned future cancels f too. It is for work that nobody wants once
-// its time is up; Timeout is for a wait that may give up while the work
-// goes on. A ready f is returned as it is. WithTimeout may be called from
-// any goroutine; on a closed executor a pending f gets a future that has
-// already failed with executor.ErrClosed.
-func WithTimeout[T any](f *Future[T], d time.Duration) *Future[T] {
-	if f == nil {
-		panic("future: WithTimeout on nil future")
-	}
-	return timeout(f, d, true)
-}
-
-func timeout[T any](f *Future[T], d time.Duration, cancel bool) *Future[T] {
 	if f.ready() {
 		return f
 	}
@@ -89,7 +66,7 @@ func timeout[T any](f *Future[T], d time.Duration, cancel bool) *Future[T] {
 	}
 	_, onLoop := ex.Current()
 	n := newObj[timeoutNode[T]](ex, onLoop)
-	n.src, n.cancel = f, cancel
+	n.src = f
 	n.out.ex = ex
 	if ex.HooksEnabled() {
 		n.out.id = track(ex, ex.NewResourceOnLoop(hooks.KindFuture, f.id, onLoop), &n.out)
@@ -125,8 +102,5 @@ type timeoutStop[T any] timeoutNode[T]
 func (s *timeoutStop[T]) wake(bool) {
 	if t := s.timer.Load(); t != nil {
 		t.Stop()
-	}
-	if s.cancel {
-		s.src.Cancel() // does nothing if src completed first
 	}
 }
