@@ -31,6 +31,12 @@
 //   - [github.com/spindle-rt/spindle/hooks]: lifecycle hooks and
 //     async-local storage.
 //   - [github.com/spindle-rt/spindle/alloc]: loop-owned free lists and slabs.
+//   - [github.com/spindle-rt/spindle/examples/httpserver/counters]: the
+//     state of the httpserver example, on a loop or behind a mutex, which
+//     the bundled benchmarks serve too.
+//
+// Programs: the examples under examples/ and the benchmark suite
+// (go run ./bench).
 //
 // The package example is the README's quick start, kept compiled and run
 // by go test.

@@ -17,10 +17,10 @@ import (
 
 func init() {
 	register(
-		Case{Group: "Alloc", Name: "heap", Unit: "op", Fn: func(b *testing.B) { composed(b, &heapStates{}) }},
-		Case{Group: "Alloc", Name: "sync_pool", Unit: "op", Baseline: "heap", Fn: func(b *testing.B) { composed(b, newPoolStates()) }},
-		Case{Group: "Alloc", Name: "freelist", Unit: "op", Baseline: "heap", Fn: func(b *testing.B) { composed(b, &freeListStates{}) }},
-		Case{Group: "Alloc", Name: "slab", Unit: "op", Baseline: "heap", Fn: func(b *testing.B) { composed(b, &slabStates{}) }},
+		benchCase{Group: "Alloc", Name: "heap", Unit: "op", Fn: func(b *testing.B) { composed(b, &heapStates{}) }},
+		benchCase{Group: "Alloc", Name: "sync_pool", Unit: "op", Baseline: "heap", Fn: func(b *testing.B) { composed(b, newPoolStates()) }},
+		benchCase{Group: "Alloc", Name: "freelist", Unit: "op", Baseline: "heap", Fn: func(b *testing.B) { composed(b, &freeListStates{}) }},
+		benchCase{Group: "Alloc", Name: "slab", Unit: "op", Baseline: "heap", Fn: func(b *testing.B) { composed(b, &slabStates{}) }},
 	)
 }
 
@@ -139,7 +139,7 @@ func composed(b *testing.B, st states) {
 	ex.Drive(op.Run) // warm the allocators
 	op.left = b.N
 	t0 := ex.Stats().TasksRun
-	m := StartMeter(b)
+	m := startMeter(b)
 	ex.Drive(op.Run)
 	m.Stop(b, "op", float64(b.N), float64(ex.Stats().TasksRun-t0))
 	if op.left != 0 {

@@ -1,7 +1,14 @@
 package main
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -72,11 +79,8 @@ func BenchmarkSemaphore(b *testing.B) { runGroup(b, "Semaphore") }
 // BenchmarkShard runs the Shard cases: more than one loop, per op.
 func BenchmarkShard(b *testing.B) { runGroup(b, "Shard") }
 
-// benchmarkGroups are the groups that have a Benchmark function above.
-var benchmarkGroups = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc", "Service", "HTTP", "Group", "Semaphore", "Shard"}
-
 // TestRegistry checks the case table: every case belongs to one of the
-// groups that have a Benchmark function, has a unit and a function, has a
+// groups of groupOrder (each has a Benchmark function: TestGroupOrder), has a unit and a function, has a
 // unique Group/Name and a known kind and metric, and names as Baseline a
 // registered case of its group, with its unit and metric, that is not
 // itself compared with a baseline.
@@ -85,13 +89,13 @@ func TestRegistry(t *testing.T) {
 }
 
 // checkRegistry reports every problem of cs on t.
-func checkRegistry(t testing.TB, cs []Case) {
+func checkRegistry(t testing.TB, cs []benchCase) {
 	t.Helper()
-	seen := map[string]Case{}
+	seen := map[string]benchCase{}
 	for _, c := range cs {
 		name := fullName(c)
-		if !slices.Contains(benchmarkGroups, c.Group) {
-			t.Errorf("%s: group %q has no Benchmark function (groups: %v)", name, c.Group, benchmarkGroups)
+		if !slices.Contains(groupOrder, c.Group) {
+			t.Errorf("%s: group %q is not in groupOrder (main.go): %v", name, c.Group, groupOrder)
 		}
 		if c.Name == "" {
 			t.Errorf("case in group %q has no Name", c.Group)
@@ -131,10 +135,45 @@ func checkRegistry(t testing.TB, cs []Case) {
 	}
 }
 
-// TestGroupOrderMatchesBenchmarks keeps the runner's group order in step
-// with the Benchmark functions.
-func TestGroupOrderMatchesBenchmarks(t *testing.T) {
-	if !slices.Equal(groupOrder, benchmarkGroups) {
-		t.Errorf("groupOrder = %v, want %v", groupOrder, benchmarkGroups)
+// TestGroupOrder keeps the one list of groups (groupOrder, main.go) in
+// step with the Benchmark functions of the package's test files: each
+// group has a BenchmarkGroup that calls runGroup(b, "Group"), and each such
+// function's group is listed.
+func TestGroupOrder(t *testing.T) {
+	files, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	fset := token.NewFileSet()
+	for _, f := range files {
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || !strings.HasPrefix(fn.Name.Name, "Benchmark") || len(fn.Body.List) != 1 {
+				continue
+			}
+			call, ok := fn.Body.List[0].(*ast.ExprStmt)
+			if !ok {
+				continue
+			}
+			if c, ok := call.X.(*ast.CallExpr); ok && len(c.Args) == 2 {
+				if id, ok := c.Fun.(*ast.Ident); ok && id.Name == "runGroup" {
+					group := strings.TrimPrefix(fn.Name.Name, "Benchmark")
+					if lit, ok := c.Args[1].(*ast.BasicLit); !ok || lit.Value != strconv.Quote(group) {
+						t.Errorf("%s runs group %s", fn.Name.Name, types.ExprString(c.Args[1]))
+					}
+					found = append(found, group)
+				}
+			}
+		}
+	}
+	slices.Sort(found)
+	want := slices.Sorted(slices.Values(groupOrder))
+	if !slices.Equal(found, want) {
+		t.Errorf("Benchmark functions for groups %v; groupOrder (main.go) lists %v", found, want)
 	}
 }

@@ -6,42 +6,41 @@ import (
 	"testing"
 )
 
-// Case is one leaf benchmark of the bundled suite.
+// benchCase is one leaf benchmark of the bundled suite.
 //
 // The same table drives both `go test -bench . ./bench` (bench_test.go turns
 // each group into a Benchmark function with one sub-benchmark per case) and
 // `go run ./bench` (the runner in main.go, which runs every case several
 // times through testing.Benchmark and prints medians).
-type Case struct {
+type benchCase struct {
 	// Name is the full sub-benchmark path below the group, for example
 	// "depth=32/then_value" in group "Chain".
-	Name string
+	Name string `json:"case"`
 	// Group is the Benchmark function the case belongs to ("Chain" runs as
 	// BenchmarkChain).
-	Group string
-	// Unit is the per-unit denominator the case reports: "link", "op" or
-	// "item". The case reports "ns/<unit>" and "allocs/<unit>" (and, where it
-	// runs on an executor, "tasks/<unit>") with b.ReportMetric.
-	Unit string
+	Group string `json:"group"`
+	// Unit is the per-unit denominator the case reports "<metric>/<unit>",
+	// "allocs/<unit>" and, on an executor, "tasks/<unit>" in: "link", "op",
+	// "item" (see meter).
+	Unit string `json:"unit"`
 	// Baseline names the case (same Group, full Name) this case is compared
 	// with, usually the plain-Go way of doing the same job; empty for the
-	// baselines themselves. The table prints it beside the ratio.
-	Baseline string
+	// baselines themselves.
+	Baseline string `json:"baseline,omitempty"`
 	// Kind says who does the work: kindSpindle, kindGo, kindPeer or
-	// kindVariant. Empty: kindOf decides from the name.
-	Kind string
-	// Metric is the figure the case is ranked by, reported as
-	// "<Metric>/<Unit>": "ns" (wall time, the default when empty), "cpu-ns"
-	// (CPU time of the process) or "B" (bytes).
-	Metric string
+	// kindVariant; empty: kindOf decides from the name.
+	Kind string `json:"kind"`
+	// Metric is the figure the case is ranked by: "ns" (wall time, the
+	// default when empty), "cpu-ns" (CPU time of the process) or "B" (bytes).
+	Metric string `json:"metric"`
 	// Fn runs the case for b.N iterations.
-	Fn func(b *testing.B)
+	Fn func(b *testing.B) `json:"-"`
 }
 
 // cases is the registry every group's file appends to from init.
-var cases []Case
+var cases []benchCase
 
-func register(cs ...Case) { cases = append(cases, cs...) }
+func register(cs ...benchCase) { cases = append(cases, cs...) }
 
 // Kinds of case. The closing summary compares every spindle case with the
 // fastest go or peer case measured beside it; variants are left out of it.
@@ -69,7 +68,7 @@ var variantCaseNames = []string{"poll_all", "addcleanup_raw"}
 
 // kindOf returns c's kind: c.Kind, or else the kind its name implies
 // (goCaseNames, variantCaseNames), or else kindSpindle.
-func kindOf(c Case) string {
+func kindOf(c benchCase) string {
 	if c.Kind != "" {
 		return c.Kind
 	}
@@ -84,7 +83,7 @@ func kindOf(c Case) string {
 }
 
 // metricOf returns the metric c is ranked by: c.Metric or "ns".
-func metricOf(c Case) string {
+func metricOf(c benchCase) string {
 	if c.Metric == "" {
 		return "ns"
 	}

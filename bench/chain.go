@@ -27,14 +27,14 @@ func init() {
 		g := fmt.Sprintf("depth=%d/", depth)
 		base := g + "goroutines"
 		register(
-			Case{Group: "Chain", Name: g + "then_value", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainThen(b, depth, false, heap) }},
-			Case{Group: "Chain", Name: g + "then_error", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainThen(b, depth, true, heap) }},
-			Case{Group: "Chain", Name: g + "then_value_slab", Unit: "link", Baseline: base, Fn: func(b *testing.B) {
+			benchCase{Group: "Chain", Name: g + "then_value", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainThen(b, depth, false, heap) }},
+			benchCase{Group: "Chain", Name: g + "then_error", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainThen(b, depth, true, heap) }},
+			benchCase{Group: "Chain", Name: g + "then_value_slab", Unit: "link", Baseline: base, Fn: func(b *testing.B) {
 				chainThen(b, depth, false, executor.WithAllocation(executor.AllocSlab))
 			}},
-			Case{Group: "Chain", Name: g + "await_value", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainAwait(b, depth, false) }},
-			Case{Group: "Chain", Name: g + "await_error", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainAwait(b, depth, true) }},
-			Case{Group: "Chain", Name: base, Unit: "link", Fn: func(b *testing.B) { chainGoroutines(b, depth) }},
+			benchCase{Group: "Chain", Name: g + "await_value", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainAwait(b, depth, false) }},
+			benchCase{Group: "Chain", Name: g + "await_error", Unit: "link", Baseline: base, Fn: func(b *testing.B) { chainAwait(b, depth, true) }},
+			benchCase{Group: "Chain", Name: base, Unit: "link", Fn: func(b *testing.B) { chainGoroutines(b, depth) }},
 		)
 	}
 }
@@ -90,7 +90,7 @@ func runChain(b *testing.B, depth int, fail bool, next link, opts ...executor.Op
 	}
 	ex.Drive(build) // warm up (and fill the pool of task goroutines)
 	t0 := ex.Stats().TasksRun
-	m := StartMeter(b)
+	m := startMeter(b)
 	for range b.N {
 		ex.Drive(build)
 		checkChain(b, tail, depth, fail)
@@ -118,7 +118,7 @@ type chainMsg struct {
 // chainGoroutines: the plain-Go chain: depth goroutines, each waiting on a
 // channel for the previous link's result and sending its own on.
 func chainGoroutines(b *testing.B, depth int) {
-	m := StartMeter(b)
+	m := startMeter(b)
 	for range b.N {
 		head := make(chan chainMsg, 1)
 		in := head

@@ -15,12 +15,12 @@ import (
 
 func init() {
 	register(
-		Case{Group: "Parallel", Name: "spindle", Unit: "op", Baseline: "go_chan", Fn: parallelSpindle},
-		Case{Group: "Parallel", Name: "go_chan", Unit: "op", Fn: goChanPair},
-		Case{Group: "Immediate", Name: "spindle", Unit: "op", Baseline: "go_chan", Fn: immediateSpindle},
-		Case{Group: "Immediate", Name: "go_chan", Unit: "op", Fn: immediateGoChan},
-		Case{Group: "Channel", Name: "spindle", Unit: "op", Baseline: "go_chan", Fn: channelSpindle},
-		Case{Group: "Channel", Name: "go_chan", Unit: "op", Fn: goChanPair},
+		benchCase{Group: "Parallel", Name: "spindle", Unit: "op", Baseline: "go_chan", Fn: parallelSpindle},
+		benchCase{Group: "Parallel", Name: "go_chan", Unit: "op", Fn: goChanPair},
+		benchCase{Group: "Immediate", Name: "spindle", Unit: "op", Baseline: "go_chan", Fn: immediateSpindle},
+		benchCase{Group: "Immediate", Name: "go_chan", Unit: "op", Fn: immediateGoChan},
+		benchCase{Group: "Channel", Name: "spindle", Unit: "op", Baseline: "go_chan", Fn: channelSpindle},
+		benchCase{Group: "Channel", Name: "go_chan", Unit: "op", Fn: goChanPair},
 	)
 }
 
@@ -44,7 +44,7 @@ func warmTasks(b *testing.B, ex *executor.Executor, n int) {
 
 // finish runs the loop until it is idle, reports the figures and checks the
 // task's result.
-func finish(b *testing.B, ex *executor.Executor, m *Meter, t0 uint64, f *future.Future[int], want int) {
+func finish(b *testing.B, ex *executor.Executor, m *meter, t0 uint64, f *future.Future[int], want int) {
 	ex.RunUntilIdle()
 	m.Stop(b, "op", float64(b.N), float64(ex.Stats().TasksRun-t0))
 	r, ok := f.Peek()
@@ -68,7 +68,7 @@ func parallelSpindle(b *testing.B) {
 	c := channel.New[int](ex, 0)
 	warmTasks(b, ex, 1)
 	t0 := ex.Stats().TasksRun
-	m := StartMeter(b)
+	m := startMeter(b)
 	f := future.Spawn(ex, func(ctx context.Context) (int, error) {
 		sum := 0
 		for i := range b.N {
@@ -103,7 +103,7 @@ func immediateSpindle(b *testing.B) {
 	c := channel.New[int](ex, 1)
 	warmTasks(b, ex, 1)
 	t0 := ex.Stats().TasksRun
-	m := StartMeter(b)
+	m := startMeter(b)
 	f := future.Spawn(ex, func(ctx context.Context) (int, error) {
 		sum := 0
 		for i := range b.N {
@@ -127,7 +127,7 @@ func immediateSpindle(b *testing.B) {
 func immediateGoChan(b *testing.B) {
 	ch := make(chan int, 1)
 	sum := 0
-	m := StartMeter(b)
+	m := startMeter(b)
 	for i := range b.N {
 		ch <- i
 		sum += <-ch
@@ -146,7 +146,7 @@ func channelSpindle(b *testing.B) {
 	c := channel.New[int](ex, 0)
 	warmTasks(b, ex, 2)
 	t0 := ex.Stats().TasksRun
-	m := StartMeter(b)
+	m := startMeter(b)
 	w := future.Spawn(ex, func(ctx context.Context) (int, error) {
 		for i := range b.N {
 			if err := c.SendWait(ctx, i); err != nil {
@@ -176,7 +176,7 @@ func channelSpindle(b *testing.B) {
 func goChanPair(b *testing.B) {
 	ch := make(chan int)
 	res := make(chan int)
-	m := StartMeter(b)
+	m := startMeter(b)
 	go func() {
 		for i := range b.N {
 			ch <- i

@@ -19,10 +19,10 @@ const groupTasks = 1000
 
 func init() {
 	register(
-		Case{Group: "Group", Name: "spindle", Unit: "task", Baseline: "errgroup", Fn: func(b *testing.B) { groupSpindle(b, 0) }},
-		Case{Group: "Group", Name: "errgroup", Unit: "task", Fn: func(b *testing.B) { groupErrgroup(b, 0) }},
-		Case{Group: "Group", Name: "spindle_limit8", Unit: "task", Baseline: "errgroup_limit8", Fn: func(b *testing.B) { groupSpindle(b, 8) }},
-		Case{Group: "Group", Name: "errgroup_limit8", Unit: "task", Fn: func(b *testing.B) { groupErrgroup(b, 8) }},
+		benchCase{Group: "Group", Name: "spindle", Unit: "task", Baseline: "errgroup", Fn: func(b *testing.B) { groupSpindle(b, 0) }},
+		benchCase{Group: "Group", Name: "errgroup", Unit: "task", Fn: func(b *testing.B) { groupErrgroup(b, 0) }},
+		benchCase{Group: "Group", Name: "spindle_limit8", Unit: "task", Baseline: "errgroup_limit8", Fn: func(b *testing.B) { groupSpindle(b, 8) }},
+		benchCase{Group: "Group", Name: "errgroup_limit8", Unit: "task", Fn: func(b *testing.B) { groupErrgroup(b, 8) }},
 	)
 }
 
@@ -51,7 +51,7 @@ func groupSpindle(b *testing.B, limit int) {
 	run() // warm the pool of task goroutines
 	n = 0
 	t0 := ex.Stats().TasksRun
-	m := StartMeter(b)
+	m := startMeter(b)
 	for range b.N {
 		run()
 	}
@@ -65,7 +65,7 @@ func groupSpindle(b *testing.B, limit int) {
 func groupErrgroup(b *testing.B, limit int) {
 	var n atomic.Int64
 	work := func() error { n.Add(1); return nil }
-	m := StartMeter(b)
+	m := startMeter(b)
 	for range b.N {
 		g, _ := errgroup.WithContext(context.Background())
 		if limit > 0 {

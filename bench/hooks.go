@@ -59,7 +59,7 @@ func init() {
 		if c.mode == hooksNone {
 			base = ""
 		}
-		register(Case{Group: "Hooks", Name: c.name, Unit: "op", Baseline: base, Fn: func(b *testing.B) { benchHooks(b, c.mode) }})
+		register(benchCase{Group: "Hooks", Name: c.name, Unit: "op", Baseline: base, Fn: func(b *testing.B) { benchHooks(b, c.mode) }})
 	}
 }
 
@@ -170,7 +170,7 @@ func benchHooks(b *testing.B, mode hooksMode) {
 
 	t0 := ex.Stats().TasksRun
 	c0 := o.calls
-	m := StartMeter(b)
+	m := startMeter(b)
 	if err := ex.Submit(first); err != nil {
 		b.Fatal(err)
 	}

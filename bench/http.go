@@ -22,13 +22,13 @@ import (
 
 func init() {
 	register(
-		Case{Group: "HTTP", Name: "spindle", Unit: "req", Baseline: "mutex", Fn: func(b *testing.B) {
+		benchCase{Group: "HTTP", Name: "spindle", Unit: "req", Baseline: "mutex", Fn: func(b *testing.B) {
 			ex := newExecutor()
 			ex.Start()
 			defer ex.Close()
 			serveHTTP(b, counters.NewLoop(ex))
 		}},
-		Case{Group: "HTTP", Name: "mutex", Unit: "req", Fn: func(b *testing.B) { serveHTTP(b, counters.NewMutex()) }},
+		benchCase{Group: "HTTP", Name: "mutex", Unit: "req", Fn: func(b *testing.B) { serveHTTP(b, counters.NewMutex()) }},
 	)
 }
 
@@ -91,7 +91,7 @@ func serveHTTP(b *testing.B, c counters.Counters) {
 	for i := range lat {
 		lat[i] = lat[i][:0]
 	}
-	m := StartMeter(b)
+	m := startMeter(b)
 	run(b.N)
 	m.Stop(b, "req", float64(b.N), -1)
 	var all []time.Duration

@@ -2,82 +2,50 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"time"
 )
 
 // jsonReport is the -json output, and what -in and -compare read back.
 type jsonReport struct {
-	Go          string            `json:"go"`
-	GOOS        string            `json:"goos"`
-	GOARCH      string            `json:"goarch"`
-	GOMAXPROCS  int               `json:"gomaxprocs"`
-	NumCPU      int               `json:"num_cpu"`
-	Runs        int               `json:"runs"`
-	RunTimeNs   int64             `json:"run_time_ns"`    // -time
-	Alloc       string            `json:"alloc"`          // -alloc
-	CountersErr *string           `json:"counters_error"` // why inst and cycles are null; null when measured
-	Date        string            `json:"date,omitempty"` // when the run started, RFC 3339
-	Notes       map[string]string `json:"notes,omitempty"`
-	Cases       []jsonCase        `json:"cases"`
-	Summary     []jsonVerdict     `json:"summary"`
+	environment
+	Cases   []jsonCase    `json:"cases"`
+	Summary []jsonVerdict `json:"summary"`
 }
 
-// jsonCase is one case in the -json output. Per-unit figures are in the
-// case's unit; median_ns, mad_ns, min_ns, max_ns and each run's ns are in
-// the case's metric (nanoseconds unless metric says "B", bytes); missing
+// jsonCase is one case in the -json output: the case's fields (benchCase's
+// tags name them), then its figures. Per-unit figures are in the case's
+// unit; median_ns, mad_ns, min_ns, max_ns and each run's ns are in the
+// case's metric (nanoseconds unless metric says "B", bytes); missing
 // figures are null.
 type jsonCase struct {
-	Name       string    `json:"name"` // "Group/Name"
-	Group      string    `json:"group"`
-	Case       string    `json:"case"`
-	Unit       string    `json:"unit"`
-	Metric     string    `json:"metric"` // "ns", "cpu-ns" or "B"
-	Kind       string    `json:"kind"`   // "spindle", "go", "peer" or "variant"
-	Baseline   string    `json:"baseline,omitempty"`
-	Status     string    `json:"status"` // "ok", "FAILED", "SKIPPED"
-	Iterations int       `json:"iterations"`
-	MedianNs   *float64  `json:"median_ns"`
-	MADNs      *float64  `json:"mad_ns"`
-	MinNs      *float64  `json:"min_ns"`
-	MaxNs      *float64  `json:"max_ns"`
-	Allocs     *float64  `json:"allocs"`
-	Tasks      *float64  `json:"tasks"`
-	Inst       *float64  `json:"inst"`
-	Cycles     *float64  `json:"cycles"`
-	VsBaseline *float64  `json:"vs_baseline"`             // baseline's median / median
-	BestOther  string    `json:"best_other,omitempty"`    // spindle cases: the best go or peer case beside it
-	VsBest     *float64  `json:"vs_best_other,omitempty"` // best_other's median / median
-	Runs       []jsonRun `json:"runs"`
-}
-
-// jsonRun is one run in the -json output.
-type jsonRun struct {
-	Iterations int      `json:"iterations"`
-	Ns         *float64 `json:"ns"`
-	Allocs     *float64 `json:"allocs"`
-	Tasks      *float64 `json:"tasks"`
-	Inst       *float64 `json:"inst"`
-	Cycles     *float64 `json:"cycles"`
+	FullName string `json:"name"` // "Group/Name"
+	benchCase
+	Status     string       `json:"status"` // "ok", "FAILED", "SKIPPED"
+	Iterations int          `json:"iterations"`
+	MedianNs   *float64     `json:"median_ns"`
+	MADNs      *float64     `json:"mad_ns"`
+	MinNs      *float64     `json:"min_ns"`
+	MaxNs      *float64     `json:"max_ns"`
+	Allocs     *float64     `json:"allocs"`
+	Tasks      *float64     `json:"tasks"`
+	Inst       *float64     `json:"inst"`
+	Cycles     *float64     `json:"cycles"`
+	VsBaseline *float64     `json:"vs_baseline"`             // baseline's median / median
+	BestOther  string       `json:"best_other,omitempty"`    // spindle cases: the best go or peer case beside it
+	VsBest     *float64     `json:"vs_best_other,omitempty"` // best_other's median / median
+	Runs       []runFigures `json:"runs"`
 }
 
 // jsonVerdict is one group of the closing summary.
 type jsonVerdict struct {
-	Group   string     `json:"group"`
-	GeoMean *float64   `json:"geomean_vs_best_other"` // null when no spindle case has a best other
-	Cases   int        `json:"cases"`                 // spindle cases with a best other
-	Losses  []jsonLoss `json:"losses"`
-}
-
-// jsonLoss is a case where spindle loses.
-type jsonLoss struct {
-	Case         string  `json:"case"`
-	Other        string  `json:"other"`
-	Ratio        float64 `json:"ratio"`
-	WithinSpread bool    `json:"within_spread"`
+	Group   string   `json:"group"`
+	GeoMean *float64 `json:"geomean_vs_best_other"` // null when no spindle case has a best other
+	Cases   int      `json:"cases"`                 // spindle cases with a best other
+	Losses  []loss   `json:"losses"`
 }
 
 // finite returns v as a JSON number, or nil (null) when v is nil, NaN or
@@ -91,45 +59,11 @@ func finite(v *float64) *float64 {
 
 // jsonReportOf builds the -json output.
 func jsonReportOf(env environment, sums []caseSummary) jsonReport {
-	rep := jsonReport{
-		Go:         env.GoVersion,
-		GOOS:       env.GOOS,
-		GOARCH:     env.GOARCH,
-		GOMAXPROCS: env.GOMAXPROCS,
-		NumCPU:     env.NumCPU,
-		Runs:       env.Runs,
-		RunTimeNs:  env.PerRun.Nanoseconds(),
-		Alloc:      env.Alloc,
-		Date:       env.Date,
-		Notes:      env.Notes,
-		Cases:      []jsonCase{},
-		Summary:    []jsonVerdict{},
-	}
-	if env.Counters != "" {
-		rep.CountersErr = &env.Counters
-	}
+	rep := jsonReport{environment: env, Cases: []jsonCase{}, Summary: []jsonVerdict{}}
 	for _, s := range sums {
-		jc := jsonCase{
-			Name:     fullName(s.Case),
-			Group:    s.Case.Group,
-			Case:     s.Case.Name,
-			Unit:     s.Case.Unit,
-			Metric:   metricOf(s.Case),
-			Kind:     kindOf(s.Case),
-			Baseline: s.Case.Baseline,
-			Status:   s.Status,
-			Runs:     []jsonRun{},
-		}
-		for _, r := range s.Runs {
-			jc.Runs = append(jc.Runs, jsonRun{
-				Iterations: r.N,
-				Ns:         finite(&r.Ns),
-				Allocs:     finite(&r.Allocs),
-				Tasks:      finite(r.Tasks),
-				Inst:       finite(r.Inst),
-				Cycles:     finite(r.Cycles),
-			})
-		}
+		c := s.Case
+		c.Kind, c.Metric = kindOf(c), metricOf(c)
+		jc := jsonCase{FullName: fullName(c), benchCase: c, Status: s.Status, Runs: append([]runFigures{}, s.Runs...)}
 		if len(s.Runs) > 0 {
 			jc.Iterations = s.N
 			jc.MedianNs, jc.MADNs = finite(&s.Median), finite(&s.MAD)
@@ -142,11 +76,7 @@ func jsonReportOf(env environment, sums []caseSummary) jsonReport {
 		rep.Cases = append(rep.Cases, jc)
 	}
 	for _, v := range verdicts(sums) {
-		jv := jsonVerdict{Group: v.Group, GeoMean: finite(&v.GeoMean), Cases: len(v.Ratios), Losses: []jsonLoss{}}
-		for _, l := range v.Losses {
-			jv.Losses = append(jv.Losses, jsonLoss{Case: l.Case, Other: l.Other, Ratio: l.Ratio, WithinSpread: l.WithinSpread})
-		}
-		rep.Summary = append(rep.Summary, jv)
+		rep.Summary = append(rep.Summary, jsonVerdict{v.Group, finite(&v.GeoMean), len(v.Ratios), append([]loss{}, v.Losses...)})
 	}
 	return rep
 }
@@ -164,14 +94,10 @@ func writeJSONFile(path string, env environment, sums []caseSummary) error {
 		return writeJSON(os.Stdout, env, sums)
 	}
 	f, err := os.Create(path)
-	if err != nil {
-		return err
+	if err == nil {
+		err = errors.Join(writeJSON(f, env, sums), f.Close())
 	}
-	if err := writeJSON(f, env, sums); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return f.Close()
+	return err
 }
 
 // readJSON reads a -json report back: the environment and the cases,
@@ -183,43 +109,16 @@ func readJSON(r io.Reader) (environment, []caseSummary, error) {
 	if err := json.NewDecoder(r).Decode(&rep); err != nil {
 		return environment{}, nil, err
 	}
-	env := environment{
-		GoVersion:  rep.Go,
-		GOOS:       rep.GOOS,
-		GOARCH:     rep.GOARCH,
-		GOMAXPROCS: rep.GOMAXPROCS,
-		NumCPU:     rep.NumCPU,
-		Runs:       rep.Runs,
-		PerRun:     time.Duration(rep.RunTimeNs),
-		Alloc:      rep.Alloc,
-		Date:       rep.Date,
-		Notes:      rep.Notes,
-	}
-	if rep.CountersErr != nil {
-		env.Counters = *rep.CountersErr
-	}
 	var sums []caseSummary
 	for _, jc := range rep.Cases {
-		c := Case{Group: jc.Group, Name: jc.Case, Unit: jc.Unit, Baseline: jc.Baseline, Kind: jc.Kind, Metric: jc.Metric}
-		var runs []runFigures
-		for _, r := range jc.Runs {
-			f := runFigures{N: r.Iterations, Ns: math.NaN(), Tasks: r.Tasks, Inst: r.Inst, Cycles: r.Cycles}
-			if r.Ns != nil {
-				f.Ns = *r.Ns
-			}
-			if r.Allocs != nil {
-				f.Allocs = *r.Allocs
-			}
-			runs = append(runs, f)
-		}
 		status := jc.Status
 		if status == "" {
 			status = statusOK
 		}
-		sums = append(sums, summarize(c, runs, status))
+		sums = append(sums, summarize(jc.benchCase, jc.Runs, status))
 	}
 	linkBaselines(sums)
-	return env, sums, nil
+	return rep.environment, sums, nil
 }
 
 // readJSONFile reads the -json report at path.
@@ -231,7 +130,7 @@ func readJSONFile(path string) (environment, []caseSummary, error) {
 	defer f.Close()
 	env, sums, err := readJSON(f)
 	if err != nil {
-		return environment{}, nil, fmt.Errorf("reading %s: %w", path, err)
+		err = fmt.Errorf("reading %s: %w", path, err)
 	}
-	return env, sums, nil
+	return env, sums, err
 }

@@ -13,19 +13,24 @@
 //
 // -peers adds the cases of the nested module bench/peers (other projects
 // doing the same jobs), run by `go test` in a subprocess. -plot writes one
-// SVG chart per group. -in reads the figures of an earlier -json run instead
-// of running, for -plot and -compare.
+// SVG chart per group, drawn by the nested module bench/plot (gonum/plot);
+// -compare prints benchstat's comparison with an earlier -json run, by the
+// nested module bench/stat (golang.org/x/perf), which also reads the peers'
+// output: the library's go.mod names none of these. -in reads the figures
+// of an earlier -json run instead of running, for -plot and -compare.
 //
 // The same cases run under `go test -bench . ./bench` (see bench_test.go).
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,21 +41,15 @@ import (
 var groupOrder = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc", "Service", "HTTP", "Group", "Semaphore", "Shard"}
 
 // hwc holds the hardware counters main opens; nil when the kernel refuses
-// them and under `go test`, where the Meter then reports no inst/cycles.
+// them and under `go test`, where the meter then reports no inst/cycles.
 var hwc *hwCounters
 
-// config holds the command-line settings.
+// config holds the command-line settings (see the flags in run).
 type config struct {
-	bench    string        // regexp over "Group/Name"
-	runs     int           // measured runs per case
-	perRun   time.Duration // -test.benchtime of each measured run
-	jsonPath string        // "" none, "-" stdout
-	list     bool
-	peers    bool   // also run bench/peers
-	peersDir string // where bench/peers is; "" to find it
-	plotDir  string // "" no charts
-	compare  string // an earlier -json report to compare with
-	in       string // read the figures from this -json report instead of running
+	bench, jsonPath, peersDir, plotDir, compare, in string
+	runs                                            int
+	perRun                                          time.Duration
+	list, peers                                     bool
 }
 
 // main parses the flags, runs the selected cases and exits with run's status.
@@ -70,28 +69,23 @@ func run() int {
 	flag.BoolVar(&cfg.list, "list", false, "print the names of the selected cases and exit")
 	flag.BoolVar(&cfg.peers, "peers", false, "also run the peers (bench/peers: other projects doing the same jobs) with go test in a subprocess")
 	flag.StringVar(&cfg.peersDir, "peers-dir", "", "`directory` of the bench/peers module (default: found from the working directory's module)")
-	flag.StringVar(&cfg.plotDir, "plot", "", "write one SVG chart per group into `directory`")
-	flag.StringVar(&cfg.compare, "compare", "", "compare the figures with an earlier -json report `file`: change of the medians and its p-value")
+	flag.StringVar(&cfg.plotDir, "plot", "", "write one SVG chart per group into `directory` (drawn by bench/plot)")
+	flag.StringVar(&cfg.compare, "compare", "", "compare the figures with an earlier -json report `file`, by benchstat (bench/stat)")
 	flag.StringVar(&cfg.in, "in", "", "read the figures from a -json report `file` instead of running (for -plot and -compare)")
 	flag.Func("alloc", "how the cases' executors allocate futures: `heap` or slab (executor.WithAllocation)", setAllocation)
 	flag.Usage = usage
 	flag.Parse()
-	if flag.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "bench: unexpected arguments %q\n", flag.Args())
-		usage()
-		return 2
-	}
-	if cfg.runs < 1 {
-		fmt.Fprintln(os.Stderr, "bench: -runs must be at least 1")
-		return 2
-	}
-	if cfg.perRun <= 0 {
-		fmt.Fprintln(os.Stderr, "bench: -time must be positive")
-		return 2
-	}
 	re, err := regexp.Compile(cfg.bench)
+	switch {
+	case flag.NArg() > 0:
+		err = fmt.Errorf("unexpected arguments %q", flag.Args())
+	case cfg.runs < 1:
+		err = errors.New("-runs must be at least 1")
+	case cfg.perRun <= 0:
+		err = errors.New("-time must be positive")
+	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "bench: bad -bench: %v\n", err)
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		return 2
 	}
 
@@ -99,26 +93,14 @@ func run() int {
 	var sums []caseSummary
 	status := 0
 	if cfg.in != "" {
-		env, sums, err = readJSONFile(cfg.in)
-		if err != nil {
+		if env, sums, err = readJSONFile(cfg.in); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 			return 2
 		}
-		var keep []caseSummary
-		for _, s := range sums {
-			if re.MatchString(fullName(s.Case)) {
-				keep = append(keep, s)
-			}
-		}
-		sums = keep
+		sums = slices.DeleteFunc(sums, func(s caseSummary) bool { return !re.MatchString(fullName(s.Case)) })
 		linkBaselines(sums)
-	} else {
-		var code int
-		env, sums, code = runSuite(cfg, re)
-		if cfg.list || len(sums) == 0 {
-			return code
-		}
-		status = code // the peers failed: print what ran, then fail
+	} else if env, sums, status = runSuite(cfg, re); cfg.list || len(sums) == 0 {
+		return status // else the peers failed: print what ran, then fail
 	}
 
 	table := io.Writer(os.Stdout)
@@ -126,33 +108,25 @@ func run() int {
 		table = os.Stderr
 	}
 	writeTable(table, env, sums)
-	if cfg.compare != "" {
-		oldEnv, old, err := readJSONFile(cfg.compare)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
-			status = 1
-		} else {
-			writeCompare(table, cfg.compare, oldEnv, old, sums)
+	for _, step := range []struct {
+		on   bool
+		name string
+		do   func() error
+	}{
+		{cfg.compare != "", "-compare", func() error { return compare(table, cfg, env, sums) }},
+		{cfg.plotDir != "", "-plot", func() error { return writePlots(cfg.plotDir, env, sums) }},
+		{cfg.jsonPath != "", "-json", func() error { return writeJSONFile(cfg.jsonPath, env, sums) }},
+	} {
+		if !step.on {
+			continue
 		}
-	}
-	if cfg.plotDir != "" {
-		paths, err := writePlots(cfg.plotDir, env, sums)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "bench: -plot: %v\n", err)
-			status = 1
-		}
-		fmt.Fprintf(os.Stderr, "bench: wrote %d charts into %s\n", len(paths), cfg.plotDir)
-	}
-	if cfg.jsonPath != "" {
-		if err := writeJSONFile(cfg.jsonPath, env, sums); err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		if err := step.do(); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", step.name, err)
 			status = 1
 		}
 	}
-	for _, s := range sums {
-		if s.Status != statusOK {
-			status = 1
-		}
+	if slices.ContainsFunc(sums, func(s caseSummary) bool { return s.Status != statusOK }) {
+		status = 1
 	}
 	return status
 }
@@ -162,66 +136,47 @@ func run() int {
 // run (2: usage) or the peers could not run (1).
 func runSuite(cfg config, re *regexp.Regexp) (env environment, sums []caseSummary, code int) {
 	selected := selectCases(cases, re)
-	var peerSums []caseSummary
-	var notes map[string]string
-	var peersErr error
-	if cfg.list {
-		for _, c := range selected {
-			fmt.Println(fullName(c))
-		}
-		if cfg.peers {
-			peerSums, _, peersErr = runPeers(cfg, re, os.Stderr)
-			for _, s := range peerSums {
-				fmt.Println(fullName(s.Case))
-			}
-			if peersErr != nil {
-				fmt.Fprintf(os.Stderr, "bench: %v\n", peersErr)
-				return env, nil, 1
-			}
-		}
-		return env, nil, 0
-	}
 	if len(selected) == 0 && !cfg.peers {
 		fmt.Fprintf(os.Stderr, "bench: no case matches -bench %q (%d registered)\n", cfg.bench, len(cases))
 		return env, nil, 2
 	}
-
 	// The counters cover every thread of the process (see perf_linux.go);
 	// locking first starts the runtime's template thread before they are
 	// opened, and keeps the main goroutine on the thread it started on.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	env = environment{
-		GoVersion:  runtime.Version(),
-		GOOS:       runtime.GOOS,
-		GOARCH:     runtime.GOARCH,
-		GOMAXPROCS: runtime.GOMAXPROCS(0),
-		NumCPU:     runtime.NumCPU(),
-		Runs:       cfg.runs,
-		PerRun:     cfg.perRun,
-		Alloc:      allocation.String(),
-		Date:       time.Now().UTC().Format(time.RFC3339),
-	}
+	env = environment{GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
+		GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(), Runs: cfg.runs, PerRun: cfg.perRun,
+		Alloc: allocation.String(), Date: time.Now().UTC().Format(time.RFC3339)}
 	if h, err := openHWCounters(); err != nil {
 		env.Counters = err.Error()
-	} else {
+	} else if !cfg.list {
 		hwc = h
 		defer func() { h.close(); hwc = nil }()
 	}
-
 	start := time.Now()
-	sums = make([]caseSummary, len(selected))
 	for i, c := range selected {
-		sums[i] = measure(c, cfg, i, len(selected), os.Stderr)
+		if cfg.list {
+			fmt.Println(fullName(c))
+			continue
+		}
+		sums = append(sums, measure(c, cfg, i, len(selected), os.Stderr))
 	}
 	if cfg.peers {
-		peerSums, notes, peersErr = runPeers(cfg, re, os.Stderr)
-		if peersErr != nil {
-			fmt.Fprintf(os.Stderr, "bench: %v\n", peersErr)
+		peerSums, notes, err := runPeers(cfg, re, os.Stderr)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 			code = 1
 		}
-		sums = append(sums, peerSums...)
-		env.Notes = notes
+		for _, s := range peerSums {
+			if cfg.list {
+				fmt.Println(fullName(s.Case))
+			}
+		}
+		sums, env.Notes = append(sums, peerSums...), notes
+	}
+	if cfg.list {
+		return env, nil, code
 	}
 	linkBaselines(sums)
 	fmt.Fprintf(os.Stderr, "bench: %d cases in %v\n", len(sums), time.Since(start).Round(100*time.Millisecond))
@@ -232,34 +187,19 @@ func runSuite(cfg config, re *regexp.Regexp) (env environment, sums []caseSummar
 	return env, sums, code
 }
 
-// usage prints the runner's own flags (not the testing package's -test.*
-// flags, which are accepted too).
+// usage prints the runner's own flags (the testing package's -test.*
+// flags are accepted too).
 func usage() {
 	out := flag.CommandLine.Output()
 	fmt.Fprintf(out, "usage: go run ./bench [flags]\n\nflags:\n")
+	own := flag.NewFlagSet("bench", flag.ContinueOnError)
+	own.SetOutput(out)
 	flag.VisitAll(func(f *flag.Flag) {
-		if strings.HasPrefix(f.Name, "test.") {
-			return
+		if !strings.HasPrefix(f.Name, "test.") {
+			own.Var(f.Value, f.Name, f.Usage)
 		}
-		name, usage := flag.UnquoteUsage(f)
-		line := "  -" + f.Name
-		if name != "" {
-			line += " " + name
-		}
-		line += "\n    \t" + usage
-		if g, ok := f.Value.(flag.Getter); ok {
-			switch v := g.Get().(type) {
-			case string:
-				if v != "" {
-					line += fmt.Sprintf(" (default %q)", v)
-				}
-			case bool:
-			default:
-				line += fmt.Sprintf(" (default %v)", v)
-			}
-		}
-		fmt.Fprintln(out, line)
 	})
+	own.PrintDefaults()
 }
 
 // setBenchtime sets the testing package's -test.benchtime, which
@@ -270,33 +210,34 @@ func setBenchtime(d time.Duration) {
 	}
 }
 
-// warmupTime is the benchtime of the warm-up run before the measured ones.
-func warmupTime(perRun time.Duration) time.Duration {
-	return max(perRun/10, time.Microsecond)
-}
-
-// measure runs case c once as warm-up and then cfg.runs times, reporting
-// progress (case, run i/N) on progress, and summarizes the runs.
-func measure(c Case, cfg config, idx, total int, progress io.Writer) caseSummary {
+// measure runs case c once as warm-up (a tenth of the run time) and then
+// cfg.runs times, reporting progress on progress, and summarizes the runs.
+// testing.Benchmark drops a failed or skipped round's message, so the round
+// itself records how it ended.
+func measure(c benchCase, cfg config, idx, total int, progress io.Writer) caseSummary {
 	fmt.Fprintf(progress, "[%*d/%d] %s: warm-up", len(fmt.Sprint(total)), idx+1, total, fullName(c))
-	p := &probe{fn: c.Fn}
-	setBenchtime(warmupTime(cfg.perRun))
-	testing.Benchmark(p.run)
-	status := p.status()
-	var runs []runFigures
-	if status == statusOK {
-		setBenchtime(cfg.perRun)
-		for r := 1; r <= cfg.runs; r++ {
-			fmt.Fprintf(progress, ", run %d/%d", r, cfg.runs)
-			res := testing.Benchmark(p.run)
-			if status = p.status(); status == statusOK && res.N == 0 {
+	status := statusOK
+	round := func(b *testing.B) {
+		defer func() {
+			switch {
+			case b.Failed():
 				status = statusFailed
+			case b.Skipped():
+				status = statusSkipped
 			}
-			if status != statusOK {
-				break
-			}
-			inst, cycles := p.perIteration()
-			runs = append(runs, figuresFromResult(res, c.Unit, metricOf(c), inst, cycles))
+		}()
+		c.Fn(b)
+	}
+	setBenchtime(max(cfg.perRun/10, time.Microsecond))
+	testing.Benchmark(round)
+	var runs []runFigures
+	setBenchtime(cfg.perRun)
+	for r := 1; r <= cfg.runs && status == statusOK; r++ {
+		fmt.Fprintf(progress, ", run %d/%d", r, cfg.runs)
+		if res := testing.Benchmark(round); res.N > 0 && status == statusOK {
+			runs = append(runs, figuresFromResult(res, c.Unit, metricOf(c)))
+		} else if status == statusOK {
+			status = statusFailed // no iteration ran
 		}
 	}
 	s := summarize(c, runs, status)
@@ -306,55 +247,4 @@ func measure(c Case, cfg config, idx, total int, progress io.Writer) caseSummary
 		fmt.Fprintf(progress, ": %s\n", s.Status)
 	}
 	return s
-}
-
-// probe wraps a case's function to learn, after testing.Benchmark returns,
-// whether the last round failed or skipped (testing.Benchmark discards the
-// message) and how many instructions and cycles the whole round took, the
-// fallback for cases that do not use a Meter.
-type probe struct {
-	fn              func(b *testing.B)
-	failed, skipped bool
-	n               int
-	inst, cycles    float64
-	hwOK            bool
-	before, after   hwSample // reused so that reading does not allocate
-}
-
-// run is the benchmark function handed to testing.Benchmark: one round of
-// p.fn for b.N iterations. The last round is the one the result describes.
-func (p *probe) run(b *testing.B) {
-	p.failed, p.skipped, p.hwOK = false, false, false
-	if hwc != nil {
-		hwc.sampleInto(&p.before)
-	}
-	defer func() {
-		p.n = b.N
-		p.failed, p.skipped = b.Failed(), b.Skipped()
-		if hwc != nil {
-			hwc.sampleInto(&p.after)
-			p.inst, p.cycles, p.hwOK = p.after.since(p.before)
-		}
-	}()
-	p.fn(b)
-}
-
-// status classifies the last round.
-func (p *probe) status() string {
-	switch {
-	case p.failed:
-		return statusFailed
-	case p.skipped:
-		return statusSkipped
-	}
-	return statusOK
-}
-
-// perIteration returns the last round's instructions and cycles per
-// iteration, or nils when the counters gave no figure.
-func (p *probe) perIteration() (inst, cycles *float64) {
-	if !p.hwOK || p.n <= 0 {
-		return nil, nil
-	}
-	return ptr(p.inst / float64(p.n)), ptr(p.cycles / float64(p.n))
 }

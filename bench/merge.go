@@ -36,10 +36,10 @@ func init() {
 		g := fmt.Sprintf("n=%d/", n)
 		base := g + "goroutine_fanin"
 		register(
-			Case{Group: "Merge", Name: g + "spindle", Unit: "item", Baseline: base, Fn: func(b *testing.B) { mergeDriven(b, n, false) }},
-			Case{Group: "Merge", Name: g + "poll_all", Unit: "item", Baseline: base, Fn: func(b *testing.B) { mergeDriven(b, n, true) }},
-			Case{Group: "Merge", Name: g + "reflect_select", Unit: "item", Baseline: base, Fn: func(b *testing.B) { mergeReflectSelect(b, n) }},
-			Case{Group: "Merge", Name: base, Unit: "item", Fn: func(b *testing.B) { mergeGoroutineFanin(b, n) }},
+			benchCase{Group: "Merge", Name: g + "spindle", Unit: "item", Baseline: base, Fn: func(b *testing.B) { mergeDriven(b, n, false) }},
+			benchCase{Group: "Merge", Name: g + "poll_all", Unit: "item", Baseline: base, Fn: func(b *testing.B) { mergeDriven(b, n, true) }},
+			benchCase{Group: "Merge", Name: g + "reflect_select", Unit: "item", Baseline: base, Fn: func(b *testing.B) { mergeReflectSelect(b, n) }},
+			benchCase{Group: "Merge", Name: base, Unit: "item", Fn: func(b *testing.B) { mergeGoroutineFanin(b, n) }},
 		)
 	}
 }
@@ -88,7 +88,7 @@ func mergeDriven(b *testing.B, n int, pollEvery bool) {
 				return 0, fmt.Errorf("warm-up: received %d, %v", v, err)
 			}
 		}
-		m := StartMeter(b)
+		m := startMeter(b)
 		for i := range b.N {
 			if !srcs[order[i&(mergeOrderLen-1)]].TrySend(i) {
 				return i, fmt.Errorf("item %d: TrySend on a full stream", i)
@@ -173,7 +173,7 @@ func mergeReflectSelect(b *testing.B, n int) {
 		chans[i] = make(chan int, 1)
 		cases[i] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(chans[i])}
 	}
-	m := StartMeter(b)
+	m := startMeter(b)
 	for i := range b.N {
 		chans[order[i&(mergeOrderLen-1)]] <- i
 		_, v, ok := reflect.Select(cases)
@@ -201,7 +201,7 @@ func mergeGoroutineFanin(b *testing.B, n int) {
 			}
 		}(ins[i])
 	}
-	m := StartMeter(b)
+	m := startMeter(b)
 	for i := range b.N {
 		ins[order[i&(mergeOrderLen-1)]] <- i
 		if v := <-out; v != i {

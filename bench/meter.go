@@ -6,33 +6,28 @@ import (
 	"time"
 )
 
-// Meter measures one run of a case.
+// meter measures one run of a case, which calls startMeter right before
+// its measured loop and Stop right after it:
 //
-// A case builds its fixture, calls StartMeter right before the measured
-// loop and Stop right after it:
-//
-//	m := StartMeter(b)
+//	m := startMeter(b)
 //	for i := 0; i < b.N; i++ { ... }
 //	m.Stop(b, "link", float64(b.N*depth), float64(tasksRun))
 //
-// Stop reports the per-unit figures with b.ReportMetric, so they show up in
-// `go test -bench` output and in the BenchmarkResult.Extra the runner reads.
-// When the runner (go run ./bench) has opened the hardware counters, Stop
-// also reports "inst/<unit>" and "cycles/<unit>" for the measured region.
-type Meter struct {
+// Stop reports the per-unit figures with b.ReportMetric, so they show in
+// `go test -bench` output and in the BenchmarkResult.Extra the runner
+// reads; with the runner's hardware counters open, also "inst/<unit>" and
+// "cycles/<unit>" of the measured region.
+type meter struct {
 	start   time.Time
 	mallocs uint64
 	hw      hwSample // counter reading at start; meaningful when hwc != nil
 }
 
-// StartMeter resets b's timer and records the process's malloc count
-// (runtime.ReadMemStats) and the start time.
-//
-// The readings are nested so that each one excludes the cost of the ones
-// inside it: hardware counters (outermost, their buffers may allocate), then
-// the malloc count, then the timer and the wall clock.
-func StartMeter(b *testing.B) *Meter {
-	m := &Meter{}
+// startMeter reads the counters, the malloc count and the clock, each
+// nested inside the one before so that it excludes their cost, and resets
+// b's timer.
+func startMeter(b *testing.B) *meter {
+	m := &meter{}
 	if hwc != nil {
 		hwc.sampleInto(&m.hw)
 	}
@@ -51,7 +46,7 @@ func StartMeter(b *testing.B) *Meter {
 // ns/op and allocs/op, which is intended.
 //
 // units must be positive; Stop fails the benchmark otherwise.
-func (m *Meter) Stop(b *testing.B, unit string, units float64, tasks float64) {
+func (m *meter) Stop(b *testing.B, unit string, units float64, tasks float64) {
 	elapsed := time.Since(m.start)
 	b.StopTimer()
 	var ms runtime.MemStats
@@ -64,7 +59,7 @@ func (m *Meter) Stop(b *testing.B, unit string, units float64, tasks float64) {
 		inst, cycles, hwOK = now.since(m.hw)
 	}
 	if !(units > 0) {
-		b.Fatalf("Meter.Stop: units = %v, want > 0", units)
+		b.Fatalf("meter.Stop: units = %v, want > 0", units)
 	}
 	b.ReportMetric(float64(elapsed.Nanoseconds())/units, "ns/"+unit)
 	b.ReportMetric(float64(ms.Mallocs-m.mallocs)/units, "allocs/"+unit)

@@ -12,35 +12,21 @@ import (
 	"time"
 )
 
-// TestParseBenchLine checks the reading of go test's result lines.
-func TestParseBenchLine(t *testing.T) {
-	r, ok := parseBenchLine("BenchmarkChain/spindle-2         \t   24051\t      9578 ns/op\t         1.031 allocs/link\t       298.6 ns/link")
-	if !ok || r.name != "Chain/spindle" || r.res.N != 24051 || r.res.Extra["ns/link"] != 298.6 || r.res.Extra["allocs/link"] != 1.031 {
-		t.Errorf("parsed %+v, %v", r, ok)
-	}
-	f := figuresFromResult(r.res, "link", "ns", nil, nil)
-	if f.Ns != 298.6 || f.Allocs != 1.031 {
+// TestFiguresOfOtherMetrics checks the figures of cases ranked by another
+// metric than time: bytes, and a missing metric, which fails the case.
+func TestFiguresOfOtherMetrics(t *testing.T) {
+	r := testing.BenchmarkResult{N: 24051, Extra: map[string]float64{"ns/op": 9578, "allocs/link": 1.031, "ns/link": 298.6}}
+	if f := figuresFromResult(r, "link", "ns"); f.N != 24051 || f.Ns != 298.6 || f.Allocs != 1.031 {
 		t.Errorf("figures %+v", f)
 	}
-	r, ok = parseBenchLine("BenchmarkMemory/link/spindle  3  22273399 ns/op  102.5 B/waiter  0.0163 allocs/waiter  540.5 ns/waiter")
-	if !ok || r.name != "Memory/link/spindle" {
-		t.Fatalf("parsed %+v, %v", r, ok)
-	}
-	if f := figuresFromResult(r.res, "waiter", "B", nil, nil); f.Ns != 102.5 {
+	r = testing.BenchmarkResult{N: 3, Extra: map[string]float64{"ns/op": 22273399, "B/waiter": 102.5, "allocs/waiter": 0.0163}}
+	if f := figuresFromResult(r, "waiter", "B"); f.Ns != 102.5 {
 		t.Errorf("bytes figure %+v", f)
 	}
-	if f := figuresFromResult(r.res, "waiter", "cpu-ns", nil, nil); !math.IsNaN(f.Ns) {
+	if f := figuresFromResult(r, "waiter", "cpu-ns"); !math.IsNaN(f.Ns) {
 		t.Errorf("a missing metric must read NaN: %+v", f)
-	} else if s := summarize(Case{Unit: "waiter", Metric: "cpu-ns"}, []runFigures{f}, statusOK); s.Status != statusFailed {
+	} else if s := summarize(benchCase{Unit: "waiter", Metric: "cpu-ns"}, []runFigures{f}, statusOK); s.Status != statusFailed {
 		t.Errorf("a run without its metric must fail the case: %+v", s)
-	}
-	for _, l := range []string{"goos: linux", "PASS", "BenchmarkX", "BenchmarkX-2 notanumber 1 ns/op", "--- FAIL: BenchmarkX/y"} {
-		if _, ok := parseBenchLine(l); ok {
-			t.Errorf("parsed %q", l)
-		}
-	}
-	if m := failedBench.FindStringSubmatch("    --- SKIP: BenchmarkMemory/task/spindle-2"); m == nil || m[1] != "SKIP" || m[2] != "Memory/task/spindle-2" {
-		t.Errorf("skip line: %v", m)
 	}
 }
 
@@ -124,7 +110,7 @@ func TestRunPeers(t *testing.T) {
 	if len(sp.Runs) != 2 || sp.Median != 10 || sp.VsBaseline == nil || *sp.VsBaseline != 2 || kindOf(sp.Case) != kindSpindle {
 		t.Errorf("spindle: %+v", sp)
 	}
-	if !strings.Contains(progress.String(), "peers: Peers/Work/spindle: warm-up") {
+	if !strings.Contains(progress.String(), "BenchmarkWork/spindle") {
 		t.Errorf("no progress")
 	}
 
@@ -133,7 +119,7 @@ func TestRunPeers(t *testing.T) {
 	if err != nil || len(sums) != 4 {
 		t.Errorf("list: %v, %d cases", err, len(sums))
 	}
-	if _, err := findPeersDir(filepath.Join(dir, "nope")); err == nil {
-		t.Errorf("findPeersDir accepted a directory without go.mod")
+	if _, err := nestedDir(filepath.Join(dir, "nope"), "peers"); err == nil {
+		t.Errorf("nestedDir accepted a directory without go.mod")
 	}
 }

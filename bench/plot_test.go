@@ -6,30 +6,34 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestPlots checks that every group gets a well-formed SVG with its cases,
-// spindle's in the accent colour.
+// TestPlots runs -plot on the fake suites: every group gets a well-formed
+// SVG chart (drawn by bench/plot) that names its cases.
 func TestPlots(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go run in a subprocess")
+	}
 	dir := t.TempDir()
 	sums := append(fakeSuite(), peerSuite()...)
-	paths, err := writePlots(dir, environment{GoVersion: "go1.26", Runs: 3, PerRun: time.Second,
-		Notes: map[string]string{"Peers/Chain": "a note long enough to be wrapped " + strings.Repeat("over several lines ", 12)}}, sums)
-	if err != nil {
+	linkBaselines(sums)
+	if err := writePlots(dir, environment{GoVersion: "go1.26", Runs: 3, PerRun: time.Second}, sums); err != nil {
 		t.Fatal(err)
 	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.svg"))
 	var names []string
-	for _, p := range paths {
-		names = append(names, filepath.Base(p))
+	for _, f := range files {
+		names = append(names, filepath.Base(f))
 	}
-	if got := strings.Join(names, " "); got != "chain.svg post.svg peers-chain.svg peers-memory.svg" {
-		t.Errorf("charts %s", got)
+	if want := []string{"chain.svg", "peers-chain.svg", "peers-memory.svg", "post.svg"}; !slices.Equal(names, want) {
+		t.Errorf("charts %v, want %v", names, want)
 	}
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,43 +42,14 @@ func TestPlots(t *testing.T) {
 			if _, err := dec.Token(); err == io.EOF {
 				break
 			} else if err != nil {
-				t.Errorf("%s: not well-formed: %v", p, err)
+				t.Errorf("%s: not well-formed: %v", f, err)
 				break
 			}
 		}
-		s := string(data)
-		if !strings.HasPrefix(s, "<svg ") || !strings.Contains(s, "min-max of the runs (whisker)") {
-			t.Errorf("%s: no bar panel", p)
-		}
-		if strings.Contains(s, "depth=8/then_value") && !strings.Contains(s, `fill="`+kindColors[kindSpindle]+`"`) {
-			t.Errorf("%s: spindle not highlighted", p)
+		if !strings.Contains(string(data), "<svg") || !strings.Contains(string(data), "median, whisker from min to max") {
+			t.Errorf("%s: no bar panel", f)
 		}
 	}
-	mem, _ := os.ReadFile(filepath.Join(dir, "peers-memory.svg"))
-	if !strings.Contains(string(mem), "B/waiter: bytes per waiter") || !strings.Contains(string(mem), "41.0x smaller") {
-		t.Errorf("memory chart lacks its metric or ratio")
-	}
-}
-
-// TestScales checks the axes.
-func TestScales(t *testing.T) {
-	sc := valueScale("ns", 40, 120_000, 0, 100)
-	if !sc.log || sc.lo != 10 || sc.hi != 1e6 || sc.x(10) != 0 || sc.x(1e6) != 100 {
-		t.Errorf("log scale %+v", sc)
-	}
-	sc = valueScale("ns", 40, 900, 0, 100)
-	if sc.log || sc.lo != 0 || sc.hi != 1000 || len(sc.ticks) != 6 || sc.tickLabels[1] != "200ns" {
-		t.Errorf("linear scale %+v", sc)
-	}
-	sc = valueScale("B", 100, 4200, 0, 100)
-	if !sc.log || sc.lo != 64 || sc.hi != 16384 || sc.tickLabels[2] != "1KiB" {
-		t.Errorf("bytes scale %+v", sc)
-	}
-	sc = ratioScale([]float64{41, 1 / 1.4}, 0, 100)
-	if sc.lo != 1.0/50 || sc.hi != 50 || sc.x(1) != 50 {
-		t.Errorf("ratio scale %+v", sc)
-	}
-	if got := plotFile("Peers/Chain"); got != "peers-chain.svg" {
-		t.Errorf("plotFile = %q", got)
-	}
+	chain, _ := os.ReadFile(filepath.Join(dir, "chain.svg"))
+	tableHas(t, string(chain), "depth=8/then_value", "depth=8/goroutines", "ratio to the baseline", "7.50x")
 }

@@ -13,11 +13,11 @@ import (
 
 func init() {
 	register(
-		Case{Group: "Post", Name: "callback", Unit: "op", Baseline: "go_chan", Fn: postCallback},
-		Case{Group: "Post", Name: "task_yield", Unit: "op", Baseline: "gosched", Fn: postTaskYield},
-		Case{Group: "Post", Name: "submit", Unit: "op", Baseline: "go_chan", Fn: postSubmit},
-		Case{Group: "Post", Name: "go_chan", Unit: "op", Fn: postGoChan},
-		Case{Group: "Post", Name: "gosched", Unit: "op", Fn: postGosched},
+		benchCase{Group: "Post", Name: "callback", Unit: "op", Baseline: "go_chan", Fn: postCallback},
+		benchCase{Group: "Post", Name: "task_yield", Unit: "op", Baseline: "gosched", Fn: postTaskYield},
+		benchCase{Group: "Post", Name: "submit", Unit: "op", Baseline: "go_chan", Fn: postSubmit},
+		benchCase{Group: "Post", Name: "go_chan", Unit: "op", Fn: postGoChan},
+		benchCase{Group: "Post", Name: "gosched", Unit: "op", Fn: postGosched},
 	)
 }
 
@@ -34,7 +34,7 @@ func postCallback(b *testing.B) {
 		}
 	}
 	t0 := ex.Stats().TasksRun
-	m := StartMeter(b)
+	m := startMeter(b)
 	ex.Drive(step)
 	m.Stop(b, "op", float64(b.N), float64(ex.Stats().TasksRun-t0))
 	if n != b.N {
@@ -53,7 +53,7 @@ func postTaskYield(b *testing.B) {
 		b.Fatal(err)
 	}
 	t0 := ex.Stats().TasksRun
-	m := StartMeter(b)
+	m := startMeter(b)
 	f := future.Spawn(ex, func(ctx context.Context) (int, error) {
 		for range b.N {
 			if err := future.Yield(ctx); err != nil {
@@ -82,7 +82,7 @@ func postSubmit(b *testing.B) {
 			close(done)
 		}
 	}
-	m := StartMeter(b)
+	m := startMeter(b)
 	for range b.N {
 		if err := ex.Submit(fn); err != nil {
 			b.Fatal(err)
@@ -107,7 +107,7 @@ func postGoChan(b *testing.B) {
 	}()
 	n := 0
 	fn := func() { n++ }
-	m := StartMeter(b)
+	m := startMeter(b)
 	for range b.N {
 		work <- fn
 	}
@@ -138,7 +138,7 @@ func postGosched(b *testing.B) {
 			}
 		}
 	}()
-	m := StartMeter(b)
+	m := startMeter(b)
 	for range b.N {
 		runtime.Gosched()
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -8,10 +9,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"text/tabwriter"
 	"time"
 )
 
-// Case outcomes.
+// benchCase outcomes.
 const (
 	statusOK      = "ok"
 	statusFailed  = "FAILED"
@@ -20,76 +22,64 @@ const (
 
 // runFigures are one run's per-unit figures, read from the BenchmarkResult.
 type runFigures struct {
-	N      int      // b.N of the run
-	Ns     float64  // the case's metric per unit: ns/<unit> for most cases (see metricOf)
-	Allocs float64  // allocs/<unit>
-	Tasks  *float64 // tasks/<unit>; nil when the case reports none
-	Inst   *float64 // inst/<unit>; nil without hardware counters
-	Cycles *float64 // cycles/<unit>; nil without hardware counters
+	N      int      `json:"iterations"` // b.N of the run
+	Ns     float64  `json:"ns"`         // the case's metric per unit: ns/<unit> for most cases (see metricOf)
+	Allocs float64  `json:"allocs"`     // allocs/<unit>
+	Tasks  *float64 `json:"tasks"`      // tasks/<unit>; nil when the case reports none
+	Inst   *float64 `json:"inst"`       // inst/<unit>; nil without hardware counters
+	Cycles *float64 `json:"cycles"`     // cycles/<unit>; nil without hardware counters
 }
 
-// caseSummary is the outcome of all runs of one case.
+// caseSummary is the outcome of all runs of one case. Its statistics are
+// of the runs' metric (Ns) and meaningful when Runs is not empty; the other
+// figures are medians per unit over the runs that have them (nil if none).
+// VsBaseline is the baseline's median over this case's median (above 1:
+// this case takes less), nil without a measured baseline; BestOther is the
+// go or peer case of this case's comparison set (comparisonSet) with the
+// lowest median and VsBest its median over this one's (spindle cases only).
 type caseSummary struct {
-	Case   Case
-	Status string // statusOK, statusFailed or statusSkipped
-	Runs   []runFigures
-
-	// Statistics of Runs' Ns (the case's metric); meaningful when Runs is
-	// not empty.
-	N                     int // b.N of the median run
-	Median, MAD, Min, Max float64
-
-	// Medians per unit over the runs that have the figure; nil if none has.
+	Case                        benchCase
+	Status                      string // statusOK, statusFailed or statusSkipped
+	Runs                        []runFigures
+	N                           int // b.N of the median run
+	Median, MAD, Min, Max       float64
 	Allocs, Tasks, Inst, Cycles *float64
-
-	// VsBaseline is the baseline's median over this case's median (above 1:
-	// this case takes less); nil without a measured baseline.
-	VsBaseline *float64
-
-	// BestOther is the Name of the case, in this case's comparison set (see
-	// comparisonSet), that has the lowest median among the go and peer
-	// cases; VsBest is its median over this case's median. Both are set
-	// for spindle cases only, when there is such a case.
-	BestOther string
-	VsBest    *float64
+	VsBaseline                  *float64
+	BestOther                   string
+	VsBest                      *float64
 }
 
 // environment describes the machine and settings, for the table header and
-// the JSON report.
+// the JSON report (whose header it is).
 type environment struct {
-	GoVersion, GOOS, GOARCH string
-	GOMAXPROCS, NumCPU      int
-	Runs                    int
-	PerRun                  time.Duration
-	Counters                string // "" when inst and cycles are measured, else why not
-	Alloc                   string // the executors' allocation strategy (-alloc)
-	Date                    string // when the run started, RFC 3339
+	GoVersion  string        `json:"go"`
+	GOOS       string        `json:"goos"`
+	GOARCH     string        `json:"goarch"`
+	GOMAXPROCS int           `json:"gomaxprocs"`
+	NumCPU     int           `json:"num_cpu"`
+	Runs       int           `json:"runs"`
+	PerRun     time.Duration `json:"run_time_ns"`              // -time
+	Alloc      string        `json:"alloc"`                    // the executors' allocation strategy (-alloc)
+	Counters   string        `json:"counters_error,omitempty"` // "" when inst and cycles are measured, else why not
+	Date       string        `json:"date,omitempty"`           // when the run started, RFC 3339
 	// Notes says, per group, what its comparison leaves out (the peers'
 	// groups carry one).
-	Notes map[string]string
+	Notes map[string]string `json:"notes,omitempty"`
 }
 
 // fullName is the case's "Group/Name", what -bench matches.
-func fullName(c Case) string { return c.Group + "/" + c.Name }
+func fullName(c benchCase) string { return c.Group + "/" + c.Name }
 
 // ptr returns a pointer to a copy of v.
 func ptr(v float64) *float64 { return &v }
-
-// groupRank orders groups as groupOrder does, unknown groups last.
-func groupRank(g string) int {
-	if i := slices.Index(groupOrder, g); i >= 0 {
-		return i
-	}
-	return len(groupOrder)
-}
 
 // selectCases returns the cases whose "Group/Name", or the name `go test`
 // gives them ("BenchmarkGroup/Name"), matches re, ordered by
 // group (groupOrder, then unknown groups in registry order), then by unit
 // within a group (first appearance), then in registry order, so that each
 // (Group, Unit) section of the table is contiguous.
-func selectCases(all []Case, re *regexp.Regexp) []Case {
-	var sel []Case
+func selectCases(all []benchCase, re *regexp.Regexp) []benchCase {
+	var sel []benchCase
 	for _, c := range all {
 		if re.MatchString(fullName(c)) || re.MatchString("Benchmark"+fullName(c)) {
 			sel = append(sel, c)
@@ -105,8 +95,11 @@ func selectCases(all []Case, re *regexp.Regexp) []Case {
 			firstUnit[c.Group+"\x00"+c.Unit] = i
 		}
 	}
-	slices.SortStableFunc(sel, func(a, b Case) int {
-		if d := groupRank(a.Group) - groupRank(b.Group); d != 0 {
+	slices.SortStableFunc(sel, func(a, b benchCase) int {
+		rank := func(g string) int { // groupOrder's, unknown groups last
+			return cmp.Or(slices.Index(groupOrder, g)+1, len(groupOrder)+1)
+		}
+		if d := rank(a.Group) - rank(b.Group); d != 0 {
 			return d
 		}
 		if d := firstGroup[a.Group] - firstGroup[b.Group]; d != 0 {
@@ -119,42 +112,21 @@ func selectCases(all []Case, re *regexp.Regexp) []Case {
 
 // figuresFromResult reads one run's per-unit figures from r.Extra
 // ("<metric>/<unit>", "allocs/<unit>", "tasks/<unit>", "inst/<unit>",
-// "cycles/<unit>"). A case ranked by time ("ns") that reports no
-// "ns/<unit>" did not use a Meter: its time and allocations fall back to
-// the per-op figures (NsPerOp, AllocsPerOp, at float precision) and its
-// instructions and cycles to instPerOp and cyclesPerOp, which the runner
-// measured around the round. A case ranked by another metric that does not
-// report it gets NaN, which summarize turns into a failure.
-func figuresFromResult(r testing.BenchmarkResult, unit, metric string, instPerOp, cyclesPerOp *float64) runFigures {
-	f := runFigures{N: r.N}
+// "cycles/<unit>"), which the meter reports. A case that does not report
+// its metric gets NaN, which summarize turns into a failure.
+func figuresFromResult(r testing.BenchmarkResult, unit, metric string) runFigures {
 	extra := func(kind string) *float64 {
 		if v, ok := r.Extra[kind+"/"+unit]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
 			return ptr(v)
 		}
 		return nil
 	}
-	v := extra(metric)
-	metered := v != nil
-	if metered {
+	f := runFigures{N: r.N, Ns: math.NaN(), Tasks: extra("tasks"), Inst: extra("inst"), Cycles: extra("cycles")}
+	if v := extra(metric); v != nil {
 		f.Ns = *v
-	} else if metric != "ns" {
-		f.Ns = math.NaN()
-	} else if v, ok := r.Extra["ns/op"]; ok {
-		f.Ns = v
-	} else if r.N > 0 {
-		f.Ns = float64(r.T.Nanoseconds()) / float64(r.N)
 	}
 	if v := extra("allocs"); v != nil {
 		f.Allocs = *v
-	} else if v, ok := r.Extra["allocs/op"]; ok {
-		f.Allocs = v
-	} else if r.N > 0 {
-		f.Allocs = float64(r.MemAllocs) / float64(r.N)
-	}
-	f.Tasks = extra("tasks")
-	f.Inst, f.Cycles = extra("inst"), extra("cycles")
-	if !metered {
-		f.Inst, f.Cycles = instPerOp, cyclesPerOp
 	}
 	return f
 }
@@ -181,23 +153,29 @@ func mad(vs []float64) float64 {
 	return median(dev)
 }
 
-// medianOf returns the median of the non-nil values, nil if there are none.
-func medianOf(vs []*float64) *float64 {
-	var have []float64
-	for _, v := range vs {
-		if v != nil {
-			have = append(have, *v)
+// figures returns the runs' values of one figure, leaving out the runs
+// that lack it (get returns nil).
+func figures(runs []runFigures, get func(r runFigures) *float64) []float64 {
+	var vs []float64
+	for _, r := range runs {
+		if v := get(r); v != nil {
+			vs = append(vs, *v)
 		}
 	}
-	if len(have) == 0 {
+	return vs
+}
+
+// medianOf returns the median of vs, nil if vs is empty.
+func medianOf(vs []float64) *float64 {
+	if len(vs) == 0 {
 		return nil
 	}
-	return ptr(median(have))
+	return ptr(median(vs))
 }
 
 // summarize computes a case's statistics over its runs. A case without
 // runs, or with a run that lacks its metric (NaN), has failed.
-func summarize(c Case, runs []runFigures, status string) caseSummary {
+func summarize(c benchCase, runs []runFigures, status string) caseSummary {
 	s := caseSummary{Case: c, Status: status, Runs: runs}
 	for _, r := range runs {
 		if math.IsNaN(r.Ns) {
@@ -211,37 +189,16 @@ func summarize(c Case, runs []runFigures, status string) caseSummary {
 		}
 		return s
 	}
-	ns := make([]float64, len(runs))
-	var allocs, tasks, inst, cycles []*float64
-	for i, r := range runs {
-		ns[i] = r.Ns
-		allocs = append(allocs, ptr(r.Allocs))
-		tasks = append(tasks, r.Tasks)
-		inst = append(inst, r.Inst)
-		cycles = append(cycles, r.Cycles)
-	}
-	order := make([]int, len(runs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(ns[a], ns[b]) })
-	s.N = runs[order[(len(order)-1)/2]].N
+	byNs := slices.SortedStableFunc(slices.Values(runs), func(a, b runFigures) int { return cmp.Compare(a.Ns, b.Ns) })
+	s.N = byNs[(len(byNs)-1)/2].N
+	ns := figures(runs, func(r runFigures) *float64 { return &r.Ns })
 	s.Median, s.MAD = median(ns), mad(ns)
 	s.Min, s.Max = slices.Min(ns), slices.Max(ns)
-	s.Allocs, s.Tasks = medianOf(allocs), medianOf(tasks)
-	s.Inst, s.Cycles = medianOf(inst), medianOf(cycles)
+	s.Allocs = medianOf(figures(runs, func(r runFigures) *float64 { return &r.Allocs }))
+	s.Tasks = medianOf(figures(runs, func(r runFigures) *float64 { return r.Tasks }))
+	s.Inst = medianOf(figures(runs, func(r runFigures) *float64 { return r.Inst }))
+	s.Cycles = medianOf(figures(runs, func(r runFigures) *float64 { return r.Cycles }))
 	return s
-}
-
-// cmpFloat compares two floats for sorting.
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // comparable reports whether a and b measured the same figure: same
@@ -300,38 +257,18 @@ func comparisonSet(sums []caseSummary, s caseSummary) []*caseSummary {
 	return set
 }
 
-// fmtTime formats nanoseconds with a unit suffix: ns, us, ms or s.
-func fmtTime(ns float64) string {
-	a := math.Abs(ns)
-	switch {
-	case a < 1e3:
-		return fmt.Sprintf("%.2fns", ns)
-	case a < 1e6:
-		return fmt.Sprintf("%.3fus", ns/1e3)
-	case a < 1e9:
-		return fmt.Sprintf("%.3fms", ns/1e6)
-	}
-	return fmt.Sprintf("%.3fs", ns/1e9)
-}
-
-// fmtBytes formats a byte count: B, KiB or MiB.
-func fmtBytes(b float64) string {
-	a := math.Abs(b)
-	switch {
-	case a < 1<<10:
-		return fmt.Sprintf("%.1fB", b)
-	case a < 1<<20:
-		return fmt.Sprintf("%.2fKiB", b/(1<<10))
-	}
-	return fmt.Sprintf("%.2fMiB", b/(1<<20))
-}
-
-// fmtValue formats a figure of metric.
+// fmtValue formats a figure of metric with a unit suffix: ns, us, ms or s
+// for times, B, KiB or MiB for bytes.
 func fmtValue(metric string, v float64) string {
+	scale, units, decimals := []float64{1, 1e3, 1e6, 1e9}, []string{"ns", "us", "ms", "s"}, []int{2, 3, 3, 3}
 	if metric == "B" {
-		return fmtBytes(v)
+		scale, units, decimals = []float64{1, 1 << 10, 1 << 20}, []string{"B", "KiB", "MiB"}, []int{1, 2, 2}
 	}
-	return fmtTime(v)
+	i := 0
+	for i+1 < len(scale) && math.Abs(v) >= scale[i+1] {
+		i++
+	}
+	return fmt.Sprintf("%.*f%s", decimals[i], v/scale[i], units[i])
 }
 
 // fmtFixed formats v with the given decimals, or missing when v is nil.
@@ -342,111 +279,91 @@ func fmtFixed(v *float64, decimals int, missing string) string {
 	return fmt.Sprintf("%.*f", decimals, *v)
 }
 
-// ratioWords are the words for a ratio above and below 1 in metric.
-func ratioWords(metric string) (better, worse string) {
-	if metric == "B" {
-		return "smaller", "larger"
-	}
-	return "faster", "slower"
-}
-
-// fmtRatio formats a time ratio (other's time / this time) as "7.3x
-// faster" or "1.4x slower".
-func fmtRatio(r float64) string { return fmtRatioOf("ns", r) }
-
-// fmtRatioOf formats a ratio (other's figure / this figure) of metric.
+// fmtRatioOf formats a ratio (other's figure / this figure) of metric:
+// "7.3x faster" or "1.4x slower" ("smaller" and "larger" for bytes).
 func fmtRatioOf(metric string, r float64) string {
-	better, worse := ratioWords(metric)
+	better, worse := "faster", "slower"
+	if metric == "B" {
+		better, worse = "smaller", "larger"
+	}
 	if r >= 1 {
 		return fmt.Sprintf("%.1fx %s", r, better)
 	}
 	return fmt.Sprintf("%.1fx %s", 1/r, worse)
 }
 
-// column is one column of the table.
-type column struct {
-	name string
-	left bool // aligned left (the others right)
-	cell func(s caseSummary) string
-}
-
-// tableColumns returns the table's columns for sums: inst and cycles only
-// when some case has the figure.
-func tableColumns(sums []caseSummary) []column {
-	val := func(get func(s caseSummary) float64) func(s caseSummary) string {
-		return func(s caseSummary) string { return fmtValue(metricOf(s.Case), get(s)) }
-	}
-	cols := []column{
-		{name: "test", left: true, cell: func(s caseSummary) string { return fullName(s.Case) }},
-		{name: "iterations", cell: func(s caseSummary) string { return fmt.Sprint(s.N) }},
-		{name: "median", cell: val(func(s caseSummary) float64 { return s.Median })},
-		{name: "mad", cell: val(func(s caseSummary) float64 { return s.MAD })},
-		{name: "min", cell: val(func(s caseSummary) float64 { return s.Min })},
-		{name: "max", cell: val(func(s caseSummary) float64 { return s.Max })},
-		{name: "allocs", cell: func(s caseSummary) string { return fmtFixed(s.Allocs, 3, "-") }},
-		{name: "tasks", cell: func(s caseSummary) string { return fmtFixed(s.Tasks, 3, "-") }},
-	}
-	if hasCounters(sums) {
-		cols = append(cols,
-			column{name: "inst", cell: func(s caseSummary) string { return fmtFixed(s.Inst, 1, "n/a") }},
-			column{name: "cycles", cell: func(s caseSummary) string { return fmtFixed(s.Cycles, 1, "n/a") }},
-		)
-	}
-	return append(cols,
-		column{name: "kind", left: true, cell: func(s caseSummary) string { return kindOf(s.Case) }},
-		column{name: "baseline", left: true, cell: func(s caseSummary) string { return orDash(s.Case.Baseline) }},
-		column{name: "ratio", left: true, cell: ratioCell},
-	)
-}
-
-// orDash returns s, or "-" when s is empty.
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// hasCounters reports whether any case has an inst or cycles figure.
-func hasCounters(sums []caseSummary) bool {
-	for _, s := range sums {
-		if s.Inst != nil || s.Cycles != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// ratioCell is the ratio cell: "-" for a case without a baseline, "n/a"
-// when the baseline was not measured in this run.
-func ratioCell(s caseSummary) string {
+// writeTable prints the perf_tests-style table: a header describing the
+// run and how to read it, one section per (Group, Unit) in the order of
+// sums (see selectCases), then the summary (writeSummary).
+func writeTable(w io.Writer, env environment, sums []caseSummary) {
+	counters := slices.ContainsFunc(sums, func(s caseSummary) bool { return s.Inst != nil || s.Cycles != nil })
+	fmt.Fprintf(w, "go version:           %s %s/%s\n", env.GoVersion, env.GOOS, env.GOARCH)
+	fmt.Fprintf(w, "single run duration:  %v\n", env.PerRun)
+	fmt.Fprintf(w, "number of runs:       %d\n", env.Runs)
+	fmt.Fprintf(w, "number of cores:      %d (GOMAXPROCS %d)\n", env.NumCPU, env.GOMAXPROCS)
 	switch {
-	case s.Case.Baseline == "":
-		return "-"
-	case s.VsBaseline == nil:
-		return "n/a"
+	case counters:
+		fmt.Fprintf(w, "inst/cycles counters: available\n")
+	case env.Counters != "":
+		fmt.Fprintf(w, "inst/cycles counters: columns left out: the kernel refuses them (%s)\n", env.Counters)
+	default:
+		fmt.Fprintf(w, "inst/cycles counters: columns left out: no case measured them\n")
 	}
-	return fmtRatioOf(metricOf(s.Case), *s.VsBaseline)
+	if env.Alloc != "" {
+		fmt.Fprintf(w, "future allocation:    %s\n", env.Alloc)
+	}
+	fmt.Fprintf(w, "\n%s\n", legend)
+
+	header := "test\titerations\tmedian\tmad\tmin\tmax\tallocs\ttasks\t"
+	if counters {
+		header += "inst\tcycles\t"
+	}
+	header += "kind\tbaseline\tratio"
+	var tw *tabwriter.Writer
+	for i, s := range sums {
+		if i == 0 || s.Case.Group != sums[i-1].Case.Group || s.Case.Unit != sums[i-1].Case.Unit {
+			if tw != nil {
+				tw.Flush()
+			}
+			fmt.Fprintf(w, "\n%s\n", sectionTitle(s.Case, counters))
+			if note := env.Notes[s.Case.Group]; note != "" && (i == 0 || s.Case.Group != sums[i-1].Case.Group) {
+				fmt.Fprintf(w, "(%s)\n", note)
+			}
+			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, header)
+		}
+		fmt.Fprintln(tw, strings.Join(tableRow(s, counters), "\t"))
+	}
+	if tw != nil {
+		tw.Flush()
+	}
+	writeSummary(w, sums)
 }
 
 // tableRow returns the cells of one case's row.
-func tableRow(cols []column, s caseSummary) []string {
-	row := make([]string, len(cols))
-	for j, c := range cols {
-		if s.Status != statusOK && j > 0 {
-			if j == 1 {
-				row[j] = s.Status
-			}
-			continue
-		}
-		row[j] = c.cell(s)
+func tableRow(s caseSummary, counters bool) []string {
+	if s.Status != statusOK {
+		return []string{fullName(s.Case), s.Status}
 	}
-	return row
+	val := func(v float64) string { return fmtValue(metricOf(s.Case), v) }
+	row := []string{fullName(s.Case), fmt.Sprint(s.N), val(s.Median), val(s.MAD), val(s.Min), val(s.Max),
+		fmtFixed(s.Allocs, 3, "-"), fmtFixed(s.Tasks, 3, "-")}
+	if counters {
+		row = append(row, fmtFixed(s.Inst, 1, "n/a"), fmtFixed(s.Cycles, 1, "n/a"))
+	}
+	ratio := "-"
+	switch {
+	case s.Case.Baseline != "" && s.VsBaseline == nil:
+		ratio = "n/a" // the baseline was not measured in this run
+	case s.Case.Baseline != "":
+		ratio = fmtRatioOf(metricOf(s.Case), *s.VsBaseline)
+	}
+	return append(row, kindOf(s.Case), cmp.Or(s.Case.Baseline, "-"), ratio)
 }
 
 // sectionTitle names a (Group, Unit) section and the figures of its
 // columns.
-func sectionTitle(c Case, counters bool) string {
+func sectionTitle(c benchCase, counters bool) string {
 	metric, unit := metricOf(c), c.Unit
 	t := fmt.Sprintf("%s: %s/%s (median mad min max), allocs/%s, tasks/%s", c.Group, metric, unit, unit, unit)
 	if counters {
@@ -466,70 +383,3 @@ const legend = `How to read it: each figure is per unit of work (the section tit
   baseline    the case of the same group this row is compared with, measured in this run
   ratio       baseline median / this median: "3.0x faster" takes a third of the baseline's time
               ("smaller" and "larger" for bytes)`
-
-// writeTable prints the perf_tests-style table: a header describing the
-// run and how to read it, one section per (Group, Unit) in the order of
-// sums (see selectCases), columns aligned across sections, then the
-// summary (writeSummary).
-func writeTable(w io.Writer, env environment, sums []caseSummary) {
-	counters := hasCounters(sums)
-	fmt.Fprintf(w, "go version:           %s %s/%s\n", env.GoVersion, env.GOOS, env.GOARCH)
-	fmt.Fprintf(w, "single run duration:  %v\n", env.PerRun)
-	fmt.Fprintf(w, "number of runs:       %d\n", env.Runs)
-	fmt.Fprintf(w, "number of cores:      %d (GOMAXPROCS %d)\n", env.NumCPU, env.GOMAXPROCS)
-	switch {
-	case counters:
-		fmt.Fprintf(w, "inst/cycles counters: available\n")
-	case env.Counters != "":
-		fmt.Fprintf(w, "inst/cycles counters: columns left out: the kernel refuses them (%s)\n", env.Counters)
-	default:
-		fmt.Fprintf(w, "inst/cycles counters: columns left out: no case measured them\n")
-	}
-	if env.Alloc != "" {
-		fmt.Fprintf(w, "future allocation:    %s\n", env.Alloc)
-	}
-	fmt.Fprintf(w, "\n%s\n", legend)
-
-	cols := tableColumns(sums)
-	rows := make([][]string, len(sums))
-	widths := make([]int, len(cols))
-	for i, c := range cols {
-		widths[i] = len(c.name)
-	}
-	for i, s := range sums {
-		rows[i] = tableRow(cols, s)
-		for j, cell := range rows[i] {
-			widths[j] = max(widths[j], len(cell))
-		}
-	}
-	line := func(cells []string) {
-		var b strings.Builder
-		for j, cell := range cells {
-			pad := strings.Repeat(" ", widths[j]-len(cell))
-			switch {
-			case j == 0:
-				b.WriteString(cell + pad)
-			case cols[j].left:
-				b.WriteString("  " + cell + pad)
-			default:
-				b.WriteString("  " + pad + cell)
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
-	header := make([]string, len(cols))
-	for j, c := range cols {
-		header[j] = c.name
-	}
-	for i, s := range sums {
-		if i == 0 || s.Case.Group != sums[i-1].Case.Group || s.Case.Unit != sums[i-1].Case.Unit {
-			fmt.Fprintf(w, "\n%s\n", sectionTitle(s.Case, counters))
-			if note := env.Notes[s.Case.Group]; note != "" && (i == 0 || s.Case.Group != sums[i-1].Case.Group) {
-				fmt.Fprintf(w, "(%s)\n", note)
-			}
-			line(header)
-		}
-		line(rows[i])
-	}
-	writeSummary(w, sums)
-}

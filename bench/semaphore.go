@@ -27,8 +27,8 @@ const (
 
 func init() {
 	register(
-		Case{Group: "Semaphore", Name: "spindle", Unit: "op", Baseline: "xsync", Fn: semSpindle},
-		Case{Group: "Semaphore", Name: "xsync", Unit: "op", Fn: semXsync},
+		benchCase{Group: "Semaphore", Name: "spindle", Unit: "op", Baseline: "xsync", Fn: semSpindle},
+		benchCase{Group: "Semaphore", Name: "xsync", Unit: "op", Fn: semXsync},
 	)
 }
 
@@ -67,7 +67,7 @@ func semSpindle(b *testing.B) {
 	}
 	run(semWorkers * 4) // warm the pool of task goroutines
 	t0 := ex.Stats().TasksRun
-	m := StartMeter(b)
+	m := startMeter(b)
 	run(b.N)
 	m.Stop(b, "op", float64(b.N), float64(ex.Stats().TasksRun-t0))
 }
@@ -80,7 +80,7 @@ func semXsync(b *testing.B) {
 	var left atomic.Int64
 	left.Store(int64(b.N))
 	var wg sync.WaitGroup
-	m := StartMeter(b)
+	m := startMeter(b)
 	for range semWorkers {
 		wg.Add(1)
 		go func() {

@@ -21,10 +21,10 @@ import (
 
 func init() {
 	register(
-		Case{Group: "Service", Name: "spindle", Unit: "req", Baseline: "chan_actor", Fn: serviceSpindle},
-		Case{Group: "Service", Name: "spindle_call", Unit: "req", Baseline: "chan_actor", Kind: kindVariant, Fn: serviceSpindleCall},
-		Case{Group: "Service", Name: "mutex", Unit: "req", Fn: serviceMutex},
-		Case{Group: "Service", Name: "chan_actor", Unit: "req", Fn: serviceChanActor},
+		benchCase{Group: "Service", Name: "spindle", Unit: "req", Baseline: "chan_actor", Fn: serviceSpindle},
+		benchCase{Group: "Service", Name: "spindle_call", Unit: "req", Baseline: "chan_actor", Kind: kindVariant, Fn: serviceSpindleCall},
+		benchCase{Group: "Service", Name: "mutex", Unit: "req", Fn: serviceMutex},
+		benchCase{Group: "Service", Name: "chan_actor", Unit: "req", Fn: serviceChanActor},
 	)
 }
 
@@ -63,7 +63,7 @@ var sink struct {
 func runHandlers(b *testing.B, serve func(h, i int) uint64) {
 	var wg sync.WaitGroup
 	cpu0, cpuOK := cputime.Process()
-	m := StartMeter(b)
+	m := startMeter(b)
 	for h := range serviceHandlers {
 		wg.Add(1)
 		go func() {

@@ -20,14 +20,14 @@ import (
 
 func init() {
 	register(
-		Case{Group: "Shard", Name: "independent/shards=1", Unit: "op", Fn: func(b *testing.B) { shardIndependent(b, 1) }},
-		Case{Group: "Shard", Name: "independent/shards=max", Unit: "op", Baseline: "independent/shards=1",
+		benchCase{Group: "Shard", Name: "independent/shards=1", Unit: "op", Fn: func(b *testing.B) { shardIndependent(b, 1) }},
+		benchCase{Group: "Shard", Name: "independent/shards=max", Unit: "op", Baseline: "independent/shards=1",
 			Fn: func(b *testing.B) { shardIndependent(b, runtime.GOMAXPROCS(0)) }},
-		Case{Group: "Shard", Name: "call_cross", Unit: "op", Baseline: "call_submit", Fn: shardCallCross},
-		Case{Group: "Shard", Name: "call_submit", Unit: "op", Fn: shardCallSubmit},
-		Case{Group: "Shard", Name: "counter_sharded", Unit: "op", Baseline: "counter_mutex", Fn: counterSharded},
-		Case{Group: "Shard", Name: "counter_mutex", Unit: "op", Fn: counterMutex},
-		Case{Group: "Shard", Name: "counter_syncmap", Unit: "op", Baseline: "counter_mutex", Fn: counterSyncMap},
+		benchCase{Group: "Shard", Name: "call_cross", Unit: "op", Baseline: "call_submit", Fn: shardCallCross},
+		benchCase{Group: "Shard", Name: "call_submit", Unit: "op", Fn: shardCallSubmit},
+		benchCase{Group: "Shard", Name: "counter_sharded", Unit: "op", Baseline: "counter_mutex", Fn: counterSharded},
+		benchCase{Group: "Shard", Name: "counter_mutex", Unit: "op", Fn: counterMutex},
+		benchCase{Group: "Shard", Name: "counter_syncmap", Unit: "op", Baseline: "counter_mutex", Fn: counterSyncMap},
 	)
 }
 
@@ -83,7 +83,7 @@ func shardIndependent(b *testing.B, shards int) {
 	}
 	t0 := tasksRun(g)
 	wg.Add(shards)
-	m := StartMeter(b)
+	m := startMeter(b)
 	for i := range shards {
 		start(i)
 	}
@@ -104,7 +104,7 @@ func shardCallCross(b *testing.B) {
 	n := 0 // shard 1's
 	work := func() (int, error) { n++; return n, nil }
 	t0 := tasksRun(g)
-	m := StartMeter(b)
+	m := startMeter(b)
 	f := future.Spawn(g.Shard(0), func(ctx context.Context) (int, error) {
 		fs := make([]*future.Future[int], 0, callsPerRound)
 		for range rounds {
@@ -135,7 +135,7 @@ func shardCallSubmit(b *testing.B) {
 	ex := g.Shard(1)
 	fs := make([]*future.Future[int], 0, callsPerRound)
 	t0 := tasksRun(g)
-	m := StartMeter(b)
+	m := startMeter(b)
 	for range rounds {
 		fs = fs[:0]
 		for range callsPerRound {
@@ -207,7 +207,7 @@ func counterSharded(b *testing.B) {
 	}
 	fs := make([]*future.Future[int], p)
 	t0 := tasksRun(g)
-	m := StartMeter(b)
+	m := startMeter(b)
 	for i := range fs {
 		fs[i] = future.Spawn(g.Shard(i), produce)
 	}
@@ -232,7 +232,7 @@ func counterSharded(b *testing.B) {
 func counterProducers(b *testing.B, incr func(key uint64)) {
 	p := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
-	m := StartMeter(b)
+	m := startMeter(b)
 	for w := range p {
 		wg.Add(1)
 		go func() {

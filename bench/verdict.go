@@ -6,35 +6,32 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"text/tabwriter"
 )
 
-// groupVerdict is the closing summary's line for one group: how spindle's
-// cases compare with the best non-spindle case measured beside each.
+// groupVerdict is the closing summary's line for one group: the VsBest
+// of its spindle cases that have one (Ratios) and their geometric mean, the
+// metric of its first spindle case (for wording), how many spindle cases
+// ran, the distinct BestOther names in order, and the cases that lose.
 type groupVerdict struct {
-	Group string
-	// Ratios are the VsBest of the group's spindle cases that have one.
-	Ratios []float64
-	// GeoMean is the geometric mean of Ratios; meaningful when there are.
-	GeoMean float64
-	// Metric is the metric of the group's first spindle case, for wording.
-	Metric string
-	// Spindle counts the group's spindle cases that ran.
+	Group   string
+	Ratios  []float64
+	GeoMean float64 // NaN without ratios
+	Metric  string
 	Spindle int
-	// Others are the distinct BestOther names, in order of appearance.
-	Others []string
-	// Losses are the spindle cases whose VsBest is below 1.
-	Losses []loss
+	Others  []string
+	Losses  []loss
 }
 
 // loss is a spindle case that did worse than the best other case.
 type loss struct {
-	Case   string  // "Group/Name"
-	Other  string  // the other case's Name (same group)
-	Ratio  float64 // VsBest, below 1
-	Metric string
+	Case   string  `json:"case"`  // "Group/Name"
+	Other  string  `json:"other"` // the other case's Name (same group)
+	Ratio  float64 `json:"ratio"` // VsBest, below 1
+	Metric string  `json:"-"`
 	// WithinSpread: the two cases' min-max ranges overlap, so the runs do
 	// not clearly tell them apart.
-	WithinSpread bool
+	WithinSpread bool `json:"within_spread"`
 }
 
 // verdicts returns one groupVerdict per group that has a spindle case, in
@@ -84,14 +81,11 @@ func verdicts(sums []caseSummary) []groupVerdict {
 
 // geoMean returns the geometric mean of vs, NaN when vs is empty.
 func geoMean(vs []float64) float64 {
-	if len(vs) == 0 {
-		return math.NaN()
-	}
 	sum := 0.0
 	for _, v := range vs {
 		sum += math.Log(v)
 	}
-	return math.Exp(sum / float64(len(vs)))
+	return math.Exp(sum / float64(len(vs))) // 0/0 when empty
 }
 
 // writeSummary prints the closing summary: per group, the geometric mean of
@@ -113,7 +107,7 @@ func writeSummary(w io.Writer, sums []caseSummary) {
 		}
 		rows = append(rows, []string{v.Group, fmtRatioOf(v.Metric, v.GeoMean), fmt.Sprint(len(v.Ratios)), strings.Join(v.Others, ", ")})
 	}
-	writeAligned(w, "  ", rows)
+	writeAligned(w, rows)
 
 	var losses []loss
 	for _, v := range vs {
@@ -132,29 +126,15 @@ func writeSummary(w io.Writer, sums []caseSummary) {
 		}
 		rows = append(rows, []string{l.Case, what})
 	}
-	writeAligned(w, "  ", rows)
+	writeAligned(w, rows)
 }
 
-// writeAligned prints rows with left-aligned columns, two spaces apart.
-func writeAligned(w io.Writer, indent string, rows [][]string) {
-	var widths []int
+// writeAligned prints rows indented by two spaces, in left-aligned columns
+// two spaces apart.
+func writeAligned(w io.Writer, rows [][]string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, r := range rows {
-		for j, c := range r {
-			if j == len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[j] = max(widths[j], len(c))
-		}
+		fmt.Fprintln(tw, "  "+strings.Join(r, "\t"))
 	}
-	for _, r := range rows {
-		var b strings.Builder
-		b.WriteString(indent)
-		for j, c := range r {
-			if j > 0 {
-				b.WriteString("  ")
-			}
-			b.WriteString(c + strings.Repeat(" ", widths[j]-len(c)))
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
+	tw.Flush()
 }

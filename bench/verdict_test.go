@@ -10,24 +10,24 @@ import (
 // TestKindOf checks the kinds the names imply and an explicit Kind.
 func TestKindOf(t *testing.T) {
 	for _, tc := range []struct {
-		c    Case
+		c    benchCase
 		want string
 	}{
-		{Case{Name: "depth=8/goroutines"}, kindGo},
-		{Case{Name: "go_chan"}, kindGo},
-		{Case{Group: "Alloc", Name: "sync_pool"}, kindGo},
-		{Case{Name: "n=10/poll_all"}, kindVariant},
-		{Case{Name: "addcleanup_raw"}, kindVariant},
-		{Case{Name: "n=10/spindle"}, kindSpindle},
-		{Case{Name: "none"}, kindSpindle},
-		{Case{Name: "goja_nodejs", Kind: kindPeer}, kindPeer},
-		{Case{Name: "go_chan", Kind: kindSpindle}, kindSpindle},
+		{benchCase{Name: "depth=8/goroutines"}, kindGo},
+		{benchCase{Name: "go_chan"}, kindGo},
+		{benchCase{Group: "Alloc", Name: "sync_pool"}, kindGo},
+		{benchCase{Name: "n=10/poll_all"}, kindVariant},
+		{benchCase{Name: "addcleanup_raw"}, kindVariant},
+		{benchCase{Name: "n=10/spindle"}, kindSpindle},
+		{benchCase{Name: "none"}, kindSpindle},
+		{benchCase{Name: "goja_nodejs", Kind: kindPeer}, kindPeer},
+		{benchCase{Name: "go_chan", Kind: kindSpindle}, kindSpindle},
 	} {
 		if got := kindOf(tc.c); got != tc.want {
 			t.Errorf("kindOf(%+v) = %q, want %q", tc.c, got, tc.want)
 		}
 	}
-	if metricOf(Case{}) != "ns" || metricOf(Case{Metric: "B"}) != "B" {
+	if metricOf(benchCase{}) != "ns" || metricOf(benchCase{Metric: "B"}) != "B" {
 		t.Errorf("metricOf defaults wrong")
 	}
 }
@@ -43,7 +43,7 @@ func peerSuite() []caseSummary {
 		return rs
 	}
 	mk := func(name, base, kind string, ns ...float64) caseSummary {
-		return summarize(Case{Group: "Peers/Chain", Name: name, Unit: "link", Baseline: base, Kind: kind}, runs(ns...), statusOK)
+		return summarize(benchCase{Group: "Peers/Chain", Name: name, Unit: "link", Baseline: base, Kind: kind}, runs(ns...), statusOK)
 	}
 	sums := []caseSummary{
 		mk("spindle", "goroutines", kindSpindle, 300, 310, 320),
@@ -51,8 +51,8 @@ func peerSuite() []caseSummary {
 		mk("slow_peer", "goroutines", kindPeer, 900, 910, 920),
 		mk("strawman", "goroutines", kindVariant, 10, 10, 10),
 		mk("goroutines", "", kindGo, 600, 610, 620),
-		summarize(Case{Group: "Peers/Memory", Name: "spindle", Unit: "waiter", Metric: "B", Baseline: "goroutines", Kind: kindSpindle}, runs(100, 100, 100), statusOK),
-		summarize(Case{Group: "Peers/Memory", Name: "goroutines", Unit: "waiter", Metric: "B", Kind: kindGo}, runs(4000, 4100, 4200), statusOK),
+		summarize(benchCase{Group: "Peers/Memory", Name: "spindle", Unit: "waiter", Metric: "B", Baseline: "goroutines", Kind: kindSpindle}, runs(100, 100, 100), statusOK),
+		summarize(benchCase{Group: "Peers/Memory", Name: "goroutines", Unit: "waiter", Metric: "B", Kind: kindGo}, runs(4000, 4100, 4200), statusOK),
 	}
 	linkBaselines(sums)
 	return sums
@@ -93,7 +93,7 @@ func TestVerdicts(t *testing.T) {
 	tableHas(t, out,
 		"\nPeers/Chain: ns/link (median mad min max), allocs/link, tasks/link\n(what it leaves out)\ntest",
 		"\nPeers/Memory: B/waiter (median mad min max)",
-		"  100.0B     0.0B    100.0B    100.0B",
+		"  100.0B   0.0B    100.0B   100.0B",
 		"spindle  goroutines  41.0x smaller\n",
 		"  Peers/Chain   1.5x slower            1      fast_peer\n",
 		"  Peers/Memory  41.0x smaller          1      goroutines\n",

@@ -51,6 +51,76 @@ func pending[T any](t testing.TB, f *future.Future[T], what string) {
 	}
 }
 
+// receiver is one of the four ways to wait for an item: a Recv future, a
+// task in RecvWait, a select future (SelectFuture) and a task in Select,
+// the selects with a second case on never, which nothing sends to. recv
+// starts the receive on the loop and returns a future of the item (or the
+// error) it ends with, so that a scenario runs the same with each.
+type receiver struct {
+	name string
+	task bool // the receiver is a task that waits in place
+	recv func(ex *executor.Executor, c, never *channel.Chan[int]) *future.Future[int]
+}
+
+var receivers = []receiver{
+	{"Recv", false, func(_ *executor.Executor, c, _ *channel.Chan[int]) *future.Future[int] { return c.Recv() }},
+	{"RecvWait", true, func(ex *executor.Executor, c, _ *channel.Chan[int]) *future.Future[int] {
+		return future.Spawn(ex, func(ctx context.Context) (int, error) { return c.RecvWait(ctx) })
+	}},
+	{"SelectFuture", false, func(_ *executor.Executor, c, never *channel.Chan[int]) *future.Future[int] {
+		rc := c.RecvCase()
+		return future.Transform(channel.SelectFuture(never.RecvCase(), rc), func(i int, err error) (int, error) {
+			return rc.Value(), chose(i, err, rc.Err())
+		})
+	}},
+	{"Select", true, func(ex *executor.Executor, c, never *channel.Chan[int]) *future.Future[int] {
+		return future.Spawn(ex, func(ctx context.Context) (int, error) {
+			rc := c.RecvCase()
+			i, err := channel.Select(ctx, never.RecvCase(), rc)
+			return rc.Value(), chose(i, err, rc.Err())
+		})
+	}},
+}
+
+// sender is, likewise, one of the four ways to wait to send v.
+type sender struct {
+	name string
+	task bool
+	send func(ex *executor.Executor, c, never *channel.Chan[int], v int) *future.Future[struct{}]
+}
+
+var senders = []sender{
+	{"Send", false, func(_ *executor.Executor, c, _ *channel.Chan[int], v int) *future.Future[struct{}] { return c.Send(v) }},
+	{"SendWait", true, func(ex *executor.Executor, c, _ *channel.Chan[int], v int) *future.Future[struct{}] {
+		return future.Spawn(ex, func(ctx context.Context) (struct{}, error) { return struct{}{}, c.SendWait(ctx, v) })
+	}},
+	{"SelectFuture", false, func(_ *executor.Executor, c, never *channel.Chan[int], v int) *future.Future[struct{}] {
+		sc := c.SendCase(v)
+		return future.Transform(channel.SelectFuture(never.RecvCase(), sc), func(i int, err error) (struct{}, error) {
+			return struct{}{}, chose(i, err, sc.Err())
+		})
+	}},
+	{"Select", true, func(ex *executor.Executor, c, never *channel.Chan[int], v int) *future.Future[struct{}] {
+		return future.Spawn(ex, func(ctx context.Context) (struct{}, error) {
+			sc := c.SendCase(v)
+			i, err := channel.Select(ctx, never.RecvCase(), sc)
+			return struct{}{}, chose(i, err, sc.Err())
+		})
+	}},
+}
+
+// chose returns the outcome of a select over (never, c) that must have
+// chosen c's case (index 1): the select's error, else the case's.
+func chose(i int, selErr, caseErr error) error {
+	switch {
+	case selErr != nil:
+		return selErr
+	case i != 1:
+		return fmt.Errorf("select chose case %d, want 1", i)
+	}
+	return caseErr
+}
+
 func TestRendezvous(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
@@ -223,44 +293,18 @@ func TestImmediateCompletion(t *testing.T) {
 	}
 }
 
-// Waiting receivers are served in the order they queued, whatever form
-// they wait in (future, task, select, future select), and so are waiting
-// senders.
+// Waiting receivers are served in the order they queued, whatever way
+// they wait in, and so are waiting senders: each way in turn, twice over.
 func TestFIFOWaiters(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	c := channel.New[int](ex, 0)
-	other := channel.New[int](ex, 0)
-	var got [6]int
+	c, never := channel.New[int](ex, 0), channel.New[int](ex, 0)
 	var fs []*future.Future[int]
+	for _, r := range append(receivers, receivers...) {
+		ex.Drive(func() { fs = append(fs, r.recv(ex, c, never)) }) // a task starts waiting before Drive returns
+	}
 	ex.Drive(func() {
-		fs = append(fs, c.Recv())
-		fs = append(fs, future.Spawn(ex, func(ctx context.Context) (int, error) { return c.RecvWait(ctx) }))
-	})
-	ex.Drive(func() {
-		fs = append(fs, c.Recv())
-		rc, oc := c.RecvCase(), other.RecvCase()
-		fs = append(fs, future.Spawn(ex, func(ctx context.Context) (int, error) {
-			i, err := channel.Select(ctx, oc, rc)
-			if i != 1 || err != nil {
-				return 0, fmt.Errorf("Select = (%d, %v), want (1, nil)", i, err)
-			}
-			return rc.Value(), nil
-		}))
-	})
-	var rc2 *channel.RecvCase[int]
-	ex.Drive(func() {
-		rc2 = c.RecvCase()
-		fs = append(fs, future.Then(channel.SelectFuture(other.RecvCase(), rc2), func(i int) (int, error) {
-			if i != 1 {
-				return 0, fmt.Errorf("SelectFuture chose %d, want 1", i)
-			}
-			return rc2.Value(), nil
-		}))
-		fs = append(fs, c.Recv())
-	})
-	ex.Drive(func() {
-		for i := range 6 {
+		for i := range fs {
 			if !c.TrySend(100 + i) {
 				t.Fatalf("TrySend %d: no waiting receiver", i)
 			}
@@ -270,42 +314,27 @@ func TestFIFOWaiters(t *testing.T) {
 		}
 	})
 	for i, f := range fs {
-		v, err := peek(t, f)
-		if err != nil {
-			t.Fatalf("receiver %d: %v", i, err)
+		if v, err := peek(t, f); v != 100+i || err != nil {
+			t.Errorf("receiver %d (%s) = (%v, %v), want (%d, nil): served out of queue order", i, receivers[i%len(receivers)].name, v, err, 100+i)
 		}
-		got[i] = v
-	}
-	if got != [6]int{100, 101, 102, 103, 104, 105} {
-		t.Errorf("receivers got %v, want 100..105 in queue order", got)
 	}
 
-	// Senders.
-	var sent []int
 	var done []*future.Future[struct{}]
+	for i, snd := range append(senders, senders...) {
+		ex.Drive(func() { done = append(done, snd.send(ex, c, never, i)) })
+	}
+	var sent []int
 	ex.Drive(func() {
-		done = append(done, c.Send(1))
-		future.Spawn(ex, func(ctx context.Context) (struct{}, error) { return struct{}{}, c.SendWait(ctx, 2) })
-	})
-	ex.Drive(func() {
-		done = append(done, future.Then(channel.SelectFuture(other.RecvCase(), c.SendCase(3)), func(int) (struct{}, error) { return struct{}{}, nil }))
-		done = append(done, c.Send(4))
-	})
-	ex.Drive(func() {
-		for {
-			v, ok := c.TryRecv()
-			if !ok {
-				break
-			}
+		for v, ok := c.TryRecv(); ok; v, ok = c.TryRecv() {
 			sent = append(sent, v)
 		}
 	})
-	if fmt.Sprint(sent) != "[1 2 3 4]" {
-		t.Errorf("senders delivered %v, want [1 2 3 4]", sent)
+	if fmt.Sprint(sent) != "[0 1 2 3 4 5 6 7]" {
+		t.Errorf("senders delivered %v, want [0 1 2 3 4 5 6 7]", sent)
 	}
 	for i, f := range done {
 		if _, err := peek(t, f); err != nil {
-			t.Errorf("sender %d: %v", i, err)
+			t.Errorf("sender %d (%s): %v", i, senders[i%len(senders)].name, err)
 		}
 	}
 }
@@ -377,74 +406,55 @@ func TestCloseKeepsBufferedItems(t *testing.T) {
 // Close fails every kind of waiting receiver and, on another channel, every
 // kind of waiting sender, and moves no item.
 func TestCloseWithWaiters(t *testing.T) {
-	ex := executor.New()
-	defer ex.Close()
-	rx := channel.New[int](ex, 0)
-	tx := channel.New[int](ex, 0)
-	never := channel.New[int](ex, 0)
-	var futs []*future.Future[int]
-	var sends []*future.Future[struct{}]
-	poll := &countWaker{}
-	var rcase *channel.RecvCase[int]
-	var scase *channel.SendCase[int]
-	ex.Drive(func() {
-		futs = append(futs, rx.Recv())
-		futs = append(futs, future.Spawn(ex, func(ctx context.Context) (int, error) { return rx.RecvWait(ctx) }))
-		rcase = rx.RecvCase()
-		futs = append(futs, channel.SelectFuture(never.RecvCase(), rcase))
-		futs = append(futs, future.Spawn(ex, func(ctx context.Context) (int, error) {
-			rc := rx.RecvCase()
-			i, err := channel.Select(ctx, never.RecvCase(), rc)
-			if i != 1 {
-				return 0, fmt.Errorf("Select chose %d, want 1", i)
+	for _, r := range receivers {
+		t.Run("receiver/"+r.name, func(t *testing.T) {
+			ex := executor.New()
+			defer ex.Close()
+			c, never := channel.New[int](ex, 0), channel.New[int](ex, 0)
+			var f *future.Future[int]
+			ex.Drive(func() { f = r.recv(ex, c, never) })
+			ex.Drive(c.Close)
+			if _, err := peek(t, f); !errors.Is(err, channel.ErrClosed) {
+				t.Errorf("waiting receiver: %v, want ErrClosed", err)
 			}
-			return 0, err
-		}))
-		if _, ok, _ := rx.PollRecv(poll); ok {
-			t.Error("PollRecv on an empty channel got an item")
-		}
-
-		sends = append(sends, tx.Send(1))
-		sends = append(sends, future.Spawn(ex, func(ctx context.Context) (struct{}, error) { return struct{}{}, tx.SendWait(ctx, 2) }))
-		scase = tx.SendCase(3)
-		sel := channel.SelectFuture(never.RecvCase(), scase)
-		sends = append(sends, future.Then(sel, func(i int) (struct{}, error) {
-			if i != 1 {
-				return struct{}{}, fmt.Errorf("SelectFuture chose %d, want 1", i)
+			ex.Drive(func() {
+				if never.TrySend(0) {
+					t.Error("a finished select still receives from its other channel")
+				}
+			})
+		})
+	}
+	for _, snd := range senders {
+		t.Run("sender/"+snd.name, func(t *testing.T) {
+			ex := executor.New()
+			defer ex.Close()
+			c, never := channel.New[int](ex, 0), channel.New[int](ex, 0)
+			var f *future.Future[struct{}]
+			ex.Drive(func() { f = snd.send(ex, c, never, 1) })
+			ex.Drive(c.Close)
+			if _, err := peek(t, f); !errors.Is(err, channel.ErrClosed) {
+				t.Errorf("waiting sender: %v, want ErrClosed", err)
 			}
-			return struct{}{}, scase.Err()
-		}))
-	})
-	ex.Drive(func() {
-		rx.Close()
-		tx.Close()
-	})
-	for i, f := range futs {
-		_, err := peek(t, f)
-		if i == 2 { // the future select resolves with the index; the case holds the error
-			if err != nil || !errors.Is(rcase.Err(), channel.ErrClosed) {
-				t.Errorf("receiver %d: (%v, case %v), want (nil, case ErrClosed)", i, err, rcase.Err())
+			ex.Drive(func() {
+				if _, ok := c.TryRecv(); ok {
+					t.Error("an item of a failed sender was received")
+				}
+			})
+		})
+	}
+	t.Run("PollRecv", func(t *testing.T) {
+		ex := executor.New()
+		defer ex.Close()
+		c := channel.New[int](ex, 0)
+		poll := &countWaker{}
+		ex.Drive(func() {
+			if _, ok, _ := c.PollRecv(poll); ok {
+				t.Error("PollRecv on an empty channel got an item")
 			}
-			continue
-		}
-		if !errors.Is(err, channel.ErrClosed) {
-			t.Errorf("receiver %d: %v, want ErrClosed", i, err)
-		}
-	}
-	for i, f := range sends {
-		if _, err := peek(t, f); !errors.Is(err, channel.ErrClosed) {
-			t.Errorf("sender %d: %v, want ErrClosed", i, err)
-		}
-	}
-	if poll.n != 1 {
-		t.Errorf("poll waker woken %d times by Close, want 1", poll.n)
-	}
-	ex.Drive(func() {
-		if _, ok := tx.TryRecv(); ok {
-			t.Error("an item of a failed sender was received")
-		}
-		if never.TrySend(0) {
-			t.Error("a finished select still receives from its other channel")
+			c.Close()
+		})
+		if poll.n != 1 {
+			t.Errorf("poll waker woken %d times by Close, want 1", poll.n)
 		}
 	})
 }
@@ -657,51 +667,64 @@ func TestTaskDeadline(t *testing.T) {
 	}
 }
 
-// When the executor closes, waiting tasks return executor.ErrClosed and
-// move nothing; a task whose hand-off already happened keeps its item.
+// When the executor closes, waiting tasks fail with executor.ErrClosed and
+// move nothing, whichever way they wait in; a task whose hand-off already
+// happened keeps its item.
 func TestExecutorCloseReleasesTasks(t *testing.T) {
-	ex := executor.New()
-	c := channel.New[int](ex, 0)
-	d := channel.New[int](ex, 0)
-	e := channel.New[int](ex, 0)
-	errs := make([]error, 4)
-	var got int
-	ex.Drive(func() {
-		future.Spawn(ex, func(ctx context.Context) (int, error) {
-			_, errs[0] = c.RecvWait(ctx)
-			return 0, nil
-		})
-		future.Spawn(ex, func(ctx context.Context) (int, error) {
-			errs[1] = d.SendWait(ctx, 1)
-			return 0, nil
-		})
-		future.Spawn(ex, func(ctx context.Context) (int, error) {
-			_, errs[2] = channel.Select(ctx, c.RecvCase(), e.SendCase(3))
-			return 0, nil
-		})
-		future.Spawn(ex, func(ctx context.Context) (int, error) {
-			got, errs[3] = d.RecvWait(context.Background())
-			return 0, nil
-		})
-	})
-	// d's sender queued first, so the RecvWait task took its item at once.
-	if errs[1] != nil || errs[3] != nil || got != 1 {
-		t.Fatalf("hand-off before close: send %v, recv (%d, %v)", errs[1], got, errs[3])
-	}
-	if err := ex.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := ex.Close(); err != nil { // again: idempotent
-		t.Fatal(err)
-	}
-	for i, err := range errs[:3] {
-		if i == 1 {
+	for _, r := range receivers {
+		if !r.task {
 			continue
 		}
-		if !errors.Is(err, executor.ErrClosed) {
-			t.Errorf("task %d: %v, want executor.ErrClosed", i, err)
-		}
+		t.Run("receiver/"+r.name, func(t *testing.T) {
+			ex := executor.New()
+			c, never := channel.New[int](ex, 0), channel.New[int](ex, 0)
+			var f *future.Future[int]
+			ex.Drive(func() { f = r.recv(ex, c, never) })
+			if err := ex.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := peek(t, f); !errors.Is(err, executor.ErrClosed) {
+				t.Errorf("waiting receiver: %v, want executor.ErrClosed", err)
+			}
+		})
 	}
+	for _, snd := range senders {
+		if !snd.task {
+			continue
+		}
+		t.Run("sender/"+snd.name, func(t *testing.T) {
+			ex := executor.New()
+			c, never := channel.New[int](ex, 0), channel.New[int](ex, 0)
+			var f *future.Future[struct{}]
+			ex.Drive(func() { f = snd.send(ex, c, never, 1) })
+			if err := ex.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := peek(t, f); !errors.Is(err, executor.ErrClosed) {
+				t.Errorf("waiting sender: %v, want executor.ErrClosed", err)
+			}
+		})
+	}
+	t.Run("hand-off before close", func(t *testing.T) {
+		ex := executor.New()
+		d := channel.New[int](ex, 0)
+		var sendErr, recvErr error
+		got := 0
+		ex.Drive(func() {
+			future.Spawn(ex, func(ctx context.Context) (int, error) { sendErr = d.SendWait(ctx, 1); return 0, nil })
+			future.Spawn(ex, func(ctx context.Context) (int, error) { got, recvErr = d.RecvWait(ctx); return 0, nil })
+		})
+		if err := ex.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := ex.Close(); err != nil { // again: idempotent
+			t.Fatal(err)
+		}
+		// The sender queued first, so the receiving task took its item at once.
+		if sendErr != nil || recvErr != nil || got != 1 {
+			t.Fatalf("hand-off before close: send %v, recv (%d, %v)", sendErr, got, recvErr)
+		}
+	})
 }
 
 func TestSelectExactlyOnce(t *testing.T) {

@@ -88,10 +88,17 @@ func (e *Executor) Submit(fn func()) error { return e.lp().Submit(fn) }
 func (e *Executor) CurrentID() hooks.ID { return e.lp().CurrentID() }
 
 // AddHooks registers h with the executor and returns a func that removes it
-// again (idempotent). Both may be called from any goroutine. From the loop,
-// the change applies from the next hook call on; from elsewhere, from the
-// loop's next look at the hooks. Resources created while no hooks are
-// registered have id 0 and are never reported.
+// again (idempotent). Both may be called from any goroutine, the loop
+// included. Resources created while no hooks are registered have id 0 and
+// are never reported; a hook registered later is not told about resources
+// that already exist, except through their later events.
+//
+// From the loop, the change applies from the next hook call on: after
+// remove returns, the hook is not called again, except for the After of a
+// continuation whose Before it already got. From another goroutine it
+// applies as soon as the loop sees the new registrations (at once for
+// resources created afterwards, from the next continuation on for
+// Before/After).
 func (e *Executor) AddHooks(h hooks.Hooks) (remove func()) { return e.lp().AddHooks(h) }
 
 // Run runs the loop on the calling goroutine until the executor is closed by
@@ -114,8 +121,9 @@ func (e *Executor) Start() { e.lp().Start() }
 func (e *Executor) RunUntilIdle() int { return e.lp().RunUntilIdle() }
 
 // Drive runs fn on the calling goroutine as loop code, so that it may do
-// what only code holding the loop may (Post, channel operations, AfterFunc),
-// and then runs the loop until idle as RunUntilIdle does. fn is not counted
+// what only code holding the loop may (Post, channel operations, AfterFunc
+// with the current frame), and then runs the loop until idle as
+// RunUntilIdle does. Work submitted before Drive runs before what fn posts. fn is not counted
 // as a task; Drive returns the number of tasks run. It panics if the loop
 // runs elsewhere; on a closed executor it does not call fn and returns 0. A
 // panic in fn propagates to the caller after the loop has been given up.
@@ -129,8 +137,9 @@ func (e *Executor) Drive(fn func()) int { return e.lp().Drive(fn) }
 // ErrClosed. Shutdown waits for that and returns nil. If ctx ends first, the
 // shutdown becomes a Close: Shutdown waits for it and returns ctx.Err().
 // If nobody runs the loop, Shutdown drains it on the calling goroutine.
-// Called from the loop itself it begins the shutdown and returns nil without
-// waiting. Shutdown may be called any number of times, from any goroutine.
+// Called from the loop itself, or from the stall handler (WithStallHandler),
+// it begins the shutdown and returns nil without waiting. Shutdown may be
+// called any number of times, from any goroutine.
 func (e *Executor) Shutdown(ctx context.Context) error { return e.lp().Shutdown(ctx) }
 
 // Close closes the executor at once, like http.Server.Close: queued work is
@@ -140,8 +149,10 @@ func (e *Executor) Shutdown(ctx context.Context) error { return e.lp().Shutdown(
 // and goroutines blocked in Await get ErrClosed. Close returns once every
 // task body has returned; it never waits for work that keeps producing work
 // (future.Yield returns ErrClosed as soon as closing begins). Called from
-// the loop itself it begins closing and returns without waiting. It is
-// idempotent, may be called from any goroutine, and always returns nil.
+// the loop itself, or from the stall handler (WithStallHandler), it begins
+// closing and returns without waiting. If nobody runs the loop, Close
+// closes it on the calling goroutine. It is idempotent, may be called from
+// any goroutine, and always returns nil.
 // Once closed, everything that would need the loop fails at once with
 // ErrClosed.
 func (e *Executor) Close() error { return e.lp().Close() }
@@ -176,4 +187,4 @@ type Stats struct {
 // TasksRun, Queued and Suspended are as of the loop's last pass between
 // batches (or its last return from Run or RunUntilIdle), and the health
 // figures (Busy, Idle, Stalls, Delay) are current.
-func (e *Executor) Stats() Stats { return Stats(e.lp().Stats()) }
+func (e *Executor) Stats() Stats { return Stats(loop.StatsAs[Delay](e.lp())) }

@@ -42,14 +42,17 @@ type Stall struct {
 // measures how late it runs: the time a Submit waits, behind the work queued
 // before it, for its turn. It is the twin of Node's monitorEventLoopDelay.
 // While the loop is behind, no further probe is sent, so a stall shows as
-// one sample as long as the stall. A Delay has these fields:
-//
-//	P50, P99, Max time.Duration // percentiles (nearest rank) and maximum of the samples
-//	Samples       int           // how many samples the window holds
-//	Window        time.Duration // the time they span, from the oldest probe to the newest
-//
-// All are zero until the first probe has run.
-type Delay = loop.Delay
+// one sample as long as the stall. All fields are zero until the first
+// probe has run.
+type Delay struct {
+	// P50, P99 and Max are the percentiles (nearest rank) and the maximum
+	// of the samples.
+	P50, P99, Max time.Duration
+	// Samples is how many samples the window holds.
+	Samples int
+	// Window is the time they span, from the oldest probe to the newest.
+	Window time.Duration
+}
 
 // WithStallHandler sets how stalls are reported: fn is called, off the loop
 // (on the executor's watchdog goroutine), while one task (a callback, or one
@@ -63,12 +66,15 @@ type Delay = loop.Delay
 // watched. Many short tasks in a row are not a stall. Taking the stack
 // stops the world for a moment, in proportion to the number of goroutines,
 // once per stall. Close waits for a running fn to return, so fn must not
-// wait for the loop.
+// wait for the loop; it may call Shutdown or Close, which then begin
+// closing and return without waiting.
 func WithStallHandler(threshold time.Duration, fn func(Stall)) Option {
 	return optionFunc(func(c *loop.Config) {
 		c.StallThreshold, c.OnStall = threshold, nil
 		if fn != nil {
-			c.OnStall = func(s loop.Stall) { fn(Stall(s)) }
+			c.OnStall = func(name string, held time.Duration, stack []byte) {
+				fn(Stall{Executor: name, Duration: held, Stack: stack})
+			}
 		}
 	})
 }

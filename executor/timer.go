@@ -17,9 +17,6 @@ type Timer loop.Timer
 // Submit, or use future.Sleep). Once the executor has closed, the timer never
 // fires.
 func (e *Executor) AfterFunc(d time.Duration, fn func()) *Timer {
-	if !e.OnLoop() {
-		panic("executor: AfterFunc called from a goroutine that does not hold the loop; call it inside Submit, or use future.Sleep")
-	}
 	return (*Timer)(e.lp().AfterFunc(d, fn))
 }
 

@@ -311,7 +311,7 @@ func TestRaceCancelsLosingTask(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("losing task resumed with %v, want context.Canceled", err)
 		}
-	case <-time.After(safety):
+	case <-time.After(spindletest.Safety):
 		t.Fatal("losing task was not resumed")
 	}
 	if _, err := spindletest.Await(t, loser); !errors.Is(err, context.Canceled) {

@@ -77,6 +77,12 @@
 // the future, and the work behind it, once the time is up. A [Group] runs
 // tasks with an optional limit and waits for them together, errgroup-style:
 // the first error cancels the rest and is what Wait returns, and functions
-// that have not started by then never do. Wait, like a semaphore's Acquire (package
+// that have not started by then never do.
+//
+// Two names mean different things here: the function Go runs a goroutine,
+// off the loop, for code that blocks; the method [Group.Go] runs a task, a
+// spawned task on the loop like [Spawn]'s, which suspends rather than
+// blocks. And a future.Group (tasks of one executor, waited for together)
+// is not a shard.Group (package shard: one executor per core). Wait, like a semaphore's Acquire (package
 // semaphore), waits as Await does. docs/tasks.md shows the common patterns.
 package future

@@ -22,10 +22,6 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// safety is the generous bound of every wait that must not hang; it is never
-// the synchronisation itself.
-const safety = 10 * time.Second
-
 var (
 	errA = errors.New("error A")
 	errB = errors.New("error B")
@@ -584,7 +580,7 @@ func TestAwaitDeadlockOnLoop(t *testing.T) {
 				readyErr error
 			}
 			// The timeout only turns a hang into a failure.
-			ctx, cancel := context.WithTimeout(context.Background(), safety)
+			ctx, cancel := context.WithTimeout(context.Background(), spindletest.Safety)
 			defer cancel()
 			call := future.Call(ex, func() (out, error) {
 				var o out
@@ -638,7 +634,7 @@ func TestAwaitFromManyGoroutines(t *testing.T) {
 		done.Add(1)
 		go func() {
 			defer done.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), safety)
+			ctx, cancel := context.WithTimeout(context.Background(), spindletest.Safety)
 			defer cancel()
 			started.Done()
 			v, err := p.Future().Await(ctx)
@@ -736,7 +732,7 @@ func TestCancel(t *testing.T) {
 			if !onLoop {
 				t.Fatal("OnCancel did not run on the loop")
 			}
-		case <-time.After(safety):
+		case <-time.After(spindletest.Safety):
 			t.Fatal("OnCancel did not run")
 		}
 		if _, err := spindletest.Await(t, p.Future()); !errors.Is(err, context.Canceled) {
@@ -885,7 +881,7 @@ func TestCloseReleasesAwaiters(t *testing.T) {
 				go func() {
 					defer done.Done()
 					// The timeout only turns a hang into a failure.
-					ctx, cancel := context.WithTimeout(context.Background(), safety)
+					ctx, cancel := context.WithTimeout(context.Background(), spindletest.Safety)
 					defer cancel()
 					ready.Done()
 					_, err := f.Await(ctx)

@@ -51,7 +51,8 @@ type goNode[T any] struct {
 	err    error
 }
 
-// Go runs fn on a goroutine of its own, off the loop, and returns a future
+// Go runs fn on a goroutine of its own, off the loop (unlike Group.Go,
+// which runs a task on the loop), and returns a future
 // completed on ex's loop with fn's result: the way to call blocking code
 // (a database driver, a file, a cgo call) from a task or a callback without
 // stopping the loop. A panic in fn fails the future with a *PanicError.

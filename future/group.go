@@ -70,8 +70,9 @@ import (
 // of the loop's queue run.
 const workerBatch = 128
 
-// Group runs tasks on one executor's loop and waits for them together, in
-// the manner of errgroup.Group: every task gets a context derived from the
+// Group runs tasks on one executor's loop and waits for them together (it
+// is not shard.Group, which runs one executor per core), in the manner of
+// errgroup.Group: every task gets a context derived from the
 // one given to NewGroup, the first task to fail cancels the others' context,
 // and Wait returns that first error. Tasks are spawned tasks: they may
 // Await, Yield and Sleep, hold the loop while they run, and start in the
@@ -145,7 +146,8 @@ func (g *Group) SetLimit(n int) {
 	g.fill()
 }
 
-// Go queues fn to run as a task of g on the group's loop (see Spawn): as
+// Go queues fn to run as a task of g on the group's loop (see Spawn; unlike
+// the function Go, which runs a goroutine off the loop): as
 // soon as the limit allows, in the order given. It never blocks, and fn
 // never runs before Go returns. fn's ctx is derived from the group's
 // context: it ends when a task of g fails, when the group's context ends,

@@ -18,10 +18,6 @@ import (
 	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
-// taskSafety bounds every wait that must not hang; it is never the
-// synchronisation itself.
-const taskSafety = 10 * time.Second
-
 var errTask = errors.New("task error")
 
 // outcome returns the result of f, which must be ready.
@@ -39,18 +35,6 @@ func roundTrip(t testing.TB, ex *executor.Executor) {
 	t.Helper()
 	if _, err := spindletest.Await(t, Call(ex, func() (struct{}, error) { return struct{}{}, nil })); err != nil {
 		t.Fatalf("round trip: %v", err)
-	}
-}
-
-// recv waits for ch with the safety net.
-func recv[T any](t testing.TB, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(taskSafety):
-		t.Fatalf("timed out waiting for %s", what)
-		panic("unreachable")
 	}
 }
 
@@ -355,7 +339,7 @@ func TestTaskCancel(t *testing.T) {
 		})
 		roundTrip(t, ex)
 		go task.Cancel()
-		if err := recv(t, errs, "the cancelled task"); !errors.Is(err, context.Canceled) {
+		if err := spindletest.Recv(t, errs); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Await in a cancelled task = %v", err)
 		}
 		if _, err := spindletest.Await(t, task); !errors.Is(err, context.Canceled) {
@@ -499,7 +483,7 @@ func TestTaskThatNeverCompletesDoesNotLeak(t *testing.T) {
 			if err := ex.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if err := recv(t, errs, "the released task"); !errors.Is(err, executor.ErrClosed) {
+			if err := spindletest.Recv(t, errs); !errors.Is(err, executor.ErrClosed) {
 				t.Fatalf("Await released by Close with %v, want executor.ErrClosed", err)
 			}
 		})
@@ -690,12 +674,12 @@ func TestTaskWaitLinkNotReusedWhileCompleterHoldsIt(t *testing.T) {
 		pc.Resolve(1) // blocks in bw.wake, before it reaches the task's link
 		close(resolved)
 	}()
-	recv(t, bw.entered, "the completer of c")
+	spindletest.Recv(t, bw.entered)
 	wcancel() // wakes the task, which finds c done
-	recv(t, firstDone, "the task's first Await")
+	spindletest.Recv(t, firstDone)
 	roundTrip(t, ex) // the task is suspended on d
 	close(bw.release)
-	recv(t, resolved, "the completer of c")
+	spindletest.Recv(t, resolved)
 	roundTrip(t, ex) // whatever the completer queued has run
 
 	if dThen.Ready() {

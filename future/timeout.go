@@ -73,7 +73,9 @@ func Timeout[T any](f *Future[T], d time.Duration) *Future[T] {
 	}
 	n.stop.w = (*timeoutStop[T])(n)
 	n.out.head.Store(&n.stop) // not yet shared: no race
-	n.timer.Store(ex.AfterFunc(d, n.expire))
+	// Timeout may be called off the loop: AfterFuncClose hands the timer
+	// to the loop then.
+	n.timer.Store(ex.AfterFuncClose(d, n.expire, nil))
 	n.l.w = n
 	if !f.addWaiter(&n.l) {
 		n.wake(onLoop)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -94,12 +95,11 @@ func TestSemaphoreFIFO(t *testing.T) {
 // outside a task gets ErrDeadlock when it would have to wait (and the units
 // when they are free).
 func TestSemaphoreWaitPaths(t *testing.T) {
-	ex := executor.New()
-	ex.Start()
+	ex := executor.New() // driven by the test: nobody runs its loop
 	defer ex.Close()
 	s := semaphore.New(ex, 1)
-	onLoop := func() error {
-		err, _ := spindletest.Await(t, future.Call(ex, func() (error, error) { return s.Acquire(context.Background(), 1), nil }))
+	onLoop := func() (err error) {
+		ex.Drive(func() { err = s.Acquire(context.Background(), 1) })
 		return err
 	}
 	if err := onLoop(); err != nil {
@@ -114,11 +114,11 @@ func TestSemaphoreWaitPaths(t *testing.T) {
 	go func() { parked <- s.Acquire(context.Background(), 1) }()
 	waitFor(t, ex, func() bool { return semaphore.Waiting(s) == 2 })
 	s.Release(1) // to the task, first in line
-	if _, err := spindletest.Await(t, task); err != nil {
+	if _, err := outcome(t, ex, task); err != nil {
 		t.Fatalf("task: %v", err)
 	}
 	s.Release(1) // to the goroutine
-	if err := spindletest.Recv(t, parked); err != nil {
+	if err := recvStepping(t, ex, parked); err != nil {
 		t.Fatalf("goroutine: %v", err)
 	}
 	if s.TryAcquire(1) {
@@ -157,8 +157,7 @@ func TestSemaphoreGiveUp(t *testing.T) {
 		{"goroutine, ctx ends", onGoroutine, cancelCtx},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ex := executor.New()
-			ex.Start()
+			ex := executor.New() // driven by the test
 			defer ex.Close()
 			s := semaphore.New(ex, 3)
 			if !s.TryAcquire(2) {
@@ -171,10 +170,10 @@ func TestSemaphoreGiveUp(t *testing.T) {
 			small := future.Spawn(ex, func(ctx context.Context) (int, error) { return 0, s.Acquire(ctx, 1) })
 			waitFor(t, ex, func() bool { return semaphore.Waiting(s) == 2 }) // held back by the big one
 			tc.end(cancel, big)
-			if _, err := spindletest.Await(t, small); err != nil {
+			if _, err := outcome(t, ex, small); err != nil {
 				t.Fatalf("small request behind the one that gave up: %v", err)
 			}
-			if _, err := spindletest.Await(t, big); !errors.Is(err, context.Canceled) {
+			if _, err := outcome(t, ex, big); !errors.Is(err, context.Canceled) {
 				t.Fatalf("request that gave up: %v, want context.Canceled", err)
 			}
 			if n := semaphore.Waiting(s); n != 0 {
@@ -192,8 +191,7 @@ func TestSemaphoreGiveUp(t *testing.T) {
 // after each, the free list of waiter nodes stays bounded, and an Acquire
 // afterwards succeeds at once.
 func TestSemaphoreAbandonedAcquiresLeaveNothing(t *testing.T) {
-	ex := executor.New()
-	ex.Start()
+	ex := executor.New() // driven by the test
 	defer ex.Close()
 	s := semaphore.New(ex, 1)
 	if !s.TryAcquire(1) {
@@ -219,7 +217,7 @@ func TestSemaphoreAbandonedAcquiresLeaveNothing(t *testing.T) {
 		}
 		return n, nil
 	})
-	if _, err := spindletest.Await(t, task); err != nil {
+	if _, err := outcome(t, ex, task); err != nil {
 		t.Fatal(err)
 	}
 	// The same from goroutines, which wait on a promise each.
@@ -229,7 +227,7 @@ func TestSemaphoreAbandonedAcquiresLeaveNothing(t *testing.T) {
 		go func() { done <- s.Acquire(ctx, 1) }()
 		waitFor(t, ex, func() bool { return semaphore.Waiting(s) == 1 })
 		cancel()
-		if err := spindletest.Recv(t, done); !errors.Is(err, context.Canceled) {
+		if err := recvStepping(t, ex, done); !errors.Is(err, context.Canceled) {
 			bad = err
 		}
 	}
@@ -239,7 +237,8 @@ func TestSemaphoreAbandonedAcquiresLeaveNothing(t *testing.T) {
 	s.Release(1)
 	// On the loop outside a task, Acquire fails with ErrDeadlock if it would
 	// have to wait: nil says that it got the unit at once.
-	err, _ := spindletest.Await(t, future.Call(ex, func() (error, error) { return s.Acquire(context.Background(), 1), nil }))
+	var err error
+	ex.Drive(func() { err = s.Acquire(context.Background(), 1) })
 	if err != nil {
 		t.Fatalf("Acquire after the abandoned ones: %v", err)
 	}
@@ -248,8 +247,7 @@ func TestSemaphoreAbandonedAcquiresLeaveNothing(t *testing.T) {
 // When the executor closes, waiting requests are released with ErrClosed
 // and later Acquires fail with it.
 func TestSemaphoreClose(t *testing.T) {
-	ex := executor.New()
-	ex.Start()
+	ex := executor.New() // driven by the test
 	s := semaphore.New(ex, 1)
 	if err := s.Acquire(context.Background(), 1); err != nil {
 		t.Fatal(err)
@@ -274,9 +272,7 @@ func TestSemaphoreClose(t *testing.T) {
 // A task of another executor waits by suspending, as Await does with the
 // task's ctx: its own loop goes on.
 func TestSemaphoreTaskOfAnotherExecutor(t *testing.T) {
-	a, b := executor.New(), executor.New()
-	a.Start()
-	b.Start()
+	a, b := executor.New(), executor.New() // both driven by the test
 	defer a.Close()
 	defer b.Close()
 	s := semaphore.New(a, 1)
@@ -285,12 +281,43 @@ func TestSemaphoreTaskOfAnotherExecutor(t *testing.T) {
 	}
 	task := future.Spawn(b, func(ctx context.Context) (int, error) { return 0, s.Acquire(ctx, 1) })
 	waitFor(t, b, func() bool { return b.Stats().Suspended == 1 })
-	if _, err := spindletest.Await(t, future.Call(b, func() (int, error) { return 1, nil })); err != nil {
-		t.Fatalf("b's loop is blocked: %v", err)
+	ran := false
+	if b.Drive(func() { b.Post(func() { ran = true }) }); !ran {
+		t.Fatal("b's loop is blocked by its task's wait")
 	}
 	s.Release(1)
-	if _, err := spindletest.Await(t, task); err != nil {
+	waitFor(t, b, func() bool { a.RunUntilIdle(); return task.Ready() })
+	if _, err := outcome(t, b, task); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Size is the number of units given to New, whatever is held or waited
+// for.
+func TestSemaphoreSize(t *testing.T) {
+	ex := executor.New() // driven by the test
+	defer ex.Close()
+	for _, n := range []int64{0, 1, 3, 1 << 40} {
+		s := semaphore.New(ex, n)
+		if got := s.Size(); got != n {
+			t.Errorf("New(ex, %d).Size() = %d", n, got)
+		}
+		if n == 0 {
+			continue
+		}
+		if !s.TryAcquire(n) {
+			t.Fatalf("TryAcquire(%d) of a fresh semaphore failed", n)
+		}
+		task := future.Spawn(ex, func(ctx context.Context) (int, error) { return 0, s.Acquire(ctx, 1) })
+		waitFor(t, ex, func() bool { return semaphore.Waiting(s) == 1 })
+		if got := s.Size(); got != n {
+			t.Errorf("Size() = %d with every unit held and a request waiting, want %d", got, n)
+		}
+		s.Release(n)
+		if _, err := outcome(t, ex, task); err != nil {
+			t.Fatal(err)
+		}
+		s.Release(1)
 	}
 }
 
@@ -374,21 +401,40 @@ func TestSemaphoreConcurrent(t *testing.T) {
 	}
 }
 
-// waitFor drives nothing: it asks the loop, through Call, until cond holds
-// there, with the safety net.
+// waitFor steps ex's loop, which the test drives (nobody runs it), until
+// cond holds: a step runs the tasks up to their waits, and between steps a
+// goroutine that queues a request of its own gets the processor. Bounded
+// by spindletest.Safety.
 func waitFor(t *testing.T, ex *executor.Executor, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(spindletest.Safety)
-	for {
-		ok, err := spindletest.Await(t, future.Call(ex, func() (bool, error) { return cond(), nil }))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok {
-			return
-		}
+	for ex.RunUntilIdle(); !cond(); ex.RunUntilIdle() {
 		if time.Now().After(deadline) {
-			t.Fatal("safety timeout")
+			t.Fatalf("safety timeout (%v) hit", spindletest.Safety)
 		}
+		runtime.Gosched()
 	}
+}
+
+// outcome steps ex's loop until f is complete and returns its result.
+func outcome[T any](t *testing.T, ex *executor.Executor, f *future.Future[T]) (T, error) {
+	t.Helper()
+	waitFor(t, ex, f.Ready)
+	r, _ := f.Peek()
+	return r.Value, r.Err
+}
+
+// recvStepping steps ex's loop until ch delivers: a goroutine parked in
+// Acquire is woken through the loop.
+func recvStepping[T any](t *testing.T, ex *executor.Executor, ch <-chan T) (v T) {
+	t.Helper()
+	waitFor(t, ex, func() bool {
+		select {
+		case v = <-ch:
+			return true
+		default:
+			return false
+		}
+	})
+	return v
 }

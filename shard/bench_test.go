@@ -2,7 +2,6 @@ package shard_test
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -11,8 +10,7 @@ import (
 	"github.com/spindle-rt/spindle/shard"
 )
 
-// BenchmarkTransport compares the lanes' two storages end to end, per
-// call.
+// BenchmarkTransport measures the lanes end to end, per call.
 //
 //	one_way:   a task on shard 0 makes 1,000 calls to shard 1 and awaits
 //	           them all (call_cross of the bundled suite), b.N/1000 times
@@ -20,56 +18,54 @@ import (
 //	driven:    one goroutine drives both loops in turn (RunUntilIdle), so
 //	           no loop ever sleeps or wakes: the CPU a call costs
 func BenchmarkTransport(b *testing.B) {
-	for _, tr := range shard.Transports {
-		for _, pairs := range []int{1, 2} {
-			name := map[int]string{1: "one_way", 2: "both_ways"}[pairs]
-			b.Run(fmt.Sprintf("%s/%s", name, tr), func(b *testing.B) {
-				g := shard.NewWithTransport(tr, 2)
-				g.Start()
-				defer g.Close()
-				rounds := max(1, b.N/1000)
-				b.ReportAllocs()
-				b.ResetTimer()
-				var wg sync.WaitGroup
-				for from := range pairs {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						task := future.Spawn(g.Shard(from), func(ctx context.Context) (int, error) {
-							return burst(ctx, g, 1-from, rounds)
-						})
-						if _, err := task.Await(context.Background()); err != nil {
-							b.Error(err)
-						}
-					}()
-				}
-				wg.Wait()
-				b.StopTimer()
-				reportPerCall(b, rounds*1000*pairs)
-			})
-		}
-		b.Run("driven/"+tr, func(b *testing.B) {
-			g := shard.NewWithTransport(tr, 2)
+	for _, pairs := range []int{1, 2} {
+		name := map[int]string{1: "one_way", 2: "both_ways"}[pairs]
+		b.Run(name, func(b *testing.B) {
+			g := shard.New(2)
+			g.Start()
 			defer g.Close()
 			rounds := max(1, b.N/1000)
 			b.ReportAllocs()
 			b.ResetTimer()
-			for range rounds {
-				var last *future.Future[int]
-				g.Shard(0).Drive(func() {
-					for range 1000 {
-						last = shard.Call(g, 1, func() (int, error) { return 0, nil })
+			var wg sync.WaitGroup
+			for from := range pairs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					task := future.Spawn(g.Shard(from), func(ctx context.Context) (int, error) {
+						return burst(ctx, g, 1-from, rounds)
+					})
+					if _, err := task.Await(context.Background()); err != nil {
+						b.Error(err)
 					}
-				})
-				for !last.Ready() {
-					g.Shard(1).RunUntilIdle()
-					g.Shard(0).RunUntilIdle()
-				}
+				}()
 			}
+			wg.Wait()
 			b.StopTimer()
-			reportPerCall(b, rounds*1000)
+			reportPerCall(b, rounds*1000*pairs)
 		})
 	}
+	b.Run("driven", func(b *testing.B) {
+		g := shard.New(2)
+		defer g.Close()
+		rounds := max(1, b.N/1000)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range rounds {
+			var last *future.Future[int]
+			g.Shard(0).Drive(func() {
+				for range 1000 {
+					last = shard.Call(g, 1, func() (int, error) { return 0, nil })
+				}
+			})
+			for !last.Ready() {
+				g.Shard(1).RunUntilIdle()
+				g.Shard(0).RunUntilIdle()
+			}
+		}
+		b.StopTimer()
+		reportPerCall(b, rounds*1000)
+	})
 }
 
 // reportPerCall reports ns per call as ns/op (calls is b.N rounded down to

@@ -36,43 +36,39 @@ func checkReleased(t *testing.T, fs []*future.Future[int]) (closed int) {
 // and no goroutine is left (TestMain).
 func TestCloseWithCallsInFlight(t *testing.T) {
 	const shards, calls = 4, 5000
-	for _, tr := range shard.Transports {
-		t.Run(tr, func(t *testing.T) {
-			g := shard.NewWithTransport(tr, shards)
-			g.Start()
-			fs := make([][]*future.Future[int], shards) // fs[i] owned by shard i
-			busy := make(chan struct{}, shards)
-			for i := range shards {
-				future.Spawn(g.Shard(i), func(ctx context.Context) (int, error) {
-					rng := rand.New(rand.NewPCG(uint64(i), 0))
-					for j := range calls {
-						to := (i + 1 + rng.IntN(shards-1)) % shards
-						fs[i] = append(fs[i], shard.Call(g, to, func() (int, error) { return j, nil }))
-						if j == calls/10 {
-							busy <- struct{}{}
-						}
-						if j%100 == 99 {
-							if err := future.Yield(ctx); err != nil {
-								return 0, err
-							}
-						}
+	g := shard.New(shards)
+	g.Start()
+	fs := make([][]*future.Future[int], shards) // fs[i] owned by shard i
+	busy := make(chan struct{}, shards)
+	for i := range shards {
+		future.Spawn(g.Shard(i), func(ctx context.Context) (int, error) {
+			rng := rand.New(rand.NewPCG(uint64(i), 0))
+			for j := range calls {
+				to := (i + 1 + rng.IntN(shards-1)) % shards
+				fs[i] = append(fs[i], shard.Call(g, to, func() (int, error) { return j, nil }))
+				if j == calls/10 {
+					busy <- struct{}{}
+				}
+				if j%100 == 99 {
+					if err := future.Yield(ctx); err != nil {
+						return 0, err
 					}
-					return 0, nil
-				})
+				}
 			}
-			for range shards {
-				<-busy
-			}
-			if err := g.Close(); err != nil {
-				t.Fatal(err)
-			}
-			closed := 0
-			for i := range shards {
-				closed += checkReleased(t, fs[i])
-			}
-			t.Logf("%d calls made, %d released with ErrClosed", shards*calls, closed)
+			return 0, nil
 		})
 	}
+	for range shards {
+		<-busy
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	closed := 0
+	for i := range shards {
+		closed += checkReleased(t, fs[i])
+	}
+	t.Logf("%d calls made, %d released with ErrClosed", shards*calls, closed)
 }
 
 // Shutdown lets a conversation between shards finish: a task on shard 0

@@ -2,7 +2,9 @@
 // them without a shared lock: shard-per-core, as in Seastar.
 //
 // One executor uses one core. A service that needs more runs a [Group] of
-// executors, its shards, and gives every piece of state one owner: the
+// executors, its shards (not to be confused with future.Group, which runs
+// tasks of one executor and waits for them), and gives every piece of
+// state one owner: the
 // shard whose loop alone touches it, with no lock. Other shards (and other
 // goroutines) reach the state by asking its owner with [Call], which runs a
 // function on the owner's loop and returns a future of its result.

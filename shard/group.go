@@ -36,7 +36,6 @@ import (
 // Its methods may be called from any goroutine.
 type Group struct {
 	shards  []*shard
-	tr      transport
 	started atomic.Bool
 	state   atomic.Int32 // stateOpen -> stateDraining -> stateClosed
 
@@ -71,16 +70,16 @@ type shard struct {
 // default), so logs and panics say which shard they come from. n <= 0
 // means runtime.GOMAXPROCS(0). The shards do not run until Start.
 func New(n int, opts ...executor.Option) *Group {
-	return newGroup(n, ringTransport, opts)
+	return newGroup(n, opts)
 }
 
-func newGroup(n int, t transport, opts []executor.Option) *Group {
+func newGroup(n int, opts []executor.Option) *Group {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
 	// The options' name, read from an executor that never runs.
 	name := executor.New(opts...).Name()
-	g := &Group{shards: make([]*shard, n), tr: t, done: make(chan struct{})}
+	g := &Group{shards: make([]*shard, n), done: make(chan struct{})}
 	g.abortCtx, g.abort = context.WithCancel(context.Background())
 	for i := range g.shards {
 		exe := executor.New(append(slices.Clip(opts), executor.WithName(name+"-"+strconv.Itoa(i)))...)
@@ -159,7 +158,7 @@ func (g *Group) Current() (shard int, ok bool) {
 func (s *shard) send(to int, m message) {
 	l := s.out[to]
 	if l == nil {
-		l = &lane{src: s, dst: s.g.shards[to], q: s.g.tr.newQueue()}
+		l = &lane{src: s, dst: s.g.shards[to], q: newRingQueue()}
 		s.out[to] = l
 	}
 	s.sent++

@@ -15,11 +15,10 @@ import (
 	"github.com/spindle-rt/spindle/shard"
 )
 
-// started returns a running group of n shards with the named transport,
-// closed when the test ends.
-func started(t *testing.T, transport string, n int) *shard.Group {
+// started returns a running group of n shards, closed when the test ends.
+func started(t *testing.T, n int) *shard.Group {
 	t.Helper()
-	g := shard.NewWithTransport(transport, n)
+	g := shard.New(n)
 	g.Start()
 	t.Cleanup(func() { _ = g.Close() })
 	return g
@@ -65,7 +64,7 @@ func TestNewNamesShards(t *testing.T) {
 }
 
 func TestMisusePanics(t *testing.T) {
-	g := started(t, "ring", 2)
+	g := started(t, 2)
 	s := shard.NewSharded(g, func(int) *int { return new(int) })
 	for _, tc := range []struct {
 		name, want string
@@ -140,38 +139,34 @@ func TestOfStableAndSpread(t *testing.T) {
 // Then callback runs on the caller's loop. A call from a goroutine belongs
 // to the callee.
 func TestCallWhereThingsRun(t *testing.T) {
-	for _, tr := range shard.Transports {
-		t.Run(tr, func(t *testing.T) {
-			g := started(t, tr, 3)
-			type where struct{ fnOn, thenOn int }
-			got := on(t, g, 0, func(ctx context.Context) (where, error) {
-				f := shard.Call(g, 2, func() (int, error) {
-					i, _ := g.Current()
-					return i, nil
-				})
-				if f.Executor() != g.Shard(0) {
-					return where{}, errors.New("future from shard 0 does not belong to shard 0")
-				}
-				then := future.Then(f, func(fnOn int) (where, error) {
-					i, _ := g.Current()
-					return where{fnOn, i}, nil
-				})
-				return then.Await(ctx)
-			})
-			if got != (where{2, 0}) {
-				t.Fatalf("fn ran on %d, Then on %d; want 2, 0", got.fnOn, got.thenOn)
-			}
-			f := shard.Call(g, 1, func() (bool, error) { return g.Shard(1).OnLoop(), nil })
-			if f.Executor() != g.Shard(1) {
-				t.Fatal("future from a goroutine does not belong to the callee")
-			}
-			if ok, err := spindletest.Await(t, f); !ok || err != nil {
-				t.Fatalf("fn from a goroutine: on shard 1 = %v, %v", ok, err)
-			}
-			if _, ok := g.Current(); ok {
-				t.Fatal("Current true on the test goroutine")
-			}
+	g := started(t, 3)
+	type where struct{ fnOn, thenOn int }
+	got := on(t, g, 0, func(ctx context.Context) (where, error) {
+		f := shard.Call(g, 2, func() (int, error) {
+			i, _ := g.Current()
+			return i, nil
 		})
+		if f.Executor() != g.Shard(0) {
+			return where{}, errors.New("future from shard 0 does not belong to shard 0")
+		}
+		then := future.Then(f, func(fnOn int) (where, error) {
+			i, _ := g.Current()
+			return where{fnOn, i}, nil
+		})
+		return then.Await(ctx)
+	})
+	if got != (where{2, 0}) {
+		t.Fatalf("fn ran on %d, Then on %d; want 2, 0", got.fnOn, got.thenOn)
+	}
+	f := shard.Call(g, 1, func() (bool, error) { return g.Shard(1).OnLoop(), nil })
+	if f.Executor() != g.Shard(1) {
+		t.Fatal("future from a goroutine does not belong to the callee")
+	}
+	if ok, err := spindletest.Await(t, f); !ok || err != nil {
+		t.Fatalf("fn from a goroutine: on shard 1 = %v, %v", ok, err)
+	}
+	if _, ok := g.Current(); ok {
+		t.Fatal("Current true on the test goroutine")
 	}
 }
 
@@ -179,31 +174,27 @@ func TestCallWhereThingsRun(t *testing.T) {
 // caller's own, and the loops keep serving.
 func TestCallResults(t *testing.T) {
 	errBoom := errors.New("boom")
-	for _, tr := range shard.Transports {
-		t.Run(tr, func(t *testing.T) {
-			g := started(t, tr, 2)
-			for _, to := range []int{1, 0} {
-				on(t, g, 0, func(ctx context.Context) (int, error) {
-					v, err := shard.Call(g, to, func() (int, error) { return 42, nil }).Await(ctx)
-					if v != 42 || err != nil {
-						t.Errorf("to %d: value %d, %v", to, v, err)
-					}
-					_, err = shard.Call(g, to, func() (int, error) { return 0, errBoom }).Await(ctx)
-					if !errors.Is(err, errBoom) {
-						t.Errorf("to %d: error %v, want %v", to, err, errBoom)
-					}
-					_, err = shard.Call(g, to, func() (int, error) { panic("kaput") }).Await(ctx)
-					var pe *future.PanicError
-					if !errors.As(err, &pe) || pe.Value != "kaput" || len(pe.Stack) == 0 {
-						t.Errorf("to %d: panic gave %v, want a *future.PanicError", to, err)
-					}
-					v, err = shard.CallWith(g, to, 20, func(a int) (int, error) { return a + 1, nil }).Await(ctx)
-					if v != 21 || err != nil {
-						t.Errorf("to %d: CallWith gave %d, %v", to, v, err)
-					}
-					return 0, nil
-				})
+	g := started(t, 2)
+	for _, to := range []int{1, 0} {
+		on(t, g, 0, func(ctx context.Context) (int, error) {
+			v, err := shard.Call(g, to, func() (int, error) { return 42, nil }).Await(ctx)
+			if v != 42 || err != nil {
+				t.Errorf("to %d: value %d, %v", to, v, err)
 			}
+			_, err = shard.Call(g, to, func() (int, error) { return 0, errBoom }).Await(ctx)
+			if !errors.Is(err, errBoom) {
+				t.Errorf("to %d: error %v, want %v", to, err, errBoom)
+			}
+			_, err = shard.Call(g, to, func() (int, error) { panic("kaput") }).Await(ctx)
+			var pe *future.PanicError
+			if !errors.As(err, &pe) || pe.Value != "kaput" || len(pe.Stack) == 0 {
+				t.Errorf("to %d: panic gave %v, want a *future.PanicError", to, err)
+			}
+			v, err = shard.CallWith(g, to, 20, func(a int) (int, error) { return a + 1, nil }).Await(ctx)
+			if v != 21 || err != nil {
+				t.Errorf("to %d: CallWith gave %d, %v", to, v, err)
+			}
+			return 0, nil
 		})
 	}
 }
@@ -211,7 +202,7 @@ func TestCallResults(t *testing.T) {
 // A panic in the middle of a batch fails that call alone: the calls
 // around it in the same batch complete.
 func TestPanicInBatch(t *testing.T) {
-	g := started(t, "ring", 2)
+	g := started(t, 2)
 	errs := on(t, g, 0, func(ctx context.Context) ([]error, error) {
 		fs := make([]*future.Future[int], 40)
 		for i := range fs {

@@ -43,7 +43,7 @@ const drainBudget = 128
 
 type lane struct {
 	src, dst *shard
-	q        queue
+	q        *ringQueue
 	dirty    bool // source-owned: in src.dirty
 	_        [64]byte
 	armed    atomic.Bool

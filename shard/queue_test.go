@@ -13,11 +13,9 @@ func (item) deliver(*shard)     {}
 func (item) fail(*shard, error) {}
 func (item) abandon()           {}
 
-var transports = []transport{ringTransport, lockedTransport}
-
 // pushAll pushes n items numbered from first and reports how many pushes
 // said a batch was full.
-func pushAll(q queue, first, n int) (full int) {
+func pushAll(q *ringQueue, first, n int) (full int) {
 	for i := range n {
 		if q.push(item(first + i)) {
 			full++
@@ -27,7 +25,7 @@ func pushAll(q queue, first, n int) (full int) {
 }
 
 // popAll pops until empty and checks the items continue from next.
-func popAll(t *testing.T, q queue, next int) int {
+func popAll(t *testing.T, q *ringQueue, next int) int {
 	t.Helper()
 	for {
 		m, ok := q.pop()
@@ -46,45 +44,41 @@ func popAll(t *testing.T, q queue, next int) int {
 // (a burst of ten segments' worth), and sweep hands over published and
 // unpublished messages in order.
 func TestQueueSequential(t *testing.T) {
-	for _, tr := range transports {
-		t.Run(tr.String(), func(t *testing.T) {
-			q := tr.newQueue()
-			if full := pushAll(q, 0, batchSize-1); full != 0 {
-				t.Fatalf("%d full batches after %d pushes", full, batchSize-1)
-			}
-			if _, ok := q.pop(); ok || q.ready() {
-				t.Fatal("message visible before publish")
-			}
-			if !q.push(item(batchSize - 1)) {
-				t.Fatal("push of the 16th message did not report a full batch")
-			}
-			if !q.publish() || q.publish() {
-				t.Fatal("publish did not report exactly the new messages")
-			}
-			if !q.ready() {
-				t.Fatal("not ready after publish")
-			}
-			next := popAll(t, q, 0)
-			const burst = 10 * segSize
-			pushAll(q, next, burst)
-			q.publish()
-			next = popAll(t, q, next)
-			if next != batchSize+burst {
-				t.Fatalf("popped up to %d, want %d", next, batchSize+burst)
-			}
-			// Sweep: published, unpublished, in order, across a segment.
-			pushAll(q, next, segSize)
-			q.publish()
-			pushAll(q, next+segSize, 5)
-			var got []int
-			q.sweep(func(m message) { got = append(got, int(m.(item))) })
-			if len(got) != segSize+5 || got[0] != next || got[len(got)-1] != next+segSize+4 {
-				t.Fatalf("sweep gave %d items from %v, want %d from %d", len(got), got[:1], segSize+5, next)
-			}
-			if _, ok := q.pop(); ok || q.ready() {
-				t.Fatal("message left after the sweep")
-			}
-		})
+	q := newRingQueue()
+	if full := pushAll(q, 0, batchSize-1); full != 0 {
+		t.Fatalf("%d full batches after %d pushes", full, batchSize-1)
+	}
+	if _, ok := q.pop(); ok || q.ready() {
+		t.Fatal("message visible before publish")
+	}
+	if !q.push(item(batchSize - 1)) {
+		t.Fatal("push of the 16th message did not report a full batch")
+	}
+	if !q.publish() || q.publish() {
+		t.Fatal("publish did not report exactly the new messages")
+	}
+	if !q.ready() {
+		t.Fatal("not ready after publish")
+	}
+	next := popAll(t, q, 0)
+	const burst = 10 * segSize
+	pushAll(q, next, burst)
+	q.publish()
+	next = popAll(t, q, next)
+	if next != batchSize+burst {
+		t.Fatalf("popped up to %d, want %d", next, batchSize+burst)
+	}
+	// Sweep: published, unpublished, in order, across a segment.
+	pushAll(q, next, segSize)
+	q.publish()
+	pushAll(q, next+segSize, 5)
+	var got []int
+	q.sweep(func(m message) { got = append(got, int(m.(item))) })
+	if len(got) != segSize+5 || got[0] != next || got[len(got)-1] != next+segSize+4 {
+		t.Fatalf("sweep gave %d items from %v, want %d from %d", len(got), got[:1], segSize+5, next)
+	}
+	if _, ok := q.pop(); ok || q.ready() {
+		t.Fatal("message left after the sweep")
 	}
 }
 
@@ -92,33 +86,29 @@ func TestQueueSequential(t *testing.T) {
 // batches; every message arrives once, in order (run with -race).
 func TestQueueConcurrent(t *testing.T) {
 	const n = 100_000
-	for _, tr := range transports {
-		t.Run(tr.String(), func(t *testing.T) {
-			q := tr.newQueue()
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range n {
-					if q.push(item(i)) {
-						q.publish()
-					}
-				}
+	q := newRingQueue()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range n {
+			if q.push(item(i)) {
 				q.publish()
-			}()
-			next := 0
-			for next < n {
-				if got := popAll(t, q, next); got != next {
-					next = got
-				} else {
-					runtime.Gosched() // let the producer publish
-				}
 			}
-			wg.Wait()
-			if _, ok := q.pop(); ok {
-				t.Fatal("message beyond the last")
-			}
-		})
+		}
+		q.publish()
+	}()
+	next := 0
+	for next < n {
+		if got := popAll(t, q, next); got != next {
+			next = got
+		} else {
+			runtime.Gosched() // let the producer publish
+		}
+	}
+	wg.Wait()
+	if _, ok := q.pop(); ok {
+		t.Fatal("message beyond the last")
 	}
 }
 

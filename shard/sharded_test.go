@@ -23,7 +23,7 @@ type svc struct {
 // NewSharded queued or a first use comes first; Local returns the caller
 // shard's instance.
 func TestShardedInstancesOnTheirLoops(t *testing.T) {
-	g := started(t, "ring", 3)
+	g := started(t, 3)
 	made := make([]int, 3) // made[i] is written on shard i only
 	s := shard.NewSharded(g, func(i int) *svc {
 		made[i]++
@@ -74,7 +74,7 @@ func TestShardedMadeOnFirstUse(t *testing.T) {
 // InvokeAll keeps shard order from a shard and from a goroutine; the
 // future belongs to the calling shard, or to shard 0; an error fails it.
 func TestInvokeAllAndMapReduce(t *testing.T) {
-	g := started(t, "ring", 4)
+	g := started(t, 4)
 	s := shard.NewSharded(g, func(i int) *svc { return &svc{shard: i} })
 	id := func(x *svc) (int, error) { return x.shard, nil }
 

@@ -22,9 +22,6 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// safety bounds every wait of these tests; reaching it is a failure.
-const safety = 20 * time.Second
-
 // fakeDB counts the calls in flight and lets the test decide when they
 // return.
 type fakeDB struct {
@@ -73,22 +70,11 @@ func post(client *http.Client, url, job string) (int, string, error) {
 	return code, strings.TrimSpace(body), err
 }
 
-func recv[T any](t *testing.T, ch <-chan T) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(safety):
-		t.Fatal("safety timeout")
-		panic("unreachable")
-	}
-}
-
 // Sixteen clients at once: four database calls run, the other jobs wait
 // their turn in the group's queue, and every client gets its result.
 func TestAtMostFourAtOnce(t *testing.T) {
 	db := newFakeDB()
-	ex, _, srv := service(t, db.call, safety)
+	ex, _, srv := service(t, db.call, spindletest.Safety)
 	const clients = 16
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
@@ -111,9 +97,9 @@ func TestAtMostFourAtOnce(t *testing.T) {
 	// the loop, awaiting their call; the other 12 wait in the group's
 	// queue and hold no task.
 	for range 4 {
-		recv(t, db.entered)
+		spindletest.Recv(t, db.entered)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), safety)
+	ctx, cancel := context.WithTimeout(context.Background(), spindletest.Safety)
 	defer cancel()
 	for {
 		n, err := future.Call(ex, func() (int, error) { return ex.Stats().Suspended, nil }).Await(ctx)
@@ -152,8 +138,8 @@ func TestBurstCostsFewGoroutines(t *testing.T) {
 	ex := executor.New()
 	ex.Start()
 	defer ex.Close()
-	sched := NewScheduler(ex, db.call, 4, safety)
-	ctx, cancel := context.WithTimeout(context.Background(), safety)
+	sched := NewScheduler(ex, db.call, 4, spindletest.Safety)
+	ctx, cancel := context.WithTimeout(context.Background(), spindletest.Safety)
 	defer cancel()
 	base := runtime.NumGoroutine()
 	fs := make([]*future.Future[string], jobs)
@@ -161,7 +147,7 @@ func TestBurstCostsFewGoroutines(t *testing.T) {
 		fs[i] = sched.Submit(ctx, fmt.Sprint("job", i))
 	}
 	for range 4 {
-		recv(t, db.entered)
+		spindletest.Recv(t, db.entered)
 	}
 	// The submissions reach the loop in order, so once this call has run
 	// and (at least) four jobs are suspended, every job is queued or running.
@@ -199,7 +185,7 @@ func TestJobTimeout(t *testing.T) {
 	if err != nil || code != http.StatusGatewayTimeout {
 		t.Fatalf("slow job: %d, %v; want 504", code, err)
 	}
-	if job := recv(t, db.cancelled); job != "slow" {
+	if job := spindletest.Recv(t, db.cancelled); job != "slow" {
 		t.Fatalf("cancelled %q", job)
 	}
 	srv.Client().CloseIdleConnections()
@@ -209,13 +195,13 @@ func TestJobTimeout(t *testing.T) {
 // jobs are refused.
 func TestShutdownWaitsForJobs(t *testing.T) {
 	db := newFakeDB()
-	ex, sched, srv := service(t, db.call, safety)
+	ex, sched, srv := service(t, db.call, spindletest.Safety)
 	result := make(chan int, 1)
 	go func() {
 		code, _, _ := post(srv.Client(), srv.URL, "last")
 		result <- code
 	}()
-	recv(t, db.entered)
+	spindletest.Recv(t, db.entered)
 	var order []string
 	var mu sync.Mutex
 	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
@@ -227,10 +213,10 @@ func TestShutdownWaitsForJobs(t *testing.T) {
 	}()
 	note("database released")
 	close(db.gate)
-	if err := recv(t, shut); err != nil {
+	if err := spindletest.Recv(t, shut); err != nil {
 		t.Fatal(err)
 	}
-	if code := recv(t, result); code != http.StatusOK {
+	if code := spindletest.Recv(t, result); code != http.StatusOK {
 		t.Fatalf("job in flight: %d, want 200", code)
 	}
 	if want := []string{"database released", "shutdown returned"}; fmt.Sprint(order) != fmt.Sprint(want) {

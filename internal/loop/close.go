@@ -36,13 +36,10 @@ type Dropper interface {
 	Drop()
 }
 
-// Close closes the loop at once, like http.Server.Close: queued work is
-// dropped (futures it would have completed fail with ErrClosed), timers
-// stop, every task's ctx is cancelled and every suspended task resumes with
-// ErrClosed; Close returns once every task body has returned. Called from
-// the loop itself (or from the stall handler, which runs on the loop's
-// watchdog) it begins closing and returns without waiting. It is
-// idempotent and always returns nil.
+// Close: see executor.Executor.Close. It sets stopReq, which the loop reads
+// between batches; neither the loop nor its watchdog (the stall handler)
+// can wait for the loop, so there it only begins closing; when nobody runs
+// the loop it closes it on the calling goroutine.
 func (e *Loop) Close() error {
 	e.mu.Lock()
 	if e.phase.Load() == phaseOpen {
@@ -64,12 +61,10 @@ func (e *Loop) Close() error {
 // Closing reports whether Shutdown or Close has begun.
 func (e *Loop) Closing() bool { return e.phase.Load() != phaseOpen }
 
-// Closed reports whether the loop has stopped running work: every
-// operation that would wait on it now fails with ErrClosed.
+// Closed: see executor.Executor.Closed.
 func (e *Loop) Closed() bool { return e.phase.Load() == phaseClosed }
 
-// Done returns a channel that is closed once the loop has closed and
-// released everything that waited on it.
+// Done: see executor.Executor.Done.
 func (e *Loop) Done() <-chan struct{} { return e.closed }
 
 // finish closes the loop from the goroutine that holds it; drop says whether

@@ -133,7 +133,7 @@ func (f *Fiber) Start() error {
 // Wake queues f to resume if it is suspended. It may be called from any
 // goroutine and any number of times; wake-ups that arrive while f is already
 // queued are merged, and one that arrives while f runs or after it finished
-// is ignored. Fiber implements Waker.
+// is ignored. Fiber implements executor.Waker.
 func (f *Fiber) Wake() {
 	if !f.scheduled.CompareAndSwap(false, true) {
 		return

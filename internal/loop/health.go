@@ -33,20 +33,16 @@ import (
 	"github.com/spindle-rt/spindle/internal/gid"
 )
 
-// LabelKey is the pprof label that the loop goroutine and the task
-// goroutines carry, with the executor's name as its value.
+// LabelKey is executor.ProfileLabel (see there).
 const LabelKey = "spindle.executor"
 
-// Stall describes a task that has held the loop for longer than the stall
-// threshold: executor.Stall, which documents it.
-type Stall struct {
-	Executor string
-	Duration time.Duration
-	Stack    []byte
-}
+// StallFunc receives a stall: the executor's name, how long the task has
+// held the loop, and the stack of the goroutine holding it (the fields of
+// executor.Stall, which documents them).
+type StallFunc func(executor string, held time.Duration, stack []byte)
 
-// Delay summarises how long scheduled work waited before it ran, from the
-// probes of the last window: executor.Delay, which documents it.
+// Delay has the fields of executor.Delay, which documents them; the
+// executor converts one into the other.
 type Delay struct {
 	P50, P99, Max time.Duration
 	Samples       int
@@ -57,7 +53,7 @@ type health struct {
 	asked atomic.Bool // set by the watchdog, cleared by the loop
 
 	threshold   time.Duration // stall threshold; <= 0: no stall detection
-	onStall     func(Stall)   // nil: log with log/slog
+	onStall     StallFunc     // nil: log with log/slog
 	probeEvery  time.Duration // delay probe period; <= 0: no probe
 	probeWindow int           // delay samples kept
 	labels      context.Context

@@ -41,7 +41,7 @@ func TestWatchdogCheck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var reported []int64
 			var now int64
-			e := New(Config{StallThreshold: 50 * time.Millisecond, OnStall: func(Stall) { reported = append(reported, now) }})
+			e := New(Config{StallThreshold: 50 * time.Millisecond, OnStall: func(string, time.Duration, []byte) { reported = append(reported, now) }})
 			w := &watchdog{e: e, every: 10 * ms, maxGap: 50 * ms}
 			for now = 0; now <= tc.end; now++ {
 				switch tc.loop[now] {

@@ -173,18 +173,9 @@ func (h *hookState) rebuild() {
 	h.wrapping.Store(s != nil && s.wrap)
 }
 
-// AddHooks registers h with the executor and returns a func that removes it
-// again (idempotent). Both may be called from any goroutine, the loop
-// included. Resources created while no hooks are registered have id 0 and
-// are never reported; a hook registered later is not told about resources
-// that already exist, except through their later events.
-//
-// From the loop, the change applies from the next hook call on: after
-// remove returns, the hook is not called again, except for the After of a
-// continuation whose Before it already got. From another goroutine it
-// applies as soon as the loop sees the new registrations (at once for
-// resources created afterwards, from the next continuation on for
-// Before/After).
+// AddHooks: see executor.Executor.AddHooks. Registering builds a new
+// snapshot under the hooks' lock and publishes it (hookSet); the loop reads
+// the snapshot per hook call, so a change applies from the next one.
 func (e *Loop) AddHooks(h hooks.Hooks) (remove func()) {
 	reg := e.hooks.add(h)
 	var once sync.Once

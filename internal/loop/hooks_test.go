@@ -581,7 +581,7 @@ func TestDestroyTimers(t *testing.T) {
 	rec := hooktest.New(ex)
 	ex.AddHooks(rec.HooksWithDestroy())
 	ex.Drive(func() { ex.AfterFunc(0, func() {}) }) // 1, on the loop
-	lp(ex).AfterFunc(0, func() {})                  // 2, off the loop: its id comes from the loop
+	lp(ex).AfterFuncClose(0, func() {}, nil)        // 2, off the loop: its id comes from the loop
 	ex.RunUntilIdle()
 	destroyed := func() (n int) {
 		for _, e := range rec.Events() {

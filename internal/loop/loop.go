@@ -42,22 +42,12 @@ import (
 	"github.com/spindle-rt/spindle/internal/frame"
 )
 
-// ErrClosed is returned by Submit once Shutdown or Close has begun, and is
-// the error with which goroutines blocked in Await and suspended tasks are
-// released when the executor closes. It matches ErrChanClosed
+// ErrClosed is executor.ErrClosed (see there). It matches ErrChanClosed
 // (closederr.go).
 var ErrClosed error = closedError{}
 
-// ErrRunning is returned by Run when the loop is already running.
+// ErrRunning is executor.ErrRunning (see there).
 var ErrRunning = errors.New("executor: Run called while the loop is already running")
-
-// Waker is what a poll-based operation wakes when it may make progress: a
-// channel's PollRecv wakes it when an item arrives or the channel closes.
-type Waker interface {
-	// Wake signals that the operation polled with this waker may now make
-	// progress. It may be called from any goroutine, more than once.
-	Wake()
-}
 
 // Runnable is a unit of work the loop runs. Post and Submit take plain
 // functions; packages built on the executor queue their own continuation
@@ -163,7 +153,7 @@ type Config struct {
 	Hooks        []hooks.Hooks // registered from the start
 
 	StallThreshold time.Duration // a task holding the loop longer is a stall; <= 0: no detection
-	OnStall        func(Stall)   // receives each stall; nil: log with log/slog
+	OnStall        StallFunc     // receives each stall; nil: log with log/slog
 	ProbeInterval  time.Duration // period of the delay probe; <= 0: no probe
 	ProbeWindow    time.Duration // Delay covers the probes of this long
 }
@@ -188,13 +178,12 @@ func New(cfg Config) *Loop {
 	return e
 }
 
-// Name returns the loop's name.
+// Name: see executor.Executor.Name.
 func (e *Loop) Name() string { return e.name }
 
-// Post queues fn to run on the loop after the work already queued. It is the
-// cheapest way to schedule work and may be called only from code that holds
-// the loop (a callback or task body); use Submit elsewhere. fn runs under the
-// async-local frame that is current when Post is called.
+// Post: see executor.Executor.Post. It holds the misuse guards (nil fn, a
+// caller that does not hold the loop), as AfterFunc does; PostRunnable, for
+// packages built on the loop, trusts its callers.
 func (e *Loop) Post(fn func()) {
 	if fn == nil {
 		panic("executor: Post of nil func")
@@ -227,11 +216,8 @@ func (e *Loop) PostRunnable(r Runnable, fr *frame.Frame, id hooks.ID) {
 // loop has finished closing, so it needs no check of its own.
 func (e *Loop) post(it item) { e.q.Push(it) }
 
-// Submit queues fn to run on the loop. It may be called from any goroutine;
-// the calls of one goroutine run in the order they were made. fn runs under
-// the async-local frame of the caller when the caller holds the loop, and
-// under the empty frame otherwise. Once Shutdown or Close has begun, Submit
-// returns ErrClosed and fn will not run.
+// Submit: see executor.Executor.Submit. On the loop it posts (no lock);
+// elsewhere it appends to the inbox under mu and wakes a sleeping loop.
 func (e *Loop) Submit(fn func()) error {
 	if fn == nil {
 		panic("executor: Submit of nil func")
@@ -316,9 +302,7 @@ func (e *Loop) Current() (fr *frame.Frame, onLoop bool) {
 	return e.Cur, true
 }
 
-// CurrentID returns the id of the resource whose continuation is running,
-// or 0 at top level, when no hooks are registered, or when the caller does
-// not hold the loop.
+// CurrentID: see executor.Executor.CurrentID.
 func (e *Loop) CurrentID() hooks.ID {
 	if !e.OnLoop() {
 		return 0
@@ -326,32 +310,33 @@ func (e *Loop) CurrentID() hooks.ID {
 	return e.curID
 }
 
-// Stats has the fields of executor.Stats (which documents them), so that
-// the executor converts one into the other.
-type Stats struct {
-	// TasksRun counts the tasks the loop has run: callbacks, continuations,
-	// timer callbacks and each slice of a spawned task.
-	TasksRun uint64
-	// Queued is the number of tasks waiting to run, submitted ones included.
-	Queued int
-	// Timers is the number of timers that are pending (not fired, not
-	// stopped).
-	Timers int
-	// Suspended is the number of spawned tasks suspended in Await or Yield.
-	Suspended int
-	// Busy is the time the loop has spent running tasks (awake in Run or
-	// Start), and Idle the time it has spent waiting for work (asleep, or
-	// yielding its P once before it sleeps).
-	Busy, Idle time.Duration
-	// Stalls counts the stalls the watchdog has reported.
-	Stalls uint64
-	// Delay is how long scheduled work waited before it ran, recently.
-	Delay Delay
+// StatsOf has the fields of executor.Stats, which documents them, with D
+// the type of the Delay field: executor.Stats converts from
+// StatsOf[executor.Delay] (StatsAs), and the loop fills its own Stats.
+type StatsOf[D any] struct {
+	TasksRun                  uint64
+	Queued, Timers, Suspended int
+	Busy, Idle                time.Duration
+	Stalls                    uint64
+	Delay                     D
 }
 
-// Stats returns the executor's counters. From code on the loop they are
-// exact; from other goroutines they are as of the loop's last pass between
-// batches (or its last return from Run or RunUntilIdle).
+// Stats is the loop's StatsOf.
+type Stats = StatsOf[Delay]
+
+// StatsAs is Stats with the Delay converted to D, a struct of Delay's
+// fields (executor.Delay).
+func StatsAs[D ~struct {
+	P50, P99, Max time.Duration
+	Samples       int
+	Window        time.Duration
+}](e *Loop) StatsOf[D] {
+	s := e.Stats()
+	return StatsOf[D]{s.TasksRun, s.Queued, s.Timers, s.Suspended, s.Busy, s.Idle, s.Stalls, D(s.Delay)}
+}
+
+// Stats: see executor.Executor.Stats. Off the loop it reads the figures
+// the loop publishes between batches (publish) and the health figures.
 func (e *Loop) Stats() Stats {
 	if e.OnLoop() {
 		e.mu.Lock()

@@ -1,5 +1,33 @@
 package loop
 
+// Running the loop: Run, Start, RunUntilIdle, Drive, and a Shutdown that
+// drains an executor nobody runs, all enter through loop.
+//
+// Invariants:
+//   - one goroutine at a time runs the loop: running.CompareAndSwap(false,
+//     true) is the only way in and leave the only way out; LoopG is that
+//     goroutine's id from run's start to leave, 0 otherwise (frame.Holder:
+//     with CoroG it says who holds the loop);
+//   - a batch runs at most batchSize tasks with no per-task defer: a
+//     panicking task ends the batch and recoverItem reports it; Cur and
+//     curID are the running task's frame and resource id, nil and 0
+//     between tasks;
+//   - between batches poll runs the flushers, takes the inbox (unless
+//     blocks taken earlier are still being consumed), queues due timers at
+//     the front of the queue and publishes the health figures;
+//   - stopReq (Close, or Run's ctx ending) is read before and after every
+//     batch and ends the loop with finish(true), which drops the queue; an
+//     empty queue and inbox after Shutdown began ends it with finish(false),
+//     the drain;
+//   - the loop sleeps only after it yielded once and still found nothing;
+//     it sets sleeping under mu after checking hasInbox, phase and stopReq
+//     under mu, so a Submit or a close that comes later sees it and sends
+//     the wake-up (loop.go);
+//   - leave hands the loop on when it must not stop: after a task called
+//     runtime.Goexit under Run or Start, to a new goroutine; when a Shutdown
+//     began while RunUntilIdle or Drive ran, to the leaving goroutine, which
+//     drains it.
+
 import (
 	"context"
 	"runtime"
@@ -9,11 +37,7 @@ import (
 	"github.com/spindle-rt/spindle/internal/gid"
 )
 
-// Run runs the loop on the calling goroutine until the executor is closed by
-// Shutdown or Close (then it returns nil) or ctx ends (then the executor
-// closes at once, without draining, and Run returns ctx.Err()). It returns
-// ErrRunning if the loop already runs and ErrClosed if the executor has
-// already closed.
+// Run: see executor.Executor.Run.
 func (e *Loop) Run(ctx context.Context) error {
 	if ctx == nil {
 		panic("executor: Run with nil context")
@@ -27,9 +51,7 @@ func (e *Loop) Run(ctx context.Context) error {
 	return e.loop(ctx, false, nil)
 }
 
-// Start runs the loop in a new goroutine, as Run(context.Background()). It
-// panics if the loop is already running or the executor has closed. Close
-// waits for that goroutine to finish.
+// Start: see executor.Executor.Start.
 func (e *Loop) Start() {
 	if e.phase.Load() == phaseClosed {
 		panic("executor: Start after the executor closed")
@@ -40,20 +62,12 @@ func (e *Loop) Start() {
 	go func() { _ = e.loop(context.Background(), false, nil) }()
 }
 
-// RunUntilIdle runs the loop on the calling goroutine until no task is ready:
-// the queue and the inbox are empty and no timer is due. It returns the number
-// of tasks run. It is how tests and benchmarks drive an executor step by step
-// without a loop goroutine. It panics if the loop runs elsewhere; on a closed
-// executor it runs nothing.
+// RunUntilIdle: see executor.Executor.RunUntilIdle. It runs no session
+// (health.go): no watchdog, no busy or idle time.
 func (e *Loop) RunUntilIdle() int { return e.step("RunUntilIdle", nil) }
 
-// Drive runs fn on the calling goroutine as loop code, so that it may do
-// what only code holding the loop may (Post, channel operations, AfterFunc
-// with the current frame), and then runs the loop until idle as RunUntilIdle
-// does. fn is not counted as a task; Drive returns the number of tasks run.
-// It panics if the loop runs elsewhere; on a closed executor it does not
-// call fn and returns 0. A panic in fn propagates to the caller after the
-// loop has been given up.
+// Drive: see executor.Executor.Drive. Work submitted before Drive is taken
+// in before fn runs, so it runs before what fn posts.
 func (e *Loop) Drive(fn func()) int {
 	if fn == nil {
 		panic("executor: Drive with nil func")
@@ -75,16 +89,9 @@ func (e *Loop) step(op string, first func()) int {
 	return int(e.ran - before)
 }
 
-// Shutdown stops the executor gracefully: Submit starts returning ErrClosed,
-// the loop runs the queue (tasks and the continuations they schedule) until
-// it is empty, stops the timers, and then releases everything still waiting:
-// goroutines blocked in Await and suspended tasks get ErrClosed. Shutdown
-// waits for that and returns nil, or returns ctx.Err() if ctx ends first, in
-// which case the loop stops draining at its next batch boundary and closes
-// at once. If nobody runs the loop, Shutdown drains it on the calling
-// goroutine. Called from the loop itself it begins the shutdown and returns
-// nil without waiting. Shutdown may be called any number of times, from any
-// goroutine.
+// Shutdown: see executor.Executor.Shutdown. It moves phase to draining
+// under mu and wakes the loop, which finishes once its queue and inbox are
+// empty (run); as Close, it does not wait on the loop or its watchdog.
 func (e *Loop) Shutdown(ctx context.Context) error {
 	if ctx == nil {
 		panic("executor: Shutdown with nil context")

@@ -59,22 +59,24 @@ func (t *Timer) close() {
 	}
 }
 
-// AfterFunc schedules fn to run on the loop once d has elapsed (at once, in
-// the next pass of the loop, when d <= 0), under the async-local frame that
-// is current when AfterFunc is called. Timers are kept by the loop (a heap,
-// no goroutine per timer) and fire in deadline order. It is meant for code
-// that holds the loop; from another goroutine the timer is handed to the loop
-// through the inbox, runs with the empty frame, and never fires if the
-// executor is already closing. Once the executor has closed, the timer never
-// fires.
+// AfterFunc: see executor.Executor.AfterFunc; like Post, it panics off the
+// loop. Packages built on the loop that may start a timer from another
+// goroutine call AfterFuncClose, which hands it to the loop through the
+// inbox.
 func (e *Loop) AfterFunc(d time.Duration, fn func()) *Timer {
+	if !e.OnLoop() {
+		panic("executor: AfterFunc called from a goroutine that does not hold the loop; call it inside Submit, or use future.Sleep")
+	}
 	return e.AfterFuncClose(d, fn, nil)
 }
 
 // AfterFuncClose is AfterFunc with a func that is called instead of fn if
-// the loop closes before fn runs (future.Sleep fails its future with it).
-// closed may be called on the loop while it closes, or on the calling
-// goroutine if the loop has already closed.
+// the loop closes before fn runs (future.Sleep fails its future with it),
+// nil for none. closed may be called on the loop while it closes, or on the
+// calling goroutine if the loop has already closed. It may be called from
+// any goroutine: from one that does not hold the loop, the timer is handed
+// to the loop through the inbox, runs with the empty frame, and never
+// fires if the executor is already closing.
 func (e *Loop) AfterFuncClose(d time.Duration, fn, closed func()) *Timer {
 	if fn == nil {
 		panic("executor: AfterFunc with nil func")
@@ -123,9 +125,7 @@ func (t *timerAdd) Run() {
 	}
 }
 
-// Stop cancels the timer. It returns true if that stopped the callback from
-// running, false if the timer had already fired or been stopped. It may be
-// called from any goroutine.
+// Stop: see executor.Timer.Stop.
 func (t *Timer) Stop() bool {
 	if t.state.CompareAndSwap(timerPending, timerStopped) {
 		t.e.timersActive.Add(-1)

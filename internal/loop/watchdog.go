@@ -156,11 +156,11 @@ func (w *watchdog) check(now int64) {
 // once the stack is taken, so Stats shows it only then.
 func (w *watchdog) report(d time.Duration) {
 	e := w.e
-	s := Stall{Executor: e.name, Duration: d, Stack: holderStack(allStacks(), w.loopGoid)}
+	stack := holderStack(allStacks(), w.loopGoid)
 	e.health.stalls.Add(1)
 	fn := e.health.onStall
 	if fn == nil {
-		slog.Warn("spindle: a task has held the loop too long", "executor", s.Executor, "duration", s.Duration, "stack", string(s.Stack))
+		slog.Warn("spindle: a task has held the loop too long", "executor", e.name, "duration", d, "stack", string(stack))
 		return
 	}
 	defer func() {
@@ -168,7 +168,7 @@ func (w *watchdog) report(d time.Duration) {
 			slog.Error("spindle: stall handler panicked", "executor", e.name, "panic", r)
 		}
 	}()
-	fn(s)
+	fn(e.name, d, stack)
 }
 
 // sample takes in the probe in flight, if it has run, and sends the next.
