@@ -89,20 +89,3 @@ func ExampleGroup_Of() {
 	// true
 	// true
 }
-
-// A group's Stats adds its shards' figures up: the work of every loop,
-// the queues of all of them.
-func ExampleGroup_Stats() {
-	g := shard.New(2)
-	g.Start()
-	for i := range 2 {
-		for range 5 {
-			_, _ = shard.Call(g, i, func() (int, error) { return i, nil }).Await(context.Background())
-		}
-	}
-	_ = g.Close() // the figures stand still
-	sum := g.Shard(0).Stats().TasksRun + g.Shard(1).Stats().TasksRun
-	st := g.Stats()
-	fmt.Println(st.TasksRun == sum, st.TasksRun >= 10, st.Queued)
-	// Output: true true 0
-}
