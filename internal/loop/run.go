@@ -122,6 +122,12 @@ func (e *Loop) Shutdown(ctx context.Context) error {
 // With untilIdle it returns as soon as nothing is ready. first, if not nil,
 // runs on the loop before anything queued.
 func (e *Loop) loop(ctx context.Context, untilIdle bool, first func()) (err error) {
+	if e.phase.Load() == phaseClosed {
+		// The caller looked at the phase before the loop closed and claimed
+		// running after the goroutine that closed it left: nothing to run.
+		e.running.Store(false)
+		return nil
+	}
 	returned := false
 	defer func() { e.leave(ctx, untilIdle, !returned) }()
 	err = e.run(ctx, untilIdle, first)
