@@ -8,7 +8,6 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
-	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 	"github.com/spindle-rt/spindle/semaphore"
 )
 
@@ -34,12 +33,16 @@ func TestSemaphoreCancelledWaiterNotGranted(t *testing.T) {
 			}
 			ex.RunUntilIdle()
 			return func() {
-				ex.RunUntilIdle()
-				for _, f := range fs {
-					if !f.Ready() {
-						t.Fatal("a waiting task did not return")
+				// A task whose ctx ended is woken through the loop, from a
+				// goroutine of package context's: step until all are back.
+				waitFor(t, ex, func() bool {
+					for _, f := range fs {
+						if !f.Ready() {
+							return false
+						}
 					}
-				}
+					return true
+				})
 			}
 		}},
 		{"group", func(t *testing.T, ex *executor.Executor, s *semaphore.Semaphore, ctx context.Context, started, failed *atomic.Int64) func() {
@@ -49,8 +52,10 @@ func TestSemaphoreCancelledWaiterNotGranted(t *testing.T) {
 			}
 			ex.RunUntilIdle()
 			return func() {
-				ex.RunUntilIdle()
-				if err := g.Wait(context.Background()); !errors.Is(err, context.Canceled) {
+				waitFor(t, ex, func() bool { return started.Load()+failed.Load() == waiters })
+				var err error
+				ex.Drive(func() { err = g.Wait(context.Background()) }) // every task has returned
+				if !errors.Is(err, context.Canceled) {
 					t.Fatalf("Wait: %v, want context.Canceled", err)
 				}
 			}
@@ -71,7 +76,7 @@ func TestSemaphoreCancelledWaiterNotGranted(t *testing.T) {
 				ex.RunUntilIdle() // the goroutines queue from off the loop
 			}
 			return func() {
-				spindletest.Recv(t, done)
+				recvStepping(t, ex, done)
 				ex.RunUntilIdle()
 			}
 		}},

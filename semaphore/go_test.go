@@ -54,7 +54,9 @@ func TestGoHoldsUnitsUntilReturn(t *testing.T) {
 	if err := g.Wait(spindletest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ex, func() bool { return s.TryAcquire(size) }) // every call has returned
+	if err := s.Acquire(spindletest.Context(t), size); err != nil { // every call has returned
+		t.Fatal(err)
+	}
 	s.Release(size)
 	if m := most.Load(); m > size {
 		t.Errorf("%d calls ran at once, the semaphore allows %d", m, size)
