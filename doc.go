@@ -24,6 +24,8 @@
 //     bound to an executor, for bounding how much runs at once.
 //   - [github.com/spindle-rt/spindle/shard]: one loop per core, calls
 //     between shards in batches, and state sharded by key.
+//   - [github.com/spindle-rt/spindle/netio]: TCP and Unix sockets served by
+//     the loop itself (Listen, Dial, Conn, ServeGroup).
 //   - [github.com/spindle-rt/spindle/metrics]: the loop's figures through
 //     expvar and Prometheus' text format; the nested modules
 //     contrib/prometheus and contrib/otel export them to Prometheus client

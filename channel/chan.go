@@ -39,6 +39,14 @@ package channel
 //     cleared and woken once, after the state is consistent, when an item
 //     becomes receivable with no waiter to take it (an item is buffered or
 //     a sender queues) and when the channel closes.
+//   - futures counts the queue entries that carry a future (a pending Send,
+//     Recv or SelectFuture, live or dead): it is incremented when one is
+//     queued and decremented when one leaves a queue (popped, swept, or
+//     failed by Close). While it is above zero the channel is registered
+//     with its loop's close path (loop.WatchOnLoop, watch), so that when
+//     the executor closes every such future fails with executor.ErrClosed
+//     and its OnComplete callbacks run; a channel with none costs its loop
+//     nothing and is not kept alive by it.
 //   - A task waiter node (taskWait) is in at most one queue entry; a node
 //     whose claim succeeded has been popped and goes back to the channel's
 //     free list when its task has read the result; a withdrawn node may
@@ -76,6 +84,8 @@ var ErrClosed = loop.ErrChanClosed
 // holds the executor's loop (a callback, a continuation, the body of a task
 // started by future.Spawn). From any other goroutine the methods panic.
 // The futures they return may be awaited and cancelled from anywhere.
+// Make a channel with New; the zero value is not usable (its methods
+// panic with a message that says so).
 type Chan[T any] struct {
 	ex     *executor.Executor
 	cap    int
@@ -85,6 +95,9 @@ type Chan[T any] struct {
 	recvq  waitq[T]
 	poll   executor.Waker
 	free   alloc.FreeList[taskWait[T]] // task waiter nodes, recycled (loop-owned)
+
+	futures int             // queued entries that carry a future (see the invariants)
+	watch   loop.CloseWatch // registered while futures > 0
 
 	sent       *future.Future[struct{}] // shared, resolved: a Send that completed at once
 	sendClosed *future.Future[struct{}] // shared, failed with ErrClosed
@@ -118,6 +131,9 @@ func New[T any](ex *executor.Executor, capacity int) *Chan[T] {
 func (c *Chan[T]) Executor() *executor.Executor {
 	if c == nil {
 		panic("channel: Executor of a nil channel")
+	}
+	if c.ex == nil {
+		c.misuse("Executor")
 	}
 	return c.ex
 }
@@ -153,7 +169,7 @@ func (c *Chan[T]) Closed() bool {
 // first. Cancelling the future (Future.Cancel) withdraws the send: v is
 // then never received. Loop only.
 func (c *Chan[T]) Send(v T) *future.Future[struct{}] {
-	if c == nil || !c.ex.OnLoop() {
+	if c == nil || c.ex == nil || !c.ex.OnLoop() {
 		c.misuse("Send")
 	}
 	if c.closed {
@@ -166,7 +182,8 @@ func (c *Chan[T]) Send(v T) *future.Future[struct{}] {
 		return future.Failed[struct{}](c.ex, executor.ErrClosed)
 	}
 	p := future.NewPromise[struct{}](c.ex)
-	c.sendq.push(waiter[T]{val: v, ref: p, kind: kindSendFuture})
+	c.sendq.push(c, waiter[T]{val: v, ref: p, kind: kindSendFuture})
+	c.futureQueued()
 	c.wakePoller()
 	return p.Future()
 }
@@ -178,7 +195,7 @@ func (c *Chan[T]) Send(v T) *future.Future[struct{}] {
 // Cancelling the future withdraws the receive: it then takes no item.
 // Loop only.
 func (c *Chan[T]) Recv() *future.Future[T] {
-	if c == nil || !c.ex.OnLoop() {
+	if c == nil || c.ex == nil || !c.ex.OnLoop() {
 		c.misuse("Recv")
 	}
 	if v, ok := c.tryRecv(); ok {
@@ -191,7 +208,8 @@ func (c *Chan[T]) Recv() *future.Future[T] {
 		return future.Failed[T](c.ex, executor.ErrClosed)
 	}
 	p := future.NewPromise[T](c.ex)
-	c.recvq.push(waiter[T]{ref: p, kind: kindRecvFuture})
+	c.recvq.push(c, waiter[T]{ref: p, kind: kindRecvFuture})
+	c.futureQueued()
 	return p.Future()
 }
 
@@ -201,7 +219,7 @@ func (c *Chan[T]) Recv() *future.Future[T] {
 // only if a receiver is waiting (a pending PollRecv is not a waiting
 // receiver). Loop only.
 func (c *Chan[T]) TrySend(v T) bool {
-	if c == nil || !c.ex.OnLoop() {
+	if c == nil || c.ex == nil || !c.ex.OnLoop() {
 		c.misuse("TrySend")
 	}
 	if c.closed {
@@ -213,7 +231,7 @@ func (c *Chan[T]) TrySend(v T) bool {
 // TryRecv takes the next item if one is buffered or a sender is waiting,
 // and reports whether it did. It never waits and never allocates. Loop only.
 func (c *Chan[T]) TryRecv() (T, bool) {
-	if c == nil || !c.ex.OnLoop() {
+	if c == nil || c.ex == nil || !c.ex.OnLoop() {
 		c.misuse("TryRecv")
 	}
 	return c.tryRecv()
@@ -231,7 +249,7 @@ func (c *Chan[T]) TryRecv() (T, bool) {
 // longer woken) without allocating. w must not be nil. Wake is called on
 // the loop. Loop only.
 func (c *Chan[T]) PollRecv(w executor.Waker) (v T, ok bool, err error) {
-	if c == nil || !c.ex.OnLoop() {
+	if c == nil || c.ex == nil || !c.ex.OnLoop() {
 		c.misuse("PollRecv")
 	}
 	if w == nil {
@@ -282,7 +300,7 @@ func (c *Chan[T]) Close() {
 // operations (Send, Recv, their Try forms, PollRecv and the waits) write
 // its test out and call misuse, saving a call each.
 func (c *Chan[T]) mustLoop(op string) {
-	if c == nil || !c.ex.OnLoop() {
+	if c == nil || c.ex == nil || !c.ex.OnLoop() {
 		c.misuse(op)
 	}
 }
@@ -291,6 +309,9 @@ func (c *Chan[T]) mustLoop(op string) {
 func (c *Chan[T]) misuse(op string) {
 	if c == nil {
 		panic("channel: " + op + " on a nil channel")
+	}
+	if c.ex == nil {
+		panic("channel: " + op + " on a Chan not made by New")
 	}
 	panic("channel: " + op + " called from a goroutine that does not hold the loop of executor " + strconv.Quote(c.ex.Name()) + "; hand it to the loop: use executor.Submit or future.Call")
 }
@@ -419,6 +440,7 @@ func (w *waiter[T]) live() bool {
 func (c *Chan[T]) deliver(w *waiter[T], v T, err error) bool {
 	switch w.kind {
 	case kindRecvFuture:
+		c.futureLeft()
 		return w.recvPromise().Complete(v, err)
 	case kindTask:
 		tw := w.task()
@@ -430,6 +452,9 @@ func (c *Chan[T]) deliver(w *waiter[T], v T, err error) bool {
 		return true
 	case kindSelect:
 		s := w.sel()
+		if s.p != nil {
+			c.futureLeft()
+		}
 		if !s.claimable() {
 			return false
 		}
@@ -448,6 +473,7 @@ func (c *Chan[T]) deliver(w *waiter[T], v T, err error) bool {
 func (c *Chan[T]) claimSender(w *waiter[T], err error) bool {
 	switch w.kind {
 	case kindSendFuture:
+		c.futureLeft()
 		return w.sendPromise().Complete(struct{}{}, err)
 	case kindTask:
 		tw := w.task()
@@ -459,6 +485,9 @@ func (c *Chan[T]) claimSender(w *waiter[T], err error) bool {
 		return true
 	case kindSelect:
 		s := w.sel()
+		if s.p != nil {
+			c.futureLeft()
+		}
 		if !s.claimable() {
 			return false
 		}
@@ -468,29 +497,120 @@ func (c *Chan[T]) claimSender(w *waiter[T], err error) bool {
 	return false
 }
 
+// carriesFuture reports whether w is the entry of a pending future.
+func (w *waiter[T]) carriesFuture() bool {
+	switch w.kind {
+	case kindSendFuture, kindRecvFuture:
+		return true
+	case kindSelect:
+		return w.sel().p != nil
+	}
+	return false
+}
+
+// futureQueued counts an entry that carries a future, which was just
+// queued, and registers the channel with its loop's close path for the
+// first one.
+func (c *Chan[T]) futureQueued() {
+	c.futures++
+	if c.futures == 1 {
+		(*loop.Loop)(c.ex).WatchOnLoop(&c.watch, (*closeWatch[T])(c))
+	}
+}
+
+// futureLeft counts an entry that carries a future leaving its queue, and
+// unregisters the channel after the last one.
+func (c *Chan[T]) futureLeft() {
+	c.futures--
+	if c.futures == 0 {
+		(*loop.Loop)(c.ex).UnwatchOnLoop(&c.watch)
+	}
+}
+
+// closeWatch is the channel as its loop's close path sees it.
+type closeWatch[T any] Chan[T]
+
+// Interrupt fails every pending future of the channel with err
+// (executor.ErrClosed): the executor is closing, on the loop. Tasks that
+// wait in place are resumed with it by their own tasks' close path; their
+// entries are dropped here too, since nothing can claim them any more.
+func (w *closeWatch[T]) Interrupt(err error) {
+	c := (*Chan[T])(w)
+	var zero T
+	for _, q := range []*waitq[T]{&c.recvq, &c.sendq} {
+		for {
+			e, ok := q.Pop()
+			if !ok {
+				break
+			}
+			switch e.kind {
+			case kindRecvFuture:
+				e.recvPromise().Complete(zero, err)
+			case kindSendFuture:
+				e.sendPromise().Complete(struct{}{}, err)
+			case kindSelect:
+				if p := e.sel().p; p != nil {
+					p.Reject(err)
+				}
+			}
+		}
+		q.Trim(0)
+	}
+	c.futures = 0
+}
+
 // waitq is a FIFO of waiters that sweeps out its dead entries whenever it
-// has doubled since the last sweep.
+// has doubled since the last sweep, and whenever about half of its entries
+// are tasks that gave up (withdrawn), so that waiters that give up together
+// on a quiet channel leave nothing behind. A sweep that leaves the ring
+// mostly empty gives its memory back.
 type waitq[T any] struct {
 	ring.Ring[waiter[T]]
 	limit int
+	dead  int // entries of tasks that withdrew since the last sweep (some may have been popped)
 }
 
 const minSweep = 64
 
-func (q *waitq[T]) push(w waiter[T]) {
+func (q *waitq[T]) push(c *Chan[T], w waiter[T]) {
 	if q.Len() >= q.limit {
-		q.sweep()
+		q.sweep(c)
 	}
 	q.Push(w)
 }
 
-// sweep drops the dead entries, keeping the order of the live ones.
-func (q *waitq[T]) sweep() {
+// withdrawn notes that the task of one of q's entries gave up, and sweeps
+// once about half of the entries are dead. Amortised O(1): a sweep of n
+// entries follows n/2 withdrawals.
+func (q *waitq[T]) withdrawn(c *Chan[T]) {
+	q.dead++
+	if 2*q.dead >= q.Len() {
+		q.sweep(c)
+	}
+}
+
+// sweep drops the dead entries, keeping the order of the live ones, and
+// gives the ring's memory back when the live ones fill under a quarter of
+// it.
+func (q *waitq[T]) sweep(c *Chan[T]) {
 	for n := q.Len(); n > 0; n-- {
 		w, _ := q.Pop()
 		if w.live() {
 			q.Push(w)
+		} else if w.carriesFuture() {
+			c.futureLeft()
 		}
 	}
+	q.dead = 0
 	q.limit = max(2*q.Len(), minSweep)
+	if n := q.Len(); n == 0 {
+		q.Trim(0)
+	} else if q.Cap() > minSweep && 4*n < q.Cap() {
+		var fresh ring.Ring[waiter[T]]
+		for range n {
+			w, _ := q.Pop()
+			fresh.Push(w)
+		}
+		q.Ring = fresh
+	}
 }

@@ -1061,3 +1061,52 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("ErrClosed = %q", channel.ErrClosed)
 	}
 }
+
+// Send, Recv and SelectFuture futures still pending when the executor
+// closes fail with executor.ErrClosed, and their OnComplete callbacks run.
+func TestPendingFuturesCompleteOnExecutorClose(t *testing.T) {
+	ex := executor.New()
+	ex.Start()
+	const each = 50
+	var mu sync.Mutex
+	var errs []error
+	record := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
+	var pending []interface{ Ready() bool }
+	if _, err := future.Do(context.Background(), ex, func() (int, error) {
+		full := channel.New[int](ex, 0)
+		empty := channel.New[int](ex, 0)
+		other := channel.New[int](ex, 0)
+		for i := range each {
+			s := full.Send(i)
+			s.OnComplete(func(_ struct{}, err error) { record(err) })
+			r := empty.Recv()
+			r.OnComplete(func(_ int, err error) { record(err) })
+			sel := channel.SelectFuture(other.RecvCase(), empty.RecvCase())
+			sel.OnComplete(func(_ int, err error) { record(err) })
+			pending = append(pending, s, r, sel)
+		}
+		return 0, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ex.Close()
+	for i, f := range pending {
+		if !f.Ready() {
+			t.Fatalf("future %d still pending after Close", i)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) != 3*each {
+		t.Fatalf("%d OnComplete callbacks ran, want %d", len(errs), 3*each)
+	}
+	for _, err := range errs {
+		if !errors.Is(err, executor.ErrClosed) {
+			t.Fatalf("pending channel future failed with %v, want executor.ErrClosed", err)
+		}
+	}
+}

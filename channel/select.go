@@ -37,6 +37,7 @@ type Case interface {
 	reset()
 	now() bool // completes the case at once if it can (or fails it on a closed channel)
 	enqueue(s *selector, idx int)
+	withdrawn() // the task select the case was queued for gave up
 }
 
 // caseBase is the part of a case every kind has.
@@ -89,8 +90,14 @@ func (r *RecvCase[T]) now() bool {
 }
 
 func (r *RecvCase[T]) enqueue(s *selector, idx int) {
-	r.c.recvq.push(waiter[T]{ref: s, kind: kindSelect, idx: int32(idx)})
+	c := r.c
+	c.recvq.push(c, waiter[T]{ref: s, kind: kindSelect, idx: int32(idx)})
+	if s.p != nil {
+		c.futureQueued()
+	}
 }
+
+func (r *RecvCase[T]) withdrawn() { r.c.recvq.withdrawn(r.c) }
 
 // SendCase is a select case that sends a value to a channel. It is made by
 // Chan.SendCase.
@@ -130,9 +137,14 @@ func (s *SendCase[T]) now() bool {
 
 func (s *SendCase[T]) enqueue(sel *selector, idx int) {
 	c := s.c
-	c.sendq.push(waiter[T]{val: s.val, ref: sel, kind: kindSelect, idx: int32(idx)})
+	c.sendq.push(c, waiter[T]{val: s.val, ref: sel, kind: kindSelect, idx: int32(idx)})
+	if sel.p != nil {
+		c.futureQueued()
+	}
 	c.wakePoller()
 }
+
+func (s *SendCase[T]) withdrawn() { s.c.sendq.withdrawn(s.c) }
 
 // selector is the state shared by the queued cases of one select.
 type selector struct {
@@ -171,6 +183,9 @@ func checkCases(op string, cases []Case) *executor.Executor {
 			panic("channel: " + op + " with a nil case")
 		}
 		e := cs.exec()
+		if e == nil {
+			panic("channel: " + op + " with a case on a Chan not made by New")
+		}
 		if i == 0 {
 			ex = e
 		} else if e != ex {
@@ -249,6 +264,9 @@ func Select(ctx context.Context, cases ...Case) (int, error) {
 		cs.enqueue(s, i)
 	}
 	if err := s.Wait(); err != nil {
+		for _, cs := range cases {
+			cs.withdrawn() // every entry of the select is dead now
+		}
 		return -1, err
 	}
 	return s.chosen, cases[s.chosen].base().err

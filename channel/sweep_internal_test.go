@@ -7,6 +7,7 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
 // Withdrawn waiters (cancelled futures, losing select cases) do not pile
@@ -52,5 +53,52 @@ func TestDeadWaitersAreSwept(t *testing.T) {
 	}
 	if maxLen > 2*minSweep+2 {
 		t.Errorf("quiet channel's receive queue reached %d entries for 1 live waiter", maxLen)
+	}
+}
+
+// Tasks that wait on a quiet channel in RecvWait, SendWait or Select and
+// give up together leave nothing behind in it, nor, for Select, in the
+// other channel of the select: what the channels hold (the heap with them
+// minus the heap without them) stays a few hundred bytes, not tens per
+// waiter.
+func TestWithdrawnWaitersLeaveNothingBehind(t *testing.T) {
+	const tasks = 20_000
+	for _, op := range []string{"RecvWait", "SendWait", "Select"} {
+		ex := executor.New()
+		quiet, other := New[int](ex, 0), New[int](ex, 0)
+		ctx, cancel := context.WithCancel(context.Background())
+		for range tasks {
+			future.Spawn(ex, func(context.Context) (int, error) {
+				var err error
+				switch op {
+				case "RecvWait":
+					_, err = quiet.RecvWait(ctx)
+				case "SendWait":
+					err = quiet.SendWait(ctx, 1)
+				default:
+					_, err = Select(ctx, quiet.RecvCase(), other.SendCase(1))
+				}
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("%s: %v, want context.Canceled", op, err)
+				}
+				return 0, err
+			})
+		}
+		ex.RunUntilIdle()
+		if n := quiet.recvq.Len() + quiet.sendq.Len(); n != tasks {
+			t.Fatalf("%s: %d waiters queued, want %d", op, n, tasks)
+		}
+		cancel()
+		ex.RunUntilIdle()
+		with := spindletest.HeapInUse()
+		n := quiet.recvq.Len() + quiet.sendq.Len() + other.recvq.Len() + other.sendq.Len()
+		quiet, other = nil, nil
+		held := with - spindletest.HeapInUse()
+		per := float64(held) / tasks
+		t.Logf("%s: %d entries, %d B held by the channels after %d waiters gave up: %.2f B per withdrawn waiter", op, n, held, tasks, per)
+		if n != 0 || held > 4<<10 {
+			t.Errorf("%s: %d entries and %d B left in the channels by %d withdrawn waiters, want none", op, n, held, tasks)
+		}
+		ex.Close()
 	}
 }

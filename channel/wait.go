@@ -34,7 +34,7 @@ type taskWait[T any] struct {
 // future.ErrDeadlock, as Await does). It panics when the caller does not
 // hold c's loop.
 func (c *Chan[T]) taskFiber(op string) *loop.Fiber {
-	if c == nil || !c.ex.OnLoop() {
+	if c == nil || c.ex == nil || !c.ex.OnLoop() {
 		c.misuse(op)
 	}
 	return (*loop.Loop)(c.ex).CurrentFiber()
@@ -88,10 +88,11 @@ func (c *Chan[T]) SendWait(ctx context.Context, v T) error {
 	if err != nil {
 		return err
 	}
-	c.sendq.push(waiter[T]{val: v, ref: tw, kind: kindTask})
+	c.sendq.push(c, waiter[T]{val: v, ref: tw, kind: kindTask})
 	c.wakePoller()
 	if err := tw.Wait(); err != nil {
-		return err // withdrawn: the node may still be queued, it is not reused
+		c.sendq.withdrawn(c) // the node may still be queued; it is not reused
+		return err
 	}
 	err = tw.err
 	c.putTaskWait(tw)
@@ -128,8 +129,9 @@ func (c *Chan[T]) RecvWait(ctx context.Context) (T, error) {
 	if err != nil {
 		return zero, err
 	}
-	c.recvq.push(waiter[T]{ref: tw, kind: kindTask})
+	c.recvq.push(c, waiter[T]{ref: tw, kind: kindTask})
 	if err := tw.Wait(); err != nil {
+		c.recvq.withdrawn(c)
 		return zero, err
 	}
 	v, err := tw.val, tw.err

@@ -27,7 +27,8 @@ type Waker interface {
 
 // Executor is a single-threaded event loop: one goroutine runs its queue of
 // continuations one at a time, in FIFO order. Create one with New, run it
-// with Run or Start, and stop it with Shutdown or Close.
+// with Run or Start, and stop it with Shutdown or Close. The zero value is
+// not usable: its methods panic with a message that says so.
 type Executor loop.Loop
 
 // lp is the loop behind e.

@@ -514,15 +514,6 @@ func TestDrive(t *testing.T) {
 	}
 }
 
-// heapInUse returns the live heap after a full collection.
-func heapInUse() int64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
-}
-
 // The queue and the inbox give back what a burst made them grow to once
 // the burst has drained and the loop has stayed idle for a while (250 ms):
 // memory follows live work.
@@ -533,36 +524,158 @@ func TestBurstMemoryIsGivenBack(t *testing.T) {
 	defer ex.Close()
 	ran := 0
 	fn := func() { ran++ }
-	before := heapInUse()
-	for range burst {
+	before := spindletest.HeapInUse()
+	submitThenPost(t, ex, burst, fn)
+	if n, _ := future.Do(context.Background(), ex, func() (int, error) { return ran, nil }); n != 2*burst {
+		t.Fatalf("ran %d, want %d", n, 2*burst)
+	}
+	grown, after := heapComesBack(t, before, 1<<20, nil)
+	t.Logf("heap after %d Submits and %d Posts, drained and idle: %+d B after %v", burst, burst, grown, after)
+}
+
+// submitThenPost submits fn n times from the caller, then posts it n times
+// from the loop, and returns once the Posts are made.
+func submitThenPost(t *testing.T, ex *executor.Executor, n int, fn func()) {
+	t.Helper()
+	for range n {
 		if err := ex.Submit(fn); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, err := future.Do(context.Background(), ex, func() (int, error) {
-		for range burst {
+		for range n {
 			ex.Post(fn)
 		}
 		return 0, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := future.Do(context.Background(), ex, func() (int, error) { return ran, nil }); n != 2*burst {
-		t.Fatalf("ran %d, want %d", n, 2*burst)
-	}
-	// The loop gives the buffers back on its own once it has been idle for
-	// a while; look every 50 ms, up to the safety bound.
+}
+
+// heapComesBack waits until the live heap has come back to within limit
+// bytes of before (and done, if not nil, says the rest has settled too),
+// and returns how far above before it is and how long that took. The loop
+// gives memory back on its own, after a while: it looks every 50 ms, up to
+// the safety bound, and fails the test there.
+func heapComesBack(t *testing.T, before, limit int64, done func() bool) (int64, time.Duration) {
+	t.Helper()
 	ctx := spindletest.Context(t)
+	start := time.Now()
 	for {
-		grown := heapInUse() - before
-		if grown < 1<<20 {
-			t.Logf("heap after %d Submits and %d Posts, drained and idle: %+d B", burst, burst, grown)
-			return
+		grown := spindletest.HeapInUse() - before
+		if grown < limit && (done == nil || done()) {
+			return grown, time.Since(start).Round(time.Millisecond)
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("the executor keeps %d B after the burst drained, want under 1 MiB", grown)
+			t.Fatalf("the executor keeps %d B (want under %d) after %v", grown, limit, time.Since(start).Round(time.Millisecond))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// Close called from a callback drops the rest of the batch; called from a
+// goroutine while a callback runs, it lets no more than that callback run.
+func TestCloseDropsTheRestOfTheBatch(t *testing.T) {
+	t.Run("from a callback", func(t *testing.T) {
+		ex := executor.New()
+		ran := 0
+		ex.Drive(func() {
+			ex.Post(func() { ex.Close() })
+			for range 100 {
+				ex.Post(func() { ran++ })
+			}
+		})
+		ex.Close()
+		if ran != 0 {
+			t.Fatalf("%d of the 100 callbacks queued behind Close ran", ran)
+		}
+	})
+	t.Run("from a goroutine", func(t *testing.T) {
+		ex := executor.New()
+		ex.Start()
+		var ran atomic.Int32
+		started := make(chan struct{})
+		if err := ex.Submit(func() {
+			for range 126 {
+				ex.Post(func() { ran.Add(1) })
+			}
+			close(started)
+			for !ex.Closed() && ex.Submit(func() {}) == nil {
+				runtime.Gosched() // until Close has begun
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		<-started
+		ex.Close()
+		if n := ran.Load(); n != 0 {
+			t.Fatalf("%d callbacks ran after Close was called", n)
+		}
+	})
+}
+
+// The timer heap gives its memory back once its timers have fired or been
+// stopped, cancelled Sleeps included.
+func TestTimerHeapIsGivenBack(t *testing.T) {
+	timers := spindletest.Scale(1_000_000)
+	for _, how := range []string{"stopped", "fired", "cancelled sleeps"} {
+		ex := executor.New()
+		ex.Start()
+		before := spindletest.HeapInUse()
+		if _, err := future.Do(context.Background(), ex, func() (int, error) {
+			for range timers {
+				switch how {
+				case "stopped":
+					ex.AfterFunc(time.Hour, func() {}).Stop()
+				case "fired":
+					ex.AfterFunc(0, func() {})
+				default:
+					future.Sleep(ex, time.Hour).Cancel()
+				}
+			}
+			return 0, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		grown, after := heapComesBack(t, before, 256<<10, func() bool { return ex.Stats().Timers == 0 })
+		t.Logf("%s: heap after %d timers: %+d B after %v", how, timers, grown, after)
+		ex.Close()
+	}
+}
+
+// The queue gives back what a burst made it grow to even while ordinary
+// traffic keeps coming: every millisecond a service's worth of requests
+// (300 Submits at once, then a call that waits for them), so the loop is
+// never idle for long and often has a few hundred items to run, but its
+// queue stays small next to what the burst made it grow to.
+func TestBurstMemoryIsGivenBackUnderTraffic(t *testing.T) {
+	burst := spindletest.Scale(1_000_000)
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	before := spindletest.HeapInUse()
+	stop := make(chan struct{})
+	traffic := make(chan struct{})
+	go func() {
+		defer close(traffic)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				for range 300 {
+					_ = ex.Submit(func() {})
+				}
+				_, _ = future.Call(ex, func() (int, error) { return 0, nil }).Await(context.Background())
+			}
+		}
+	}()
+	defer func() { close(stop); <-traffic }()
+	fn := func() {}
+	submitThenPost(t, ex, burst, fn)
+	grown, after := heapComesBack(t, before, 1<<20, nil)
+	t.Logf("heap after a burst of %d Submits and %d Posts, under 1 ms traffic: %+d B after %v", burst, burst, grown, after)
 }

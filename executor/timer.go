@@ -6,7 +6,8 @@ import (
 	"github.com/spindle-rt/spindle/internal/loop"
 )
 
-// Timer is a callback scheduled by AfterFunc. Stop cancels it.
+// Timer is a callback scheduled by AfterFunc. Stop cancels it. The zero
+// value is not a timer: its Stop panics.
 type Timer loop.Timer
 
 // AfterFunc schedules fn to run on the loop once d has elapsed (in the next

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -208,13 +209,7 @@ func TestCrossExecutorWaitReleasedOnClose(t *testing.T) {
 // runtime.Goexit in a task body (a t.FailNow) fails the task's future, the
 // panic handler is told, and an executor started with Start keeps serving.
 func TestGoexitInTask(t *testing.T) {
-	var handled []any
-	var mu sync.Mutex
-	ex := executor.New(executor.WithPanicHandler(func(v any) {
-		mu.Lock()
-		handled = append(handled, v)
-		mu.Unlock()
-	}))
+	ex, handled := handledExecutor()
 	ex.Start()
 	defer ex.Close()
 	f := future.Spawn(ex, func(context.Context) (int, error) {
@@ -243,9 +238,94 @@ func TestGoexitInTask(t *testing.T) {
 	if v, err := spindletest.Await(t, future.Call(ex, func() (int, error) { return 3, nil })); v != 3 || err != nil {
 		t.Fatalf("Call after Goexit = %v, %v", v, err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(handled) != 4 || handled[0] != future.ErrGoexit {
-		t.Fatalf("panic handler got %v, want ErrGoexit four times", handled)
+	if got := handled(); len(got) != 4 || got[0] != future.ErrGoexit {
+		t.Fatalf("panic handler got %v, want ErrGoexit four times", got)
+	}
+}
+
+// handledExecutor returns an executor whose panic handler records what it
+// is given, and a func that returns the record so far.
+func handledExecutor() (*executor.Executor, func() []any) {
+	var mu sync.Mutex
+	var handled []any
+	ex := executor.New(executor.WithPanicHandler(func(v any) {
+		mu.Lock()
+		handled = append(handled, v)
+		mu.Unlock()
+	}))
+	return ex, func() []any {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(handled)
+	}
+}
+
+// runtime.Goexit in a callback (Submit, Then, AfterFunc, OnComplete) does
+// not stop the loop silently either: the panic handler is told, a Then's
+// future fails, and the executor keeps serving.
+func TestGoexitInCallback(t *testing.T) {
+	ex, handled := handledExecutor()
+	ex.Start()
+	defer ex.Close()
+	alive := func(what string) {
+		t.Helper()
+		if v, err := spindletest.Await(t, future.Call(ex, func() (int, error) { return 1, nil })); v != 1 || err != nil {
+			t.Fatalf("after Goexit in %s: Call = %v, %v", what, v, err)
+		}
+	}
+	if err := ex.Submit(runtime.Goexit); err != nil {
+		t.Fatal(err)
+	}
+	alive("Submit")
+	then := future.Then(future.Resolved(ex, 1), func(int) (int, error) { runtime.Goexit(); return 0, nil })
+	if _, err := spindletest.Await(t, then); !errors.Is(err, future.ErrGoexit) {
+		t.Fatalf("Then whose callback called Goexit: %v, want ErrGoexit", err)
+	}
+	alive("Then")
+	fired := make(chan struct{})
+	if err := ex.Submit(func() {
+		ex.AfterFunc(0, func() { close(fired); runtime.Goexit() })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	spindletest.Recv(t, fired)
+	alive("AfterFunc")
+	future.Resolved(ex, 1).OnComplete(func(int, error) { runtime.Goexit() })
+	alive("OnComplete")
+	got := handled()
+	if len(got) != 4 {
+		t.Fatalf("panic handler got %v, want ErrGoexit four times", got)
+	}
+	for _, v := range got {
+		if v != future.ErrGoexit {
+			t.Fatalf("panic handler got %v, want ErrGoexit", v)
+		}
+	}
+}
+
+// A Timeout still pending when its executor closes completes with
+// executor.ErrClosed, and its OnComplete callbacks run.
+func TestTimeoutPendingAtCloseCompletes(t *testing.T) {
+	for _, from := range []string{"goroutine", "loop"} {
+		ex := executor.New()
+		ex.Start()
+		p := future.NewPromise[int](ex)
+		var tf *future.Future[int]
+		if from == "loop" {
+			tf, _ = spindletest.Await(t, future.Call(ex, func() (*future.Future[int], error) {
+				return future.Timeout(p.Future(), time.Hour), nil
+			}))
+		} else {
+			tf = future.Timeout(p.Future(), time.Hour)
+		}
+		var got atomic.Value
+		tf.OnComplete(func(_ int, err error) { got.Store(err) })
+		closeReturns(t, ex)
+		if !tf.Ready() {
+			t.Fatalf("from %s: Timeout still pending after Close", from)
+		}
+		if err, _ := got.Load().(error); !errors.Is(err, executor.ErrClosed) {
+			t.Fatalf("from %s: OnComplete of a Timeout pending at Close got %v, want ErrClosed", from, err)
+		}
 	}
 }

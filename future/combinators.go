@@ -104,6 +104,7 @@ func check[T any](name string, fs []*Future[T]) *loop.Loop {
 		if f == nil {
 			panic("future: " + name + " with a nil future")
 		}
+		f.mustMade(name)
 		if i == 0 {
 			ex = f.ex
 		} else if f.ex != ex {

@@ -24,8 +24,19 @@ package future
 //     was interrupted) withdraws its link, a quitLink: the link's state
 //     moves once from live to dead (withdraw) or from live to fired (the
 //     completer, just before it calls wake), by compare-and-swap, so exactly
-//     one of the two happens. Only quitLinks can be withdrawn; the completer
-//     wakes other links without a compare-and-swap;
+//     one of the two happens. The completer wakes other links without a
+//     compare-and-swap;
+//   - a link is dead when its waiter is gone (goner): a withdrawn quitLink,
+//     or a continuation whose own future has already completed (a Then
+//     whose derived future was cancelled, a Timeout that expired), whose
+//     wake would do nothing, so dropping it races with nothing. Whoever
+//     makes such a waiter gone compacts the future it waits on: a
+//     withdrawal, a Timeout's expiry or cancellation, and Cancel of a
+//     derived future, which finds its source through err (below);
+//   - while a future derived by Then or Transform is pending, its err holds
+//     the future it hangs on (an upstream), written before the future is
+//     shared and read only by Cancel after its claim; the completer
+//     overwrites it with the result, so nobody else ever sees it;
 //   - dead links stay in the stack until the future completes or a
 //     compaction drops them. A compaction takes the stack out of head by
 //     swapping in compactingLink (pushers and completers wait while it is
@@ -109,6 +120,35 @@ type quitLink struct {
 func (q *quitLink) init(of waiter) { q.w, q.of = q, of }
 
 func (q *quitLink) wake(onLoop bool) { q.of.wake(onLoop) }
+
+// gone reports whether the waiter has withdrawn.
+func (q *quitLink) gone() bool { return q.state.Load() == linkDead }
+
+// goner is a waiter that may give up without withdrawing its link: once
+// gone is true its wake does nothing, and a compaction may drop its link.
+type goner interface {
+	gone() bool
+}
+
+// dead reports whether l's waiter has given up.
+func dead(l *link) bool {
+	if q := quitOf(l); q != nil {
+		return q.gone()
+	}
+	g, ok := l.w.(goner)
+	return ok && g.gone()
+}
+
+// upstream is the source future of a pending derived future, kept in its
+// err (see the invariants above). It is an error only so that it fits
+// there; nobody sees it as one.
+type upstream core
+
+func (*upstream) Error() string { return "future: pending" }
+
+// abandon drops, from the source's waiters, the links of continuations
+// whose futures have completed.
+func (u *upstream) abandon() { (*core)(u).compact(compactScan) }
 
 // quitOf returns l as a quitLink, or nil for a plain link.
 func quitOf(l *link) *quitLink {
@@ -225,7 +265,7 @@ func (c *core) compact(n int) {
 	l := h
 	for l != nil && n > 0 {
 		next := l.next
-		if q := quitOf(l); q != nil && q.state.Load() == linkDead {
+		if dead(l) {
 			l.next = nil
 		} else {
 			if last == nil {
@@ -298,7 +338,7 @@ func (c *core) publish(h *link, by how) {
 // may be called from any goroutine; the callbacks registered on it run on
 // its executor's loop. A Future is created by a Promise, Then, Transform,
 // Call, Spawn, Sleep, Resolved, Failed or a combinator; the zero value is not
-// usable.
+// usable: its methods panic (Ready and Peek report it pending).
 type Future[T any] struct {
 	core
 	val T
@@ -315,6 +355,14 @@ func (f *Future[T]) complete(v T, err error, by how) bool {
 	f.val, f.err = v, err
 	f.publish(h, by)
 	return true
+}
+
+// mustMade panics on a zero Future (or the future of a zero Promise): it
+// is bound to no executor, so nothing could ever run its callbacks.
+func (c *core) mustMade(op string) {
+	if c.ex == nil {
+		panic("future: " + op + " on a Future not made by this package (NewPromise, Then, Call, ...)")
+	}
 }
 
 // Executor returns the executor the future is bound to.
@@ -336,8 +384,19 @@ func (f *Future[T]) Peek() (Result[T], bool) {
 // OnCancel callbacks on the loop (a spawned task's context is cancelled). It
 // returns false if the future had already completed.
 func (f *Future[T]) Cancel() bool {
+	f.mustMade("Cancel")
+	h, ok := f.claim()
+	if !ok {
+		return false
+	}
+	up, _ := f.err.(*upstream) // a derived future's source, while pending
 	var zero T
-	return f.complete(zero, context.Canceled, fromCancel)
+	f.val, f.err = zero, context.Canceled
+	f.publish(h, fromCancel)
+	if up != nil {
+		up.abandon() // f's continuation waits on it in vain
+	}
+	return true
 }
 
 // Await waits for the future and returns its value and error.
@@ -368,6 +427,7 @@ func (f *Future[T]) awaitSlow(ctx context.Context) (T, error) {
 	if ctx == nil {
 		panic("future: Await with nil context")
 	}
+	f.mustMade("Await")
 	fib := f.ex.CurrentFiber()
 	if fib == nil {
 		// A task of another executor awaiting this future is found through
@@ -430,7 +490,8 @@ func (f *Future[T]) park(ctx context.Context) (T, error) {
 }
 
 // Promise is the write side of a Future: it completes the future once. Its
-// methods may be called from any goroutine.
+// methods may be called from any goroutine. Make one with NewPromise; the
+// zero value is not usable (its methods panic).
 type Promise[T any] struct {
 	f Future[T]
 }
@@ -452,7 +513,10 @@ func (p *Promise[T]) Future() *Future[T] { return &p.f }
 
 // Resolve completes the future with v. It returns false if the future was
 // already completed (resolved, rejected or cancelled).
-func (p *Promise[T]) Resolve(v T) bool { return p.f.complete(v, nil, fromAnywhere) }
+func (p *Promise[T]) Resolve(v T) bool {
+	p.f.mustMade("Resolve")
+	return p.f.complete(v, nil, fromAnywhere)
+}
 
 // Reject completes the future with err, which must not be nil. It returns
 // false if the future was already completed.
@@ -460,13 +524,17 @@ func (p *Promise[T]) Reject(err error) bool {
 	if err == nil {
 		panic("future: Reject with nil error")
 	}
+	p.f.mustMade("Reject")
 	var zero T
 	return p.f.complete(zero, err, fromAnywhere)
 }
 
 // Complete completes the future with v and err (a nil err resolves it). It
 // returns false if the future was already completed.
-func (p *Promise[T]) Complete(v T, err error) bool { return p.f.complete(v, err, fromAnywhere) }
+func (p *Promise[T]) Complete(v T, err error) bool {
+	p.f.mustMade("Complete")
+	return p.f.complete(v, err, fromAnywhere)
+}
 
 // OnCancel registers fn to run on the loop if the future is cancelled while
 // pending (by Future.Cancel or a combinator); it never runs if the future is
@@ -476,6 +544,7 @@ func (p *Promise[T]) OnCancel(fn func()) {
 	if fn == nil {
 		panic("future: OnCancel with nil func")
 	}
+	p.f.mustMade("OnCancel")
 	fr, onLoop := p.f.ex.Current()
 	c := &cancelNode{c: &p.f.core, fn: fn, fr: fr}
 	c.l.w = c

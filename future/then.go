@@ -23,12 +23,17 @@ func (n *node[T, U]) register(src *Future[T], w waiter, fr *frame.Frame, onLoop 
 	if ex.HooksEnabled() {
 		n.out.id = track(ex, ex.NewResourceOnLoop(hooks.KindFuture, src.id, onLoop), &n.out)
 	}
+	n.out.err = (*upstream)(&src.core) // for Cancel, while pending
 	n.l.w = w
 	if !src.addWaiter(&n.l) {
 		w.wake(onLoop)
 	}
 	return &n.out
 }
+
+// gone reports whether the derived future has completed while the node
+// still waits on src (it was cancelled): its wake would do nothing.
+func (n *node[T, U]) gone() bool { return n.out.ready() }
 
 // CatchPanic fails the derived future with the panic of the callback.
 func (n *node[T, U]) CatchPanic(v any, stack []byte) {
@@ -61,6 +66,7 @@ func Then[T, U any](f *Future[T], fn func(T) (U, error)) *Future[U] {
 	if fn == nil {
 		panic("future: Then with nil func")
 	}
+	f.mustMade("Then")
 	if f.ex.Closed() {
 		return closedFuture[U](f.ex)
 	}
@@ -106,6 +112,7 @@ func Transform[T, U any](f *Future[T], fn func(T, error) (U, error)) *Future[U] 
 	if fn == nil {
 		panic("future: Transform with nil func")
 	}
+	f.mustMade("Transform")
 	if f.ex.Closed() {
 		return closedFuture[U](f.ex)
 	}
@@ -142,6 +149,7 @@ func (f *Future[T]) OnComplete(fn func(T, error)) {
 	if fn == nil {
 		panic("future: OnComplete with nil func")
 	}
+	f.mustMade("OnComplete")
 	fr, onLoop := f.ex.Current()
 	n := &completeNode[T]{src: f, fn: fn, fr: fr}
 	n.l.w = n

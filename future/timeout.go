@@ -11,7 +11,11 @@ package future
 //     its own claim decides, and the loser does nothing;
 //   - the timer is stopped as soon as the derived future is completed, by
 //     any of the three, so a Timeout that is not needed any more keeps no
-//     timer in the loop's heap;
+//     timer in the loop's heap, and the watched future is compacted, so its
+//     waiters do not keep the node of a Timeout that expired or was
+//     cancelled (the node is gone: its wake would do nothing);
+//   - the timer's close path fails the derived future with
+//     executor.ErrClosed when the executor closes first;
 //   - the watched future is never cancelled or otherwise completed here.
 
 import (
@@ -56,6 +60,7 @@ func Timeout[T any](f *Future[T], d time.Duration) *Future[T] {
 	if f == nil {
 		panic("future: Timeout on nil future")
 	}
+	f.mustMade("Timeout")
 	if f.ready() {
 		return f
 	}
@@ -75,7 +80,7 @@ func Timeout[T any](f *Future[T], d time.Duration) *Future[T] {
 	n.out.head.Store(&n.stop) // not yet shared: no race
 	// Timeout may be called off the loop: AfterFuncClose hands the timer
 	// to the loop then.
-	n.timer.Store(ex.AfterFuncClose(d, n.expire, nil))
+	n.timer.Store(ex.AfterFuncClose(d, n.expire, n.closed))
 	n.l.w = n
 	if !f.addWaiter(&n.l) {
 		n.wake(onLoop)
@@ -98,6 +103,13 @@ func (n *timeoutNode[T]) expire() {
 	n.out.complete(zero, ErrTimeout, fromLoop)
 }
 
+// closed fails the future when the executor closes before the timer fires
+// (on the loop while it closes, or at once on a closed one).
+func (n *timeoutNode[T]) closed() {
+	var zero T
+	n.out.complete(zero, executor.ErrClosed, fromAnywhere)
+}
+
 // timeoutStop is the waiter the node keeps on its own future.
 type timeoutStop[T any] timeoutNode[T]
 
@@ -105,4 +117,9 @@ func (s *timeoutStop[T]) wake(bool) {
 	if t := s.timer.Load(); t != nil {
 		t.Stop()
 	}
+	s.src.compact(compactScan) // returns at once when src is the one that completed
 }
+
+// gone reports whether the derived future has completed while the node
+// still waits on the watched future: its wake would do nothing.
+func (n *timeoutNode[T]) gone() bool { return n.out.ready() }

@@ -2,8 +2,8 @@ package future
 
 import (
 	"context"
-	"runtime"
 	"testing"
+	"time"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
@@ -16,15 +16,6 @@ func stackLen(c *core) int {
 		n++
 	}
 	return n
-}
-
-// heapInUse returns the live heap after a full collection.
-func heapInUse() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
 }
 
 // A goroutine's Await whose ctx ends withdraws its link: a pending future
@@ -98,12 +89,12 @@ func TestAbandonedAwaitMemory(t *testing.T) {
 	f := p.Future()
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	before := heapInUse()
+	before := spindletest.HeapInUse()
 	for range n {
 		f.Await(cancelled)
 	}
-	goroutine := float64(int64(heapInUse())-int64(before)) / n
-	before = heapInUse()
+	goroutine := float64(spindletest.HeapInUse()-before) / n
+	before = spindletest.HeapInUse()
 	task := Spawn(ex, func(ctx context.Context) (int, error) {
 		for range n {
 			// A ctx apart from the task's: deriving from the task's own
@@ -118,10 +109,88 @@ func TestAbandonedAwaitMemory(t *testing.T) {
 	if _, err := task.Await(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	taskBytes := float64(int64(heapInUse())-int64(before)) / n
+	taskBytes := float64(spindletest.HeapInUse()-before) / n
 	t.Logf("retained per abandoned Await: goroutine %.2f B, task %.2f B (%d each)", goroutine, taskBytes, n)
 	if goroutine > 1 || taskBytes > 1 {
 		t.Fatalf("abandoned Awaits retain %.2f B (goroutine) and %.2f B (task) each, want under 1", goroutine, taskBytes)
 	}
 	p.Resolve(1)
+}
+
+// A Timeout that expires on a long-lived future leaves nothing in it, from
+// goroutines and from tasks: the node of an expired Timeout is dropped
+// from the future's waiters.
+func TestExpiredTimeoutsLeaveNothingBehind(t *testing.T) {
+	const timeouts = 5_000
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	p := NewPromise[int](ex)
+	f := p.Future()
+	ctx := spindletest.Context(t)
+	before := spindletest.HeapInUse()
+	for range timeouts {
+		if _, err := Timeout(f, time.Microsecond).Await(ctx); err != ErrTimeout {
+			t.Fatalf("Await of an expired Timeout from a goroutine = %v", err)
+		}
+	}
+	task := Spawn(ex, func(ctx context.Context) (int, error) {
+		for range timeouts {
+			if _, err := Timeout(f, time.Microsecond).Await(ctx); err != ErrTimeout {
+				return 0, err
+			}
+		}
+		return stackLen(&f.core), nil
+	})
+	n, err := spindletest.Await(t, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := float64(spindletest.HeapInUse()-before) / float64(2*timeouts)
+	t.Logf("%d links, %.1f B per expired Timeout", n, per)
+	if n > 2 || per > 16 {
+		t.Fatalf("%d links and %.1f B per expired Timeout left in the long-lived future, want none", n, per)
+	}
+	live := Timeout(f, time.Hour)
+	p.Resolve(3)
+	if v, err := spindletest.Await(t, live); v != 3 || err != nil {
+		t.Fatalf("live Timeout = %v, %v", v, err)
+	}
+}
+
+// A Then or Transform whose derived future is cancelled leaves nothing in
+// its long-lived source; a live one still runs.
+func TestCancelledThensLeaveNothingBehind(t *testing.T) {
+	thens := spindletest.Scale(100_000)
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	p := NewPromise[int](ex)
+	f := p.Future()
+	live := Then(f, func(v int) (int, error) { return v + 1, nil })
+	before := spindletest.HeapInUse()
+	spindletest.Parallel(4, func(i int) {
+		for range thens / 4 {
+			var d *Future[int]
+			if i%2 == 0 {
+				d = Then(f, func(v int) (int, error) { return v, nil })
+			} else {
+				d = Transform(f, func(v int, err error) (int, error) { return v, err })
+			}
+			if !d.Cancel() {
+				t.Error("Cancel of a pending derived future = false")
+				return
+			}
+		}
+	})
+	n := stackLen(&f.core)
+	per := float64(spindletest.HeapInUse()-before) / float64(thens)
+	t.Logf("%d links, %.1f B per cancelled Then", n, per)
+	if n > 4*compactScan+2 || per > 4 {
+		t.Fatalf("%d links and %.1f B per cancelled Then left in the long-lived source, want a handful", n, per)
+	}
+	p.Resolve(1)
+	if v, err := spindletest.Await(t, live); v != 2 || err != nil {
+		t.Fatalf("live Then = %v, %v", v, err)
+	}
 }

@@ -116,6 +116,14 @@ func (c *call[T, A, R]) Run() {
 	c.complete(v, err)
 }
 
+// Drop fails a call to the caller's own shard that its loop closed before
+// running: the call does not vanish with the queue. It may run on any
+// goroutine, so the call is not recycled (its free list is loop-owned).
+func (c *call[T, A, R]) Drop() {
+	var zero R
+	c.p.Complete(zero, executor.ErrClosed)
+}
+
 // CatchPanic fails a call to the caller's own shard whose function
 // panicked.
 func (c *call[T, A, R]) CatchPanic(v any, stack []byte) {

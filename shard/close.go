@@ -49,6 +49,7 @@ func (g *Group) Shutdown(ctx context.Context) error {
 	if ctx == nil {
 		panic("shard: Shutdown with nil context")
 	}
+	g.mustMade("Shutdown")
 	g.begin()
 	if _, ok := g.Current(); ok {
 		return nil
@@ -70,6 +71,7 @@ func (g *Group) Shutdown(ctx context.Context) error {
 // returns at once. It always returns nil and may be called any number of
 // times, from any goroutine.
 func (g *Group) Close() error {
+	g.mustMade("Close")
 	g.abort()
 	g.begin()
 	if _, ok := g.Current(); !ok {
@@ -80,7 +82,10 @@ func (g *Group) Close() error {
 
 // Done returns a channel that is closed once the group has stopped: every
 // shard has closed and every call in flight was released.
-func (g *Group) Done() <-chan struct{} { return g.done }
+func (g *Group) Done() <-chan struct{} {
+	g.mustMade("Done")
+	return g.done
+}
 
 // begin starts the stop, once.
 func (g *Group) begin() {

@@ -236,3 +236,61 @@ func TestCallToShardClosedAlone(t *testing.T) {
 		t.Fatalf("call to a closed shard: %v, want ErrClosed", err)
 	}
 }
+
+// A call a shard makes to itself, still queued when that shard closes, is
+// not dropped with the queue: its future fails with executor.ErrClosed.
+func TestCallToOwnShardQueuedAtCloseCompletes(t *testing.T) {
+	g := shard.New(2)
+	g.Start()
+	const calls = 200
+	fs, err := spindletest.Await(t, future.Call(g.Shard(0), func() ([]*future.Future[int], error) {
+		fs := make([]*future.Future[int], calls)
+		for i := range fs {
+			fs[i] = shard.Call(g, 0, func() (int, error) { return i, nil })
+		}
+		g.Shard(0).Close() // from the loop: the rest of the batch is dropped
+		return fs, nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if closed := checkReleased(t, fs); closed != calls {
+		t.Fatalf("%d of %d calls queued behind Close failed with ErrClosed", closed, calls)
+	}
+}
+
+// InvokeAll and MapReduce called from outside the group while it closes
+// complete (with their result or executor.ErrClosed) and their OnComplete
+// callbacks run, even when shard 0 closes before their start runs there.
+func TestInvokeAllRacingCloseCompletes(t *testing.T) {
+	for round := range 50 {
+		g := shard.New(2)
+		g.Start()
+		s := shard.NewSharded(g, func(i int) *int { v := i; return &v })
+		all := shard.InvokeAll(s, func(v *int) (int, error) { return *v, nil })
+		sum := shard.MapReduce(s, func(v *int) (int, error) { return *v, nil }, 0, func(a, r int) int { return a + r })
+		ran := make(chan struct{}, 2)
+		all.OnComplete(func([]int, error) { ran <- struct{}{} })
+		sum.OnComplete(func(int, error) { ran <- struct{}{} })
+		if round%2 == 0 {
+			g.Shard(0).Close() // shard 0 first: the start may not have run
+		}
+		if err := g.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			spindletest.Recv(t, ran) // both OnComplete callbacks run
+		}
+		for name, r := range map[string]bool{"InvokeAll": all.Ready(), "MapReduce": sum.Ready()} {
+			if !r {
+				t.Fatalf("round %d: %s still pending after Close", round, name)
+			}
+		}
+		if r, _ := all.Peek(); r.Err != nil && !errors.Is(r.Err, executor.ErrClosed) {
+			t.Fatalf("round %d: InvokeAll failed with %v", round, r.Err)
+		}
+	}
+}

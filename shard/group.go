@@ -33,7 +33,8 @@ import (
 
 // Group runs one executor per shard and carries calls between them. Make
 // one with New, start it with Start, and stop it with Shutdown or Close.
-// Its methods may be called from any goroutine.
+// Its methods may be called from any goroutine. The zero value is not
+// usable: its methods panic with a message that says so.
 type Group struct {
 	shards  []*shard
 	started atomic.Bool
@@ -93,6 +94,7 @@ func newGroup(n int, opts []executor.Option) *Group {
 // Start runs every shard's loop in a goroutine of its own. It panics if
 // the group was already started or has begun to close.
 func (g *Group) Start() {
+	g.mustMade("Start")
 	if g.state.Load() != stateOpen {
 		panic("shard: Start after Shutdown or Close")
 	}
@@ -105,7 +107,18 @@ func (g *Group) Start() {
 }
 
 // Len returns the number of shards.
-func (g *Group) Len() int { return len(g.shards) }
+func (g *Group) Len() int {
+	g.mustMade("Len")
+	return len(g.shards)
+}
+
+// mustMade panics on a Group that New did not make: its zero value has no
+// shards to run anything on.
+func (g *Group) mustMade(op string) {
+	if g == nil || g.done == nil {
+		panic("shard: " + op + " on a Group not made by New")
+	}
+}
 
 // Shard returns shard i's executor. It panics unless 0 <= i < Len().
 func (g *Group) Shard(i int) *executor.Executor { return g.shard("Shard(%d)", i).exe }
@@ -113,6 +126,9 @@ func (g *Group) Shard(i int) *executor.Executor { return g.shard("Shard(%d)", i)
 // shard returns shard i, or panics with what (a format for i) if there is
 // none.
 func (g *Group) shard(what string, i int) *shard {
+	if g == nil || g.done == nil {
+		g.mustMade(fmt.Sprintf(what, i))
+	}
 	if i < 0 || i >= len(g.shards) {
 		panic(fmt.Sprintf("shard: "+what+" on a group of %d shards", i, len(g.shards)))
 	}
@@ -125,6 +141,7 @@ func (g *Group) shard(what string, i int) *shard {
 // as random ones. Hash other keys (a string, say, with hash/maphash) to a
 // uint64 first.
 func (g *Group) Of(key uint64) int {
+	g.mustMade("Of")
 	hi, _ := bits.Mul64(mix(key), uint64(len(g.shards)))
 	return int(hi)
 }
@@ -143,6 +160,7 @@ func mix(x uint64) uint64 {
 // Current returns the index of the shard whose loop the caller holds (a
 // callback or task body of that shard), and false elsewhere.
 func (g *Group) Current() (shard int, ok bool) {
+	g.mustMade("Current")
 	me := gid.Current()
 	for i, s := range g.shards {
 		if me == s.ex.LoopG.Load() || me == s.ex.CoroG.Load() {

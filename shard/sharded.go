@@ -148,8 +148,27 @@ func fromShard[R any](g *Group, start func() *future.Future[R]) *future.Future[R
 		p.Reject(executor.ErrClosed)
 		return p.Future()
 	}
-	if err := home.Submit(func() { start().OnComplete(func(v R, err error) { p.Complete(v, err) }) }); err != nil {
+	if err := g.shards[0].ex.SubmitRunnable(&startNode[R]{start: start, p: p}, nil, 0); err != nil {
 		p.Reject(err)
 	}
 	return p.Future()
 }
+
+// startNode runs fromShard's start on shard 0. If shard 0 closes before it
+// runs, Drop fails the future, so it never stays pending.
+type startNode[R any] struct {
+	start func() *future.Future[R]
+	p     *future.Promise[R]
+}
+
+func (n *startNode[R]) Run() {
+	n.start().OnComplete(func(v R, err error) { n.p.Complete(v, err) })
+}
+
+// CatchPanic fails the future with a panic of start.
+func (n *startNode[R]) CatchPanic(v any, stack []byte) {
+	n.p.Reject(&future.PanicError{Value: v, Stack: stack})
+}
+
+// Drop fails the future: shard 0 closed before start could run.
+func (n *startNode[R]) Drop() { n.p.Reject(executor.ErrClosed) }

@@ -1,7 +1,7 @@
 // Package peers compares spindle with other projects that do the same jobs:
 // goja_nodejs's event loop, golang.org/x/sync (errgroup, semaphore),
-// sourcegraph/conc, the Go promise libraries the module proxy serves, and
-// plain Go.
+// sourcegraph/conc, the Go promise libraries the module proxy serves, gnet
+// v2, and plain Go.
 //
 // It is a module of its own (bench/peers/go.mod), so that spindle's users
 // never download the peers. Run it with
@@ -31,6 +31,11 @@
 //     waiters pending on one event. link/: spindle's pending Then links
 //     against the promise libraries' and goroutines blocked on a channel;
 //     task/: spindle's suspended tasks against the same goroutines.
+//   - Net: the bundled suite's Net cases on spindle's netio and on gnet v2
+//     (one event loop each): 64 loopback clients in a child process, one
+//     64-byte request in flight per connection (echo/) or 16 per write
+//     (pipeline/), per request; and 10,000 idle connections (idle/), bytes
+//     the server's process holds per connection.
 //
 // Each group's Note, and docs/benchmarks.md, say what the comparison leaves
 // out. go.mod pins every peer's version; each case names it (Version).

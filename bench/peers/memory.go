@@ -23,6 +23,7 @@ import (
 	jizhuozhi "github.com/jizhuozhi/go-future"
 	reugn "github.com/reugn/async"
 
+	"github.com/spindle-rt/spindle/bench/internal/netcase"
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 )
@@ -73,7 +74,7 @@ func memory(mk func() waiterSet) func(b *testing.B) {
 		b.ResetTimer()
 		for range b.N {
 			ws := mk()
-			before := liveBytes()
+			before := netcase.LiveBytes()
 			runtime.ReadMemStats(&ms)
 			m0 := ms.Mallocs
 			t0 := time.Now()
@@ -81,7 +82,7 @@ func memory(mk func() waiterSet) func(b *testing.B) {
 			elapsed += time.Since(t0)
 			runtime.ReadMemStats(&ms)
 			mallocs += int64(ms.Mallocs - m0)
-			bytes += liveBytes() - before
+			bytes += netcase.LiveBytes() - before
 			t1 := time.Now()
 			ws.release(b)
 			elapsed += time.Since(t1)

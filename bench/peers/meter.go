@@ -47,15 +47,3 @@ func (m *meter) stop(b *testing.B, unit string, units float64) {
 		b.ReportMetric(float64((cpu-m.cpu).Nanoseconds())/units, "cpu-ns/"+unit)
 	}
 }
-
-// liveBytes collects garbage and returns the bytes of live heap objects
-// plus the bytes of goroutine stacks. Two collections: the first frees the
-// stacks of goroutines that have exited, the second what the first left
-// for finalizers and cleanups.
-func liveBytes() int64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc + ms.StackInuse)
-}

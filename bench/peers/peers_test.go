@@ -20,10 +20,11 @@ func TestMain(m *testing.M) {
 		}
 	}
 	goleak.VerifyTestMain(m,
-		// ants, which chebyrash/promise imports, starts the workers of its
-		// default pool when its package is initialized; no case uses it.
-		goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*Pool).purgeStaleWorkers"),
-		goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*Pool).ticktock"),
+		// ants, which chebyrash/promise and gnet import, starts the workers
+		// of its default pool when its package is initialized; no case uses
+		// it.
+		goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*poolCommon).purgeStaleWorkers"),
+		goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*poolCommon).ticktock"),
 	)
 }
 
@@ -41,6 +42,11 @@ func BenchmarkChain(b *testing.B) { runGroup(b, "Chain") }
 
 // BenchmarkMemory runs the Memory cases: 10,000 waiters, bytes per waiter.
 func BenchmarkMemory(b *testing.B) { runGroup(b, "Memory") }
+
+// BenchmarkNet runs the Net cases: TCP servers on loopback under 64 echo or
+// pipelining clients, per request, and 10,000 idle connections, bytes per
+// connection.
+func BenchmarkNet(b *testing.B) { runGroup(b, "Net") }
 
 // TestRegistry checks the case table the runner reads.
 func TestRegistry(t *testing.T) {

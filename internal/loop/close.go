@@ -41,6 +41,7 @@ type Dropper interface {
 // can wait for the loop, so there it only begins closing; when nobody runs
 // the loop it closes it on the calling goroutine.
 func (e *Loop) Close() error {
+	e.mustMade("Close")
 	e.mu.Lock()
 	if e.phase.Load() == phaseOpen {
 		e.phase.Store(phaseDraining)
@@ -65,7 +66,10 @@ func (e *Loop) Closing() bool { return e.phase.Load() != phaseOpen }
 func (e *Loop) Closed() bool { return e.phase.Load() == phaseClosed }
 
 // Done: see executor.Executor.Done.
-func (e *Loop) Done() <-chan struct{} { return e.closed }
+func (e *Loop) Done() <-chan struct{} {
+	e.mustMade("Done")
+	return e.closed
+}
 
 // finish closes the loop from the goroutine that holds it; drop says whether
 // queued work is dropped (Close) or was drained (Shutdown).
@@ -77,7 +81,7 @@ func (e *Loop) finish(drop bool) {
 	e.hasInbox.Store(false)
 	e.mu.Unlock()
 	e.stopTimers()
-	e.watches.fire() // work off the loop that owes it a result (closewatch.go)
+	e.fireWatches() // what else owes a result: goroutines, channels, sockets (closewatch.go)
 	if e.trimTimer != nil {
 		e.trimTimer.Stop()
 	}
@@ -203,8 +207,8 @@ func (e *Loop) dropGuarded(d Dropper) {
 // memory of its queue and inbox back.
 const trimCap = 1024
 
-// trimIdle is how long a loop whose buffers are oversized stays idle before
-// it gives them back.
+// trimIdle is the spell over which the loop watches how many items it has
+// to run at once before it gives oversized buffers back.
 const trimIdle = 250 * time.Millisecond
 
 // oversized reports whether the queue or the inbox holds buffers beyond
@@ -213,16 +217,24 @@ func (e *Loop) oversized() bool {
 	return e.bigInbox || e.q.Oversized(trimCap)
 }
 
-// idleTrim gives the buffers back once the loop has gone trimIdle without a
-// busy moment (a batch or queue of trimCap/4 items or more, see busy): a
-// steady stream of bursts must not reallocate them each time. If that time
-// has not passed yet it arms a runtime timer, at most one at a time, which
-// wakes the loop to look again. Loop only.
+// idleTrim gives the buffers back, when the loop goes idle, once they have
+// stayed small for a spell: over trimIdle, the most items the loop had to
+// run at once (spellPeak, see busy) stayed under a quarter of what the
+// buffers grew to (and under trimCap/4 at least), whatever the traffic in
+// between. A steady stream of bursts keeps its buffers; a burst followed by
+// light traffic gives them back. While the spell runs it arms a runtime
+// timer, at most one at a time, which wakes the loop to look again. Loop
+// only.
 func (e *Loop) idleTrim() {
 	if !e.oversized() {
+		e.spellStart, e.spellPeak = 0, 0
 		return
 	}
-	if wait := e.lastBusy + int64(trimIdle) - mono(); wait > 0 {
+	now := mono()
+	if e.spellStart == 0 {
+		e.spellStart, e.spellPeak = now, 0 // the spell starts with the burst's end
+	}
+	if wait := e.spellStart + int64(trimIdle) - now; wait > 0 {
 		if !e.trimArmed.Load() {
 			e.trimArmed.Store(true)
 			if e.trimTimer == nil {
@@ -233,18 +245,35 @@ func (e *Loop) idleTrim() {
 		}
 		return
 	}
-	e.trim()
-}
-
-// busy records that the loop has n items to run at once; a large n puts
-// off giving the buffers back. Loop only.
-func (e *Loop) busy(n int) {
-	if n >= trimCap/4 {
-		e.lastBusy = mono()
+	small := e.spellPeak < max(trimCap/4, e.grown()/4)
+	e.spellStart, e.spellPeak = now, 0
+	if small {
+		e.trim()
 	}
 }
 
-// trimDue wakes the loop once trimIdle has passed after a burst.
+// grown returns the most items a buffer of the queue or the inbox holds
+// room for. Loop only.
+func (e *Loop) grown() int {
+	q := &e.q
+	n := max(q.front.Cap(), q.back.Cap(), q.nused*blockSize)
+	if e.bigInbox {
+		e.mu.Lock()
+		n = max(n, e.inbox.nfree*blockSize)
+		e.mu.Unlock()
+	}
+	return n
+}
+
+// busy records that the loop has n items to run at once, for the spell
+// that idleTrim watches. Loop only.
+func (e *Loop) busy(n int) {
+	if n > e.spellPeak {
+		e.spellPeak = n
+	}
+}
+
+// trimDue wakes the loop once a spell has passed.
 func (e *Loop) trimDue() {
 	e.trimArmed.Store(false)
 	e.signal()

@@ -33,7 +33,8 @@
 //	panic.go       panic recovery and the panic handler
 //	health.go      health: sessions, busy and idle time, the figures Stats reads
 //	watchdog.go    the watchdog goroutine: stall detection and the delay probe
-//	flush.go       flushers: callbacks at the batch boundary (package shard)
+//	flush.go       flushers: callbacks at the batch boundary (package shard, netio)
+//	io.go          the I/O seam: a loop that serves sockets sleeps in their poller (netio)
 //	locals.go      loop-local values (the slabs of package future)
 //	alloc.go       Allocation: how packages built on the loop allocate futures
 package loop

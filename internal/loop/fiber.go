@@ -57,8 +57,10 @@ type Goexiter interface {
 }
 
 // ErrGoexit is what the panic handler receives, and what a spawned task's
-// future fails with, when a task body calls runtime.Goexit.
-var ErrGoexit = errors.New("executor: runtime.Goexit called in a task body")
+// future fails with, when a task body or a callback on the loop calls
+// runtime.Goexit (a continuation's future fails with a *PanicError that
+// wraps it).
+var ErrGoexit = errors.New("executor: runtime.Goexit called on the loop")
 
 // Interrupter is implemented by a FiberBody that wants to know, on the loop,
 // when the executor closes while the fiber is suspended; the fiber is then

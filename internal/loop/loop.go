@@ -30,7 +30,8 @@ package loop
 // Wake-ups: the loop sets sleeping under mu before it blocks on wake; a
 // submitter that appends while sleeping is set clears it and sends one token
 // on wake (capacity 1), so no wake-up is lost and a busy loop costs a
-// submitter no channel operation.
+// submitter no channel operation. A loop that serves sockets sleeps in its
+// IO instead, and the token goes to IO.Wake (io.go).
 
 import (
 	"errors"
@@ -98,17 +99,19 @@ type Loop struct {
 	frame.Holder // who holds the loop, and the current frame (loop-owned)
 
 	// Loop-owned.
-	q         taskQueue
-	timers    timerHeap
-	curID     hooks.ID
-	fiber     *Fiber
-	goexited  *Fiber // a fiber whose body called runtime.Goexit, until leave
-	suspended fiberList
-	idle      []*coro
-	ran       uint64
+	q          taskQueue
+	timers     timerHeap
+	curID      hooks.ID
+	fiber      *Fiber
+	goexited   *Fiber // a fiber whose body called runtime.Goexit, until leave
+	cbGoexited bool   // a callback called runtime.Goexit, until leave
+	suspended  fiberList
+	idle       []*coro
+	ran        uint64
 
 	bigInbox   bool        // loop-owned: the inbox kept more than inboxFreeBlocks free blocks at the last take
-	lastBusy   int64       // loop-owned: mono() when the loop last had trimCap/4 items or more to run
+	spellStart int64       // loop-owned: mono() when idleTrim's spell began (0: none runs)
+	spellPeak  int         // loop-owned: the most items the loop had to run at once in the spell
 	trimTimer  *time.Timer // loop-owned: wakes an idle loop to give oversized buffers back
 	trimArmed  atomic.Bool // trimTimer is running
 	sleepTimer *time.Timer // loop-owned: wakes a sleeping loop for the next timer
@@ -119,6 +122,7 @@ type Loop struct {
 	hasInbox atomic.Bool
 	phase    atomic.Int32
 	wake     chan struct{}
+	io       ioState // the socket poller the loop sleeps in, once it serves sockets (io.go)
 
 	running atomic.Bool   // a goroutine runs the loop (Run, Start, RunUntilIdle, draining Shutdown)
 	stopReq atomic.Bool   // Run's ctx ended or Shutdown's ctx expired: close without draining
@@ -141,8 +145,9 @@ type Loop struct {
 	locals       []localEntry // loop-owned
 	flushers     []Flusher    // loop-owned: called at every batch boundary (flush.go)
 	hooks        hookState
-	health       health       // stall detection, busy and idle time, delay (health.go)
-	watches      closeWatches // told when the executor closes (closewatch.go)
+	health       health        // stall detection, busy and idle time, delay (health.go)
+	watches      closeWatches  // told when the executor closes (closewatch.go)
+	loopWatches  []*CloseWatch // loop-owned: told when the executor closes (closewatch.go)
 }
 
 // Config is what New needs to know: the settings of executor.Option.
@@ -176,6 +181,15 @@ func New(cfg Config) *Loop {
 		e.hooks.add(h)
 	}
 	return e
+}
+
+// mustMade panics on a loop that New did not make (the zero
+// executor.Executor): it has no channels to wake or close, so it could
+// neither run nor close, and work given to it would be lost.
+func (e *Loop) mustMade(op string) {
+	if e == nil || e.closed == nil {
+		panic("executor: " + op + " on an Executor not made by New")
+	}
 }
 
 // Name: see executor.Executor.Name.
@@ -251,6 +265,9 @@ func (e *Loop) Schedule(r Runnable, fr *frame.Frame, id hooks.ID) error {
 
 // submit appends it to the inbox while the phase is at most maxPhase.
 func (e *Loop) submit(it item, maxPhase int32) error {
+	if e.closed == nil {
+		e.mustMade("Submit")
+	}
 	e.mu.Lock()
 	if e.phase.Load() > maxPhase {
 		e.mu.Unlock()
@@ -268,8 +285,13 @@ func (e *Loop) submit(it item, maxPhase int32) error {
 	return nil
 }
 
-// signal leaves one wake-up token for the loop.
+// signal leaves one wake-up token for the loop: in its IO once it has
+// one (io.go), on the wake channel otherwise.
 func (e *Loop) signal() {
+	if s := e.io.p.Load(); s != nil {
+		s.io.Wake()
+		return
+	}
 	select {
 	case e.wake <- struct{}{}:
 	default:

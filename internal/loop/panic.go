@@ -82,3 +82,24 @@ func (e *Loop) handlePanic(v any, stack []byte) {
 	}
 	slog.Error("spindle: panic on the loop", "executor", e.name, "panic", v, "stack", string(stack))
 }
+
+// goexitItem handles runtime.Goexit (a t.FailNow in a test) called by the
+// running item it on the loop goroutine: the goroutine ends whatever
+// happens, but the item is not left half done. Its PanicCatcher (a
+// continuation's future) fails with ErrGoexit, the panic handler is told,
+// and cbGoexited makes leave hand the loop on to a new goroutine. A task
+// body's Goexit reaches here too, through the coroutine switch; it was
+// handled by runFiberBody (goexited is set). Loop only.
+func (e *Loop) goexitItem(it item) {
+	if e.goexited != nil {
+		return
+	}
+	e.cbGoexited = true
+	h := &e.hooks
+	h.stage, h.inflight = stageNone, nil
+	stack := debug.Stack()
+	if c, ok := it.r.(PanicCatcher); ok {
+		c.CatchPanic(ErrGoexit, stack)
+	}
+	e.handlePanic(ErrGoexit, stack)
+}

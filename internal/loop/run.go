@@ -12,7 +12,8 @@ package loop
 //     panicking task ends the batch and recoverItem reports it; Cur and
 //     curID are the running task's frame and resource id, nil and 0
 //     between tasks;
-//   - between batches poll runs the flushers, takes the inbox (unless
+//   - between batches poll runs the flushers, polls the IO without
+//     blocking while work is queued (io.go), takes the inbox (unless
 //     blocks taken earlier are still being consumed), queues due timers at
 //     the front of the queue and publishes the health figures;
 //   - stopReq (Close, or Run's ctx ending) is read before and after every
@@ -22,7 +23,8 @@ package loop
 //   - the loop sleeps only after it yielded once and still found nothing;
 //     it sets sleeping under mu after checking hasInbox, phase and stopReq
 //     under mu, so a Submit or a close that comes later sees it and sends
-//     the wake-up (loop.go);
+//     the wake-up (loop.go); a loop with an IO sleeps in it, and dispatches
+//     what it found once it is awake again (io.go);
 //   - leave hands the loop on when it must not stop: after a task called
 //     runtime.Goexit under Run or Start, to a new goroutine; when a Shutdown
 //     began while RunUntilIdle or Drive ran, to the leaving goroutine, which
@@ -42,6 +44,7 @@ func (e *Loop) Run(ctx context.Context) error {
 	if ctx == nil {
 		panic("executor: Run with nil context")
 	}
+	e.mustMade("Run")
 	if e.phase.Load() == phaseClosed {
 		return ErrClosed
 	}
@@ -53,6 +56,7 @@ func (e *Loop) Run(ctx context.Context) error {
 
 // Start: see executor.Executor.Start.
 func (e *Loop) Start() {
+	e.mustMade("Start")
 	if e.phase.Load() == phaseClosed {
 		panic("executor: Start after the executor closed")
 	}
@@ -78,6 +82,7 @@ func (e *Loop) Drive(fn func()) int {
 // step runs the loop on the calling goroutine until idle, first running
 // first (if not nil), for RunUntilIdle and Drive (named op in panics).
 func (e *Loop) step(op string, first func()) int {
+	e.mustMade(op)
 	if e.phase.Load() == phaseClosed {
 		return 0
 	}
@@ -96,6 +101,7 @@ func (e *Loop) Shutdown(ctx context.Context) error {
 	if ctx == nil {
 		panic("executor: Shutdown with nil context")
 	}
+	e.mustMade("Shutdown")
 	e.mu.Lock()
 	if e.phase.Load() == phaseOpen {
 		e.phase.Store(phaseDraining)
@@ -179,6 +185,9 @@ func (e *Loop) run(ctx context.Context, untilIdle bool, first func()) (err error
 			if e.hasInbox.Load() {
 				continue
 			}
+			if e.ioPoll() && e.q.Len() > 0 {
+				continue // I/O was ready
+			}
 			e.idleTrim()
 			return nil
 		}
@@ -212,13 +221,17 @@ func (e *Loop) yield() {
 // so waits for someone to finish the loop), the goroutine leaving finishes
 // it. abrupt says that run did not return: a panic is propagating (from
 // Drive's fn), or a task body called runtime.Goexit, which the coroutine
-// switch passes on to the loop goroutine; then the task's goroutine is gone,
-// and a loop that was running for good (Run, Start) is handed on to a new
-// goroutine, so the executor keeps serving.
+// switch passes on to the loop goroutine, or a callback did (goexitItem);
+// then the goroutine is gone, and a loop that was running for good (Run,
+// Start) is handed on to a new goroutine, so the executor keeps serving.
 func (e *Loop) leave(ctx context.Context, untilIdle, abrupt bool) {
 	handOn := false
 	if abrupt && e.goexited != nil {
 		e.forgetGoexited()
+		handOn = !untilIdle
+	}
+	if abrupt && e.cbGoexited {
+		e.cbGoexited = false
 		handOn = !untilIdle
 	}
 	e.publish()
@@ -243,13 +256,22 @@ func (e *Loop) leave(ctx context.Context, untilIdle, abrupt bool) {
 // id 0 (every task, while no hooks are registered) costs one branch.
 func (e *Loop) runBatch() {
 	var cur item
+	finished := false
 	defer func() {
+		if finished {
+			return
+		}
 		if v := recover(); v != nil {
 			e.recoverItem(cur, v, debug.Stack())
-			e.Cur, e.curID = nil, 0
+		} else {
+			e.goexitItem(cur) // neither returned nor panicked: runtime.Goexit
 		}
+		e.Cur, e.curID = nil, 0
 	}()
 	for range batchSize {
+		if e.stopReq.Load() {
+			break // Close from the last task, or from anywhere: drop the rest
+		}
 		var it item
 		var ok bool
 		if e.q.OnlyBack() {
@@ -274,6 +296,7 @@ func (e *Loop) runBatch() {
 		}
 	}
 	e.Cur, e.curID = nil, 0
+	finished = true
 }
 
 // poll calls the flushers (flush.go), takes in submitted work and queues
@@ -281,6 +304,9 @@ func (e *Loop) runBatch() {
 // local work delays neither by more than a batch.
 func (e *Loop) poll() {
 	e.flush()
+	if e.q.Len() > 0 {
+		e.ioPoll() // a busy loop sees I/O without sleeping (io.go)
+	}
 	if e.hasInbox.Load() {
 		e.takeInbox()
 	}
@@ -324,7 +350,16 @@ func (e *Loop) sleep(ctxDone <-chan struct{}) {
 	e.sleeping = true
 	e.mu.Unlock()
 	e.idleBegin()
-	if d, ok := e.timers.next(); ok {
+	d, ok := e.timers.next()
+	if !ok {
+		d = -1
+	} else if d < 0 {
+		d = 0
+	}
+	inIO := e.ioSleep(d) // a loop that serves sockets waits for them too (io.go)
+	switch {
+	case inIO:
+	case ok:
 		// One reusable runtime timer: with Go 1.23's timers (go.mod says
 		// 1.24) Reset and Stop leave no stale value in its channel.
 		if e.sleepTimer == nil {
@@ -338,7 +373,7 @@ func (e *Loop) sleep(ctxDone <-chan struct{}) {
 		case <-ctxDone:
 		}
 		e.sleepTimer.Stop()
-	} else {
+	default:
 		select {
 		case <-e.wake:
 		case <-ctxDone:
@@ -348,4 +383,7 @@ func (e *Loop) sleep(ctxDone <-chan struct{}) {
 	e.mu.Lock()
 	e.sleeping = false
 	e.mu.Unlock()
+	if inIO {
+		e.ioDispatch()
+	}
 }

@@ -12,7 +12,11 @@ package loop
 //   - a stopped timer may stay in the heap until the loop pops it or
 //     compacts the heap (when stopped entries outnumber pending ones), so
 //     Stop costs one atomic operation and takes no lock;
-//   - timersActive counts pending timers for Stats.
+//   - timersActive counts pending timers for Stats;
+//   - the heap's backing array follows live timers: once it holds fewer
+//     than a quarter of its capacity (beyond minTimerCap) it is copied into
+//     one twice the size of what it holds (shrink), so a burst of timers
+//     that fired or were stopped gives its memory back.
 
 import (
 	"sync/atomic"
@@ -81,6 +85,7 @@ func (e *Loop) AfterFuncClose(d time.Duration, fn, closed func()) *Timer {
 	if fn == nil {
 		panic("executor: AfterFunc with nil func")
 	}
+	e.mustMade("AfterFunc")
 	t := &Timer{e: e, fn: fn, closed: closed, when: mono() + int64(d)}
 	if e.phase.Load() == phaseClosed {
 		t.state.Store(timerStopped) // the timers are gone: it never fires
@@ -127,6 +132,9 @@ func (t *timerAdd) Run() {
 
 // Stop: see executor.Timer.Stop.
 func (t *Timer) Stop() bool {
+	if t.e == nil {
+		panic("executor: Stop of a Timer not made by AfterFunc")
+	}
 	if t.state.CompareAndSwap(timerPending, timerStopped) {
 		t.e.timersActive.Add(-1)
 		return true
@@ -149,6 +157,7 @@ func (e *Loop) fireTimers() {
 			e.q.PushUrgent(item{r: (*timerRun)(t), fr: t.fr, id: t.id})
 		}
 	}
+	h.shrink()
 }
 
 // stopTimers drops every timer; called when the executor closes.
@@ -160,7 +169,7 @@ func (e *Loop) stopTimers() {
 		}
 	}
 	clear(e.timers.items)
-	e.timers.items = e.timers.items[:0]
+	e.timers.items = nil
 }
 
 // timerHeap is a binary min-heap of timers by (when, seq).
@@ -200,6 +209,7 @@ func (h *timerHeap) next() (time.Duration, bool) {
 	for len(h.items) > 0 && h.items[0].state.Load() != timerPending {
 		h.pop()
 	}
+	h.shrink()
 	if len(h.items) == 0 {
 		return 0, false
 	}
@@ -208,6 +218,22 @@ func (h *timerHeap) next() (time.Duration, bool) {
 		d = 0
 	}
 	return d, true
+}
+
+// minTimerCap is the capacity of the heap's array that shrink leaves alone.
+const minTimerCap = 256
+
+// shrink copies the heap into a smaller array once it holds fewer than a
+// quarter of its array's capacity: at most one copy per halving of the
+// live timers, so the cost is amortised over the pops that emptied it.
+func (h *timerHeap) shrink() {
+	if c := cap(h.items); c > minTimerCap && len(h.items) < c/4 {
+		if len(h.items) == 0 {
+			h.items = nil
+			return
+		}
+		h.items = append(make([]*Timer, 0, 2*len(h.items)), h.items...)
+	}
 }
 
 // compact removes stopped timers and restores the heap order.
@@ -223,6 +249,7 @@ func (h *timerHeap) compact() {
 	for i := len(kept)/2 - 1; i >= 0; i-- {
 		h.down(i)
 	}
+	h.shrink()
 }
 
 func (h *timerHeap) swap(i, j int) {

@@ -7,8 +7,10 @@
 // functions, hand work to the loop with future.Call, spawn tasks (which
 // Yield, Sleep, send and receive on shared channels, Select, and await other
 // futures), await futures other workers made (with no deadline, a short one
-// or a cancelled context), Cancel them, chain Then on them, and send or
-// receive through channel futures. Some rounds add tasks that never stop on
+// or a cancelled context), Cancel them, chain Then on them, put a short
+// Timeout on them, call across a two-shard group (MapReduce over both
+// shards, Invoke on one) from outside it, and send or receive through
+// channel futures. Some rounds add tasks that never stop on
 // their own: two that ping-pong over a channel and one that loops on Yield.
 // At a random moment the round ends with Close or Shutdown (random
 // deadline), made from a goroutine or from the loop itself; the workers go
@@ -16,10 +18,13 @@
 // returned, every task body had returned when it did, every Await returned
 // with an outcome the contract allows, every accepted Submit ran exactly once
 // when Shutdown drained (at most once after a Close), no rejected Submit ran,
-// every future handed between goroutines is complete (or its Await says
-// executor.ErrClosed), anything asked of the closed executor fails at once,
+// every future handed between goroutines (Call, Spawn, Sleep, Then,
+// Timeout, shard calls) is complete and its OnComplete callback has run, a
+// channel future whose Await said executor.ErrClosed is complete, anything
+// asked of the closed executor fails at once,
 // no withdrawn send delivered its item, no item arrived twice, and no
-// goroutine is left.
+// goroutine is left. Between rounds, the live heap must come back to
+// within 4 MiB of where it was before the round.
 //
 // The test runs rounds until its time budget is spent: 45 s, 5 s with
 // -short. Every wait has a watchdog (10 s, less near the end of the

@@ -14,6 +14,7 @@ import (
 	"github.com/spindle-rt/spindle/channel"
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/shard"
 )
 
 type counter int
@@ -35,6 +36,8 @@ const (
 	cYield
 	cSleep
 	cThen
+	cTimeout
+	cShard
 	cCancel
 	cSent
 	cWithdrawn
@@ -59,11 +62,11 @@ func (t *tally) summary() string {
 	g := t.get
 	return fmt.Sprintf("awaits %d (ok %d, ErrClosed %d, ctx %d, canceled %d, panic %d); "+
 		"submits accepted %d, rejected %d, run %d, dropped by Close %d; calls %d; "+
-		"tasks %d (bodies run %d, yields %d); sleeps %d; thens %d; cancels %d; "+
+		"tasks %d (bodies run %d, yields %d); sleeps %d; thens %d; timeouts %d; shard calls %d; cancels %d; "+
 		"items sent %d, withdrawn %d, received %d; panic handler %d",
 		g(cAwait), g(cAwaitOK), g(cAwaitClosed), g(cAwaitCtx), g(cAwaitCanceled), g(cAwaitPanic),
 		g(cSubmitOK), g(cSubmitRejected), g(cSubmitRun), g(cSubmitDropped), g(cCall),
-		g(cTask), g(cBody), g(cYield), g(cSleep), g(cThen), g(cCancel),
+		g(cTask), g(cBody), g(cYield), g(cSleep), g(cThen), g(cTimeout), g(cShard), g(cCancel),
 		g(cSent), g(cWithdrawn), g(cRecv), g(cPanicHandler))
 }
 
@@ -78,6 +81,8 @@ type submitRec struct {
 type handed interface {
 	what() string
 	ready() bool
+	observe()                                        // registers the OnComplete callback that observed reports
+	observed() bool                                  // its OnComplete callback ran
 	await(r *round, ctx, task context.Context) error // await and judge the outcome
 	cancel(r *round)
 }
@@ -91,12 +96,16 @@ type entry[T comparable] struct {
 	never    bool          // never completes with a value (the tasks that run for ever)
 	task     bool          // a task: its ctx is cancelled when the executor closes
 	panics   any           // the value its fn panics with, if it does
-	src      *entry[int64] // Then: the future it hangs on
+	src      *entry[int64] // Then, Timeout: the future it hangs on
+	timeout  bool          // a Timeout: may fail with future.ErrTimeout
 	canceled atomic.Bool   // Cancel was called on it
+	done     atomic.Bool   // its OnComplete callback ran
 }
 
-func (e *entry[T]) what() string { return fmt.Sprintf("%s #%d", e.kind, e.id) }
-func (e *entry[T]) ready() bool  { return e.f.Ready() }
+func (e *entry[T]) what() string   { return fmt.Sprintf("%s #%d", e.kind, e.id) }
+func (e *entry[T]) ready() bool    { return e.f.Ready() }
+func (e *entry[T]) observed() bool { return e.done.Load() }
+func (e *entry[T]) observe()       { e.f.OnComplete(func(T, error) { e.done.Store(true) }) }
 
 // await awaits e with ctx, from a goroutine (task is nil) or in a task
 // (task is the task's own context).
@@ -117,8 +126,14 @@ func (e *entry[T]) allows(err error) bool {
 	if pe := (*future.PanicError)(nil); errors.As(err, &pe) {
 		return e.panics != nil && pe.Value == e.panics
 	}
+	if errors.Is(err, future.ErrTimeout) {
+		return e.timesOut()
+	}
 	return errors.Is(err, context.Canceled) && e.mayBeCanceled()
 }
+
+// timesOut reports whether e is a Timeout or hangs on one.
+func (e *entry[T]) timesOut() bool { return e.timeout || e.src != nil && e.src.timesOut() }
 
 func (e *entry[T]) mayBeCanceled() bool {
 	return e.task || e.canceled.Load() || e.src != nil && e.src.mayBeCanceled()
@@ -180,6 +195,7 @@ func ctxError(err error, ctxs []context.Context) bool {
 }
 
 func (r *round) hand(h handed) {
+	h.observe()
 	r.mu.Lock()
 	r.pool = append(r.pool, h)
 	r.mu.Unlock()
@@ -213,6 +229,8 @@ var ops = []op{
 	}},
 	{"sleep", 6, (*round).sleep},
 	{"then", 6, (*round).then},
+	{"timeout", 5, (*round).timeout},
+	{"shard", 4, (*round).shardOp},
 	{"channel", 12, (*round).chanFutures},
 }
 
@@ -318,6 +336,34 @@ func (r *round) then(rng *rand.Rand) {
 	e := &entry[int64]{kind: "then", id: r.nextID.Add(1), want: src.want + 1, never: src.never, panics: src.panics, src: src}
 	e.f = future.Then(src.f, func(v int64) (int64, error) { return v + 1, nil })
 	r.n.inc(cThen)
+	r.hand(e)
+}
+
+// timeout puts a short deadline on a handed future: the Timeout may expire,
+// copy the future's outcome, or still be pending when the executor closes
+// (then it fails with executor.ErrClosed).
+func (r *round) timeout(rng *rand.Rand) {
+	src, ok := r.pick(rng).(*entry[int64])
+	if !ok {
+		return
+	}
+	e := &entry[int64]{kind: "timeout", id: r.nextID.Add(1), want: src.want, never: src.never, panics: src.panics, src: src, timeout: true}
+	e.f = future.Timeout(src.f, upTo(rng, 3*time.Millisecond))
+	r.n.inc(cTimeout)
+	r.hand(e)
+}
+
+// shardOp makes a call across the round's shard group from outside it:
+// MapReduce over every shard, or a Call to one, racing the group's close.
+func (r *round) shardOp(rng *rand.Rand) {
+	e := &entry[int64]{kind: "mapreduce", id: r.nextID.Add(1), want: 3}
+	if rng.IntN(2) == 0 {
+		e.f = shard.MapReduce(r.svc, func(v *int64) (int64, error) { return *v, nil }, 0, func(a, v int64) int64 { return a + v })
+	} else {
+		e.kind, e.want = "shard call", 2
+		e.f = shard.Invoke(r.svc, 1, func(v *int64) (int64, error) { return *v, nil })
+	}
+	r.n.inc(cShard)
 	r.hand(e)
 }
 
@@ -548,6 +594,11 @@ func settle[T any](r *round, ctx context.Context, f *future.Future[T]) (v T, err
 	}
 	if err == nil {
 		return v, nil, true
+	}
+	if errors.Is(err, executor.ErrClosed) {
+		if _, ok := <-r.ex.Done(); !ok && !f.Ready() {
+			r.fail("future-ready-after-close", "channel future: pending after its executor closed")
+		}
 	}
 	if !f.Ready() {
 		cancelled(r, "channel future", f)

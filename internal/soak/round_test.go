@@ -33,6 +33,7 @@ import (
 	"github.com/spindle-rt/spindle/channel"
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/shard"
 )
 
 const (
@@ -74,6 +75,8 @@ type round struct {
 	pingPong     bool          // two tasks exchange items for ever
 	spinner      bool          // a task loops on Yield for ever
 	chans        []*channel.Chan[int64]
+	group        *shard.Group          // two shards, closed with the executor
+	svc          *shard.Sharded[int64] // shard i's instance holds i+1
 
 	ctx     context.Context // ends only on abort
 	cancel  context.CancelFunc
@@ -156,6 +159,9 @@ func (r *round) run(ignore goleak.Option) bool {
 	for _, c := range []int{0, 1, 4} {
 		r.chans = append(r.chans, channel.New[int64](r.ex, c))
 	}
+	r.group = shard.New(2, executor.WithName(fmt.Sprintf("soak-%d-shard", r.index)))
+	r.group.Start()
+	r.svc = shard.NewSharded(r.group, func(i int) *int64 { v := int64(i + 1); return &v })
 	r.startForever()
 	maxOps := 100 + r.rng.IntN(1500)
 	r.closeAt = 1 + r.rng.Int64N(int64(workers*maxOps))
@@ -227,6 +233,7 @@ func (r *round) doClose() {
 		r.drained.Store(ex.Shutdown(ctx) == nil)
 	}
 	_ = ex.Close() // after a Shutdown, as with http.Server: Close if it did not finish
+	_ = r.group.Close()
 }
 
 // within waits for done at most d.
@@ -352,6 +359,8 @@ func (r *round) checkHanded() {
 	for _, h := range r.pool {
 		if !h.ready() {
 			r.fail("future-ready-after-close", "%s: pending after Close", h.what())
+		} else if !h.observed() {
+			r.fail("oncomplete-ran", "%s: complete, but its OnComplete callback did not run", h.what())
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -76,6 +78,7 @@ func TestSoak(t *testing.T) {
 	start := time.Now()
 	rounds := 0
 	for time.Since(start) < b && (*roundsFlag == 0 || rounds < *roundsFlag) {
+		before := spindletest.HeapInUse()
 		r := newRound(rounds, seed, rec, watchdog(start, b))
 		ok := r.run(ignore)
 		t.Log(r.line())
@@ -87,10 +90,20 @@ func TestSoak(t *testing.T) {
 			break
 		}
 		seed = nextSeed(seed)
+		// Once its burst is over, a round leaves nothing behind.
+		index, rseed, desc := r.index, r.seed, r.describe()
+		r = nil
+		if grown := spindletest.HeapInUse() - before; grown > maxHeapGrowth {
+			rec.t.Errorf("round %d (seed %#x, %s): the heap grew by %d B over the round, want under %d", index, rseed, desc, grown, maxHeapGrowth)
+		}
 	}
 	t.Logf("soak: %d rounds in %v; %s; %s", rounds, time.Since(start).Round(time.Millisecond), total.summary(), modeSummary(modes))
 	rec.report(rounds)
 }
+
+// maxHeapGrowth bounds how much the live heap may grow over a round, from
+// before its executor is made to after everything it made is dropped.
+const maxHeapGrowth = 4 << 20
 
 // recorder collects check failures over all rounds: each check is reported
 // once, with how often it failed and its first failure.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -101,4 +102,30 @@ func Parallel(n int, fn func(i int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// HeapInUse returns the live heap after two full collections (the second
+// one frees what finalizers and cleanups of the first released), for
+// tests that check that memory follows live work.
+func HeapInUse() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+// Scale returns how many of full operations a test should make in this
+// build, so that a memory test stays fast where every operation costs
+// more: full, a quarter of it under the race detector, a twentieth with
+// the portable goroutine identity (which asks the runtime for the
+// caller's stack at every loop-only call).
+func Scale(full int) int {
+	switch {
+	case PortableGoroutineID:
+		return full / 20
+	case RaceEnabled:
+		return full / 4
+	}
+	return full
 }

@@ -1,0 +1,252 @@
+package netcase
+
+// The parent's side of the load generator (Clients) and the child's
+// command loop. The protocol between them, one line each way:
+//
+//	dial ADDR N        open N more connections to ADDR and make one
+//	                   round trip on each; answer "ok"
+//	run ROUNDS DEPTH   make ROUNDS round trips of DEPTH requests spread over
+//	                   every open connection; answer "ok"
+//	(end of input)     close every connection and exit 0
+//
+// An error is answered "err MESSAGE", and the child exits 1.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/spindle-rt/spindle/executor"
+)
+
+// Size is the size of a request and of its reply.
+const Size = 64
+
+// Conns is how many client connections the request cases load a server
+// with.
+const Conns = 64
+
+// Depth is how many requests the pipeline cases write at a time.
+const Depth = 16
+
+// ChildEnv is the environment variable that makes a process the load
+// generator (value "1").
+const ChildEnv = "SPINDLE_NETCASE_CLIENT"
+
+// ServerEnv is the environment variable that makes a process serve alone
+// (value "spindle" or "go_net"), for counting the server's system calls
+// apart from the clients' (syscalls.sh): it prints the server's address,
+// serves until its input ends, and exits.
+const ServerEnv = "SPINDLE_NETCASE_SERVER"
+
+func init() {
+	if os.Getenv(ChildEnv) == "1" {
+		os.Exit(childMain(os.Stdin, os.Stdout))
+	}
+	if name := os.Getenv(ServerEnv); name != "" {
+		os.Exit(serverMain(name, os.Stdin, os.Stdout))
+	}
+}
+
+// serverMain serves the server named name until in ends; it returns the
+// exit status.
+func serverMain(name string, in io.Reader, out io.Writer) int {
+	var srv Server
+	var err error
+	switch name {
+	case "spindle":
+		srv, err = ServeSpindle(executor.New())
+	case "go_net":
+		srv, err = ServeGoNet()
+	default:
+		err = fmt.Errorf("unknown server %q (want spindle or go_net)", name)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "netcase:", err)
+		return 2
+	}
+	fmt.Fprintln(out, srv.Addr())
+	io.Copy(io.Discard, in)
+	if err := srv.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "netcase:", err)
+		return 1
+	}
+	return 0
+}
+
+// pattern returns depth requests, back to back: the bytes a round writes,
+// and the bytes its replies must read.
+func pattern(depth int) []byte {
+	p := make([]byte, depth*Size)
+	for i := range p {
+		p[i] = 'a' + byte(i%Size%26)
+	}
+	return p
+}
+
+// driver is the child's client: driverLinux or driverNet.
+type driver interface {
+	// dial opens n more connections to addr and makes one round trip of
+	// one request on each.
+	dial(addr string, n int) error
+	// run makes rounds round trips of depth requests over every open
+	// connection.
+	run(rounds, depth int) error
+	// close closes every connection.
+	close()
+}
+
+// childMain is the child's command loop over in and out; it returns the
+// exit status.
+func childMain(in io.Reader, out io.Writer) int {
+	raiseFileLimit()
+	d := newDriver()
+	defer d.close()
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		err := command(d, strings.Fields(sc.Text()))
+		if err != nil {
+			fmt.Fprintf(out, "err %v\n", err)
+			return 1
+		}
+		fmt.Fprintln(out, "ok")
+	}
+	return 0
+}
+
+// command runs one command line, split in words.
+func command(d driver, f []string) error {
+	if len(f) != 3 {
+		return fmt.Errorf("bad command %q", f)
+	}
+	switch f[0] {
+	case "dial":
+		n, err := strconv.Atoi(f[2])
+		if err != nil || n < 0 {
+			return fmt.Errorf("bad count %q", f[2])
+		}
+		return d.dial(f[1], n)
+	case "run":
+		rounds, err1 := strconv.Atoi(f[1])
+		depth, err2 := strconv.Atoi(f[2])
+		if err1 != nil || err2 != nil || rounds < 0 || depth < 1 {
+			return fmt.Errorf("bad run %q", f)
+		}
+		return d.run(rounds, depth)
+	}
+	return fmt.Errorf("unknown command %q", f[0])
+}
+
+// Clients is the parent's handle on one load generator process.
+type Clients struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	mu   sync.Mutex // serializes commands
+	open int        // connections opened
+	err  error      // the first failure; every later command returns it
+}
+
+// StartClients starts a load generator process with no connections yet.
+// Close it when done (it is closed by b's cleanup too).
+func StartClients(b testing.TB) *Clients {
+	b.Helper()
+	c, err := startClients()
+	if err != nil {
+		b.Fatalf("netcase: starting the clients: %v", err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return c
+}
+
+func startClients() (*Clients, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), ChildEnv+"=1")
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &Clients{cmd: cmd, in: in, out: bufio.NewReader(out)}, nil
+}
+
+// do sends one command and reads its answer.
+func (c *Clients) do(format string, args ...any) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return c.err
+	}
+	if c.in == nil {
+		return errors.New("netcase: clients: used after Close")
+	}
+	if _, err := fmt.Fprintf(c.in, format+"\n", args...); err != nil {
+		c.err = fmt.Errorf("netcase: clients: %w", err)
+		return c.err
+	}
+	line, err := c.out.ReadString('\n')
+	switch {
+	case err != nil:
+		c.err = fmt.Errorf("netcase: clients: %w (the process ended?)", err)
+	case line != "ok\n":
+		c.err = fmt.Errorf("netcase: clients: %s", strings.TrimSpace(strings.TrimPrefix(line, "err ")))
+	}
+	return c.err
+}
+
+// Dial opens n more connections to addr (a TCP address) and makes one
+// round trip of one request on each, so that each has been accepted and
+// served once.
+func (c *Clients) Dial(addr string, n int) error {
+	if err := c.do("dial %s %d", addr, n); err != nil {
+		return err
+	}
+	c.open += n
+	return nil
+}
+
+// Run makes ceil(requests/depth) round trips of depth requests each,
+// spread over every open connection, and returns the number of requests
+// made (a multiple of depth, at least requests).
+func (c *Clients) Run(requests, depth int) (int, error) {
+	if c.open == 0 {
+		return 0, errors.New("netcase: Run with no connection open")
+	}
+	rounds := (requests + depth - 1) / depth
+	return rounds * depth, c.do("run %d %d", rounds, depth)
+}
+
+// Close ends the process, which closes its connections, and waits for it.
+// It is idempotent.
+func (c *Clients) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.in == nil {
+		return nil
+	}
+	c.in.Close()
+	c.in = nil
+	err := c.cmd.Wait()
+	if c.err == nil && err != nil {
+		c.err = fmt.Errorf("netcase: clients: %w", err)
+	}
+	return err
+}

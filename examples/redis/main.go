@@ -1,0 +1,69 @@
+// Command redis is a Redis-compatible server (RESP2) on spindle: one shard
+// per core, each key owned by one shard, connections served by the loops
+// themselves through netio.
+//
+//	go run ./examples/redis -addr 127.0.0.1:6380
+//	redis-cli -p 6380 set greeting hello
+//	redis-benchmark -p 6380 -t set,get -P 16 -r 1000000
+//
+// See README.md for the commands it knows, the limits and how it compares
+// with redis-server.
+package main
+
+import (
+	"context"
+	"flag"
+	"log"
+	"net/http"
+	_ "net/http/pprof"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"syscall"
+	"time"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:6380", "listen address")
+	shards := flag.Int("shards", 0, "number of shards (0: GOMAXPROCS)")
+	maxBulk := flag.Int64("proto-max-bulk-len", DefaultMaxBulk, "longest argument, in bytes")
+	outLimit := flag.Int("client-output-buffer-limit", 64<<20, "unread reply bytes past which a connection is closed")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file until shutdown")
+	debugAddr := flag.String("debug", "", "serve net/http/pprof on this address (for example 127.0.0.1:6060)")
+	flag.Parse()
+
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
+	if *debugAddr != "" {
+		go func() { log.Print(http.ListenAndServe(*debugAddr, nil)) }()
+	}
+
+	s := NewServer(Config{Shards: *shards, MaxBulk: *maxBulk, OutputLimit: *outLimit})
+	if err := s.Listen("tcp", *addr); err != nil {
+		s.Close()
+		log.Fatal(err)
+	}
+	log.Printf("listening on %s with %d shards", s.Addr(), s.g.Len())
+
+	stop, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	<-stop.Done()
+	// Stop accepting, let in-flight requests answer, then close the shards;
+	// past the deadline everything closes at once.
+	ctx, done := context.WithTimeout(context.Background(), 5*time.Second)
+	defer done()
+	if err := s.Shutdown(ctx); err != nil {
+		log.Print(err)
+	}
+}

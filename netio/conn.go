@@ -1,0 +1,580 @@
+package netio
+
+// A connection's state, shared by every backend.
+//
+// Invariants:
+//   - everything below "loop-owned" is read and written only by the
+//     goroutine that holds the connection's loop; calls from elsewhere
+//     (Recv, Close) reach it through the loop's inbox, as runnables that
+//     fail their future with executor.ErrClosed if the loop closes first;
+//   - bytes are read from the socket only by receive, which runs only for
+//     a receive that is pending (a queued Recv, a PollRecv, a TryRecv), so
+//     an owner that stops receiving leaves the bytes in the kernel and the
+//     peer is held back by TCP flow control;
+//   - rbuf[:held] are bytes read but not yet delivered (their Recv was
+//     cancelled); otherwise the bytes in rbuf are those the last receive
+//     returned, and the next receive may overwrite them;
+//   - written counts the bytes Write accepted and taken the bytes the kernel
+//     has taken, so Buffered is written-taken; each flush waiter waits for
+//     taken to reach the written of its Flush, and waiters are queued in
+//     that order;
+//   - rerr, once set, is the error of every later receive (io.EOF, the
+//     socket's error, net.ErrClosed after Close, executor.ErrClosed after
+//     the executor closed); werr likewise for writes and flushes;
+//   - released is set once, when the socket is closed; from then on no
+//     receive, write or flush is pending and the connection holds no
+//     buffer.
+
+import (
+	"errors"
+	"io"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/loop"
+)
+
+// Conn is a TCP or Unix connection served by one executor's loop. Make one
+// with Listener.Accept or Dial. Its receives and write completions are
+// events of that loop. Recv, Close and the address and executor getters
+// may be called from any goroutine; the other methods are loop-only (a
+// callback or task body of the executor) and panic elsewhere.
+//
+// A Conn is a merge.Stream[[]byte] and a future.Poller[[]byte] through
+// PollRecv, so merge.Merge and future.Next receive from it.
+type Conn struct {
+	lp *loop.Loop
+	r  *reactor
+
+	// loop-owned
+	rbuf     []byte
+	recvq    []*future.Promise[[]byte]
+	pollw    executor.Waker
+	out      []byte
+	rerr     error
+	werr     error
+	written  uint64
+	taken    uint64
+	limit    int
+	linger   time.Duration
+	ext      *connExt // what only some connections need
+	held     int32
+	closeReq atomic.Bool // Close was asked from off the loop
+	addrs    bool        // the addresses are in ext (set at creation, then read-only); else inline in sk
+	pumping  bool        // a pump runnable is queued
+	dirty    bool
+	closing  bool // Close has begun: output is being sent, then the socket closes
+	wshut    bool // CloseWrite has been asked
+	wshutOK  bool // the write side has been shut
+	released bool
+
+	sk sock // the backend's part
+}
+
+// connExt holds the state of a connection that is flushed, lingers or is
+// being dialled: kept apart so an idle connection is smaller.
+type connExt struct {
+	laddr   net.Addr // when c.addrs: set before c is shared, then read-only
+	raddr   net.Addr
+	flushq  []flushWait
+	lingerT *executor.Timer
+	dialExt // the backend's dial state
+}
+
+// newConnOf returns a connection whose addresses are laddr and raddr, or,
+// when both are nil, kept inline by the backend.
+func newConnOf(laddr, raddr net.Addr) *Conn {
+	if laddr == nil && raddr == nil {
+		return &Conn{}
+	}
+	return &Conn{addrs: true, ext: &connExt{laddr: laddr, raddr: raddr}}
+}
+
+// x returns c's extension, making it on first use.
+func (c *Conn) x() *connExt {
+	if c.ext == nil {
+		c.ext = &connExt{}
+	}
+	return c.ext
+}
+
+// flushq returns the pending flushes.
+func (c *Conn) flushq() []flushWait {
+	if c.ext == nil {
+		return nil
+	}
+	return c.ext.flushq
+}
+
+type flushWait struct {
+	target uint64
+	p      *future.Promise[struct{}]
+}
+
+// attach finishes making a connection on its loop; the reactor closes it
+// with the executor (the backend keeps it in its table of sockets). Loop
+// only. It returns false (and the caller closes the socket) once the
+// executor has closed.
+func (c *Conn) attach(r *reactor, cfg *listenConfig) bool {
+	c.r, c.lp = r, r.lp
+	c.limit, c.linger = cfg.outputLimit, cfg.linger
+	if r.closed {
+		return false
+	}
+	r.conns++
+	return true
+}
+
+// interrupt closes the connection at once when the executor closes: what
+// is pending fails with executor.ErrClosed.
+func (c *Conn) interrupt() {
+	c.lastWrite()
+	c.abort(executor.ErrClosed)
+}
+
+func (c *Conn) check(op string) {
+	if c == nil {
+		panic("netio: " + op + " on nil *Conn")
+	}
+}
+
+// mustLoop panics unless the caller holds c's loop.
+func (c *Conn) mustLoop(op string) {
+	if c == nil {
+		panic("netio: " + op + " on nil *Conn")
+	}
+	if !c.lp.OnLoop() {
+		panic("netio: Conn." + op + " called from a goroutine that does not hold the connection's loop; use Submit")
+	}
+}
+
+// Executor returns the executor whose loop serves c.
+func (c *Conn) Executor() *executor.Executor { c.check("Executor"); return c.exe() }
+
+func (c *Conn) exe() *executor.Executor { return (*executor.Executor)(c.lp) }
+
+// LocalAddr returns the local address of c.
+func (c *Conn) LocalAddr() net.Addr {
+	c.check("LocalAddr")
+	if c.addrs {
+		return c.ext.laddr
+	}
+	return c.sk.addr(false)
+}
+
+// RemoteAddr returns the address of c's peer.
+func (c *Conn) RemoteAddr() net.Addr {
+	c.check("RemoteAddr")
+	if c.addrs {
+		return c.ext.raddr
+	}
+	return c.sk.addr(true)
+}
+
+// Recv returns a future of the next bytes received on c (at least one).
+// The slice is c's own buffer: it stays valid until the next receive on c
+// (Recv, TryRecv, PollRecv) and must be copied to be kept. The future fails
+// with io.EOF once the peer has closed its side and everything before was
+// received, with net.ErrClosed once c is closed, with the socket's error on
+// a failure (errors.Is(err, syscall.ECONNRESET) on a reset), and with
+// executor.ErrClosed once the executor has closed. Bytes are read from the
+// socket only while a receive is pending. Several Recvs may be pending;
+// they are served in order, each after the callbacks of the one before
+// have run. Cancelling a pending Recv loses no bytes. Any goroutine.
+func (c *Conn) Recv() *future.Future[[]byte] {
+	c.check("Recv")
+	return onLoopFuture(c.lp, c.recvOn)
+}
+
+func (c *Conn) recvOn(p *future.Promise[[]byte]) {
+	c.recvq = append(sweep(c.recvq), p)
+	if len(c.recvq) == 1 && !c.pumping {
+		c.pump()
+	}
+}
+
+// pump serves the first pending Recv if bytes (or an error) are there; the
+// next one is served by a runnable queued behind the callbacks of the
+// first, so the bytes the first returned stay valid while they run.
+func (c *Conn) pump() {
+	for len(c.recvq) > 0 {
+		b, err, ok := c.receive()
+		if !ok {
+			return
+		}
+		p := c.recvq[0]
+		copy(c.recvq, c.recvq[1:])
+		c.recvq[len(c.recvq)-1] = nil
+		c.recvq = c.recvq[:len(c.recvq)-1]
+		if err != nil {
+			p.Reject(err)
+			continue
+		}
+		if !p.Resolve(b) {
+			c.held = int32(len(b)) // cancelled meanwhile: keep the bytes for the next
+			continue
+		}
+		if len(c.recvq) > 0 && !c.pumping {
+			c.pumping = true
+			c.lp.Post(c.pumpLater)
+		}
+		return
+	}
+}
+
+// sweep drops the waiters whose futures completed while they waited (they
+// were cancelled), so receives given up leave nothing behind.
+func sweep[T any](q []*future.Promise[T]) []*future.Promise[T] {
+	k := 0
+	for _, p := range q {
+		if !p.Future().Ready() {
+			q[k] = p
+			k++
+		}
+	}
+	clear(q[k:])
+	return q[:k]
+}
+
+func (c *Conn) pumpLater() {
+	c.pumping = false
+	c.pump()
+}
+
+// receive is one receive: the next bytes, a sticky error, or !ok when
+// nothing is readable yet (the backend then calls readable once it may be).
+func (c *Conn) receive() ([]byte, error, bool) {
+	if c.held > 0 {
+		n := c.held
+		c.held = 0
+		return c.rbuf[:n], nil, true
+	}
+	if c.rerr != nil {
+		return nil, c.rerr, true
+	}
+	n, err, ok := c.readNow()
+	if !ok {
+		return nil, nil, false
+	}
+	if n > 0 {
+		if err != nil && !errors.Is(err, io.EOF) {
+			c.rerr = err
+		}
+		return c.rbuf[:n], nil, true
+	}
+	if err == nil {
+		err = io.EOF
+	}
+	c.rerr = err
+	return nil, err, true
+}
+
+// readable is called by the backend, on the loop, when bytes may have
+// arrived since a receive found none.
+func (c *Conn) readable() {
+	if len(c.recvq) > 0 && !c.pumping {
+		c.pump()
+	}
+	if w := c.pollw; w != nil {
+		c.pollw = nil
+		w.Wake()
+	}
+}
+
+// TryRecv returns bytes that are already readable on c, without waiting:
+// the same slice as Recv's, valid until the next receive. It returns false
+// when nothing is readable (or c has ended: Recv or PollRecv then says
+// why). On the portable backend a TryRecv that finds nothing asks the
+// connection's reader goroutine for the next bytes, so a later TryRecv may
+// find them. Loop only.
+func (c *Conn) TryRecv() ([]byte, bool) {
+	c.mustLoop("TryRecv")
+	b, err, ok := c.receive()
+	if !ok || err != nil {
+		return nil, false
+	}
+	return b, true
+}
+
+// PollRecv is the poll form of Recv, which makes c a merge.Stream[[]byte]
+// and a future.Poller[[]byte]: it returns the next bytes (ok), the error
+// Recv would fail with (err), or neither, and then wakes w once bytes may
+// have arrived. The slice is valid until the next receive. Loop only.
+func (c *Conn) PollRecv(w executor.Waker) ([]byte, bool, error) {
+	c.mustLoop("PollRecv")
+	if w == nil {
+		panic("netio: PollRecv with nil Waker")
+	}
+	b, err, ok := c.receive()
+	if !ok {
+		c.pollw = w
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return b, true, nil
+}
+
+// Write copies p into c's output buffer and returns len(p), nil: it never
+// blocks. The loop hands the buffer to the kernel at the end of its
+// current batch (so the replies to pipelined requests leave in one system
+// call) and the rest as the socket can take more. After Close, CloseWrite
+// or a failure it writes nothing and returns net.ErrClosed (or the
+// connection's error). A Write that would take Buffered past the output
+// limit fails the connection with ErrOutputLimit. Loop only: off the loop
+// it panics; use Submit.
+func (c *Conn) Write(p []byte) (int, error) { return write(c, "Write", p) }
+
+// WriteString is Write of a string, without converting it.
+func (c *Conn) WriteString(s string) (int, error) { return write(c, "WriteString", s) }
+
+func write[S []byte | string](c *Conn, op string, p S) (int, error) {
+	c.mustLoop(op)
+	if c.werr != nil {
+		return 0, c.werr
+	}
+	if c.closing || c.wshut {
+		return 0, net.ErrClosed
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if c.limit > 0 && c.Buffered()+len(p) > c.limit {
+		c.abort(ErrOutputLimit)
+		return 0, ErrOutputLimit
+	}
+	if c.out == nil {
+		c.out = c.r.getW()
+	}
+	c.out = append(c.out, p...)
+	c.written += uint64(len(p))
+	c.markDirty()
+	return len(p), nil
+}
+
+func (c *Conn) markDirty() {
+	if !c.dirty {
+		c.dirty = true
+		c.r.dirty = append(c.r.dirty, c)
+	}
+}
+
+// Buffered returns the number of bytes written to c but not yet taken by
+// the kernel. Loop only.
+func (c *Conn) Buffered() int {
+	c.mustLoop("Buffered")
+	return int(c.written - c.taken)
+}
+
+// SetOutputLimit sets how many bytes may wait in c's output buffer
+// (Buffered); a Write past it fails the connection with ErrOutputLimit,
+// so a peer that never reads costs its own connection only. n <= 0 means
+// no limit. The default is DefaultOutputLimit, or what WithOutputLimit
+// gave the listener. Loop only.
+func (c *Conn) SetOutputLimit(n int) {
+	c.mustLoop("SetOutputLimit")
+	c.limit = n
+}
+
+// OutputLimit returns c's output limit (0: none). Loop only.
+func (c *Conn) OutputLimit() int {
+	c.mustLoop("OutputLimit")
+	if c.limit < 0 {
+		return 0
+	}
+	return c.limit
+}
+
+// SetLinger sets how long Close keeps c open to send the output written
+// before it; d <= 0 makes Close drop unsent output. The default is
+// DefaultLinger, or what WithLinger gave the listener. Loop only.
+func (c *Conn) SetLinger(d time.Duration) {
+	c.mustLoop("SetLinger")
+	c.linger = d
+}
+
+// Flush returns a future that completes once everything written to c
+// before it has been taken by the kernel: the backpressure point (a writer
+// awaits it before producing more). It fails with the connection's error
+// if c fails or is closed first. Loop only.
+func (c *Conn) Flush() *future.Future[struct{}] {
+	c.mustLoop("Flush")
+	if c.written == c.taken {
+		if c.werr != nil && !c.closing {
+			return future.Failed[struct{}](c.exe(), c.werr)
+		}
+		return future.Resolved(c.exe(), struct{}{})
+	}
+	if c.werr != nil {
+		return future.Failed[struct{}](c.exe(), c.werr)
+	}
+	p := future.NewPromise[struct{}](c.exe())
+	x := c.x()
+	x.flushq = append(x.flushq, flushWait{c.written, p})
+	c.markDirty()
+	return p.Future()
+}
+
+// took records that the kernel took n more bytes of output.
+func (c *Conn) took(n int) {
+	c.taken += uint64(n)
+	for q := c.flushq(); len(q) > 0 && q[0].target <= c.taken; q = c.ext.flushq {
+		p := q[0].p
+		copy(q, q[1:])
+		q[len(q)-1] = flushWait{}
+		c.ext.flushq = q[:len(q)-1]
+		p.Resolve(struct{}{})
+	}
+	if c.taken == c.written {
+		c.drained()
+	}
+}
+
+// drained runs once the output has all been taken: it finishes a Close or
+// a CloseWrite that waited for it.
+func (c *Conn) drained() {
+	switch {
+	case c.closing:
+		c.release()
+	case c.wshut && !c.wshutOK:
+		c.wshutOK = true
+		if err := c.shutWrite(); err != nil {
+			c.abort(err)
+		}
+	}
+}
+
+// CloseWrite shuts the write side of c once its buffered output has been
+// sent: the peer reads EOF; receiving goes on. Later writes fail with
+// net.ErrClosed. Loop only.
+func (c *Conn) CloseWrite() error {
+	c.mustLoop("CloseWrite")
+	if c.released || c.closing {
+		return net.ErrClosed
+	}
+	if c.wshut {
+		return nil
+	}
+	c.wshut = true
+	if c.written == c.taken {
+		c.drained()
+	}
+	return nil
+}
+
+// Close closes c. Output written before Close is still sent, for at most
+// the linger time (SetLinger), so a peer that never reads cannot hold the
+// connection open; then the socket is closed. Pending receives fail with
+// net.ErrClosed at once, and so do later receives and writes. Close is
+// idempotent and may be called from any goroutine; it returns nil.
+// Executor.Close closes every connection of the executor at once.
+func (c *Conn) Close() error {
+	c.check("Close")
+	if c.lp.OnLoop() {
+		c.closeOn()
+		return nil
+	}
+	if c.closeReq.Swap(true) {
+		return nil
+	}
+	toLoop(c.lp, c.closeOn, func() {}) // once the loop has closed, so has c
+	return nil
+}
+
+func (c *Conn) closeOn() {
+	if c.closing || c.released {
+		return
+	}
+	c.closing = true
+	c.failRecv(net.ErrClosed)
+	c.rerr = net.ErrClosed
+	if c.written == c.taken || c.linger <= 0 || c.werr != nil {
+		c.abort(net.ErrClosed)
+		return
+	}
+	c.markDirty()
+	c.x().lingerT = c.exe().AfterFunc(c.linger, func() { c.abort(net.ErrClosed) })
+}
+
+// failRecv fails every pending receive with err.
+func (c *Conn) failRecv(err error) {
+	for i, p := range c.recvq {
+		p.Reject(err)
+		c.recvq[i] = nil
+	}
+	c.recvq = c.recvq[:0]
+	if w := c.pollw; w != nil {
+		c.pollw = nil
+		w.Wake()
+	}
+}
+
+// abort closes c at once: unsent output is dropped and everything pending
+// fails with err (receives with their sticky error if they had one).
+func (c *Conn) abort(err error) {
+	if c.released {
+		return
+	}
+	if c.rerr == nil {
+		c.rerr = err
+	}
+	if c.werr == nil {
+		c.werr = err
+	}
+	c.failRecv(c.rerr)
+	c.failFlush()
+	c.release()
+}
+
+// failFlush fails every pending Flush with the write error.
+func (c *Conn) failFlush() {
+	if c.ext == nil {
+		return
+	}
+	for _, w := range c.ext.flushq {
+		w.p.Reject(c.werr)
+	}
+	c.ext.flushq = nil
+}
+
+// release closes the socket and gives the buffers up.
+func (c *Conn) release() {
+	if c.released {
+		return
+	}
+	c.released = true
+	if c.ext != nil && c.ext.lingerT != nil {
+		c.ext.lingerT.Stop()
+		c.ext.lingerT = nil
+	}
+	if c.werr == nil {
+		c.werr = net.ErrClosed
+	}
+	if c.rerr == nil {
+		c.rerr = net.ErrClosed
+	}
+	c.failRecv(c.rerr)
+	c.failFlush()
+	c.closeSock()
+	// The last bytes received may still be read by the code that closed
+	// c: the read buffer is left to the garbage collector, not pooled.
+	c.rbuf, c.held = nil, 0
+	c.recvq = nil
+	c.r.conns--
+}
+
+// String describes c for logs: its addresses.
+func (c *Conn) String() string {
+	return "netio.Conn(" + addrString(c.LocalAddr()) + "<->" + addrString(c.RemoteAddr()) + ")"
+}
+
+func addrString(a net.Addr) string {
+	if a == nil {
+		return "?"
+	}
+	return a.Network() + ":" + a.String()
+}

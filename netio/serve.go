@@ -1,0 +1,87 @@
+package netio
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/spindle-rt/spindle/shard"
+)
+
+// Serve accepts connections on l for as long as it is open and calls
+// handle on l's loop with each one. handle owns the connection (it
+// receives, writes and closes it) and should return soon: the loop runs
+// everything else meanwhile; long work belongs in a spawned task. Serve
+// returns at once; accepting ends when l or its executor closes. A panic in
+// handle goes to the executor's panic handler and accepting goes on. Any
+// goroutine.
+func Serve(l *Listener, handle func(*Conn)) {
+	if l == nil {
+		panic("netio: Serve on nil *Listener")
+	}
+	if handle == nil {
+		panic("netio: Serve with nil handler")
+	}
+	var next func(*Conn, error)
+	next = func(c *Conn, err error) {
+		if err != nil {
+			return // closed: net.ErrClosed or executor.ErrClosed
+		}
+		l.Accept().OnComplete(next)
+		handle(c)
+	}
+	l.Accept().OnComplete(next)
+}
+
+// ListenGroup opens one listener per shard of g on one address, with
+// SO_REUSEPORT, so the kernel spreads connections over the shards:
+// listener i belongs to g.Shard(i). With port 0 the first listener picks a
+// free port and the others take the same one. If one fails, those opened
+// are closed and the error returned. Any goroutine.
+func ListenGroup(g *shard.Group, network, address string, opts ...ListenOption) ([]*Listener, error) {
+	if g == nil {
+		return nil, errors.New("netio: ListenGroup with nil group")
+	}
+	if network == "unix" {
+		return nil, fmt.Errorf("netio: listen unix %s: ListenGroup needs TCP (SO_REUSEPORT)", address)
+	}
+	opts = append(opts[:len(opts):len(opts)], WithReusePort())
+	ls := make([]*Listener, 0, g.Len())
+	for i := range g.Len() {
+		l, err := Listen(g.Shard(i), network, address, opts...)
+		if err != nil {
+			for _, o := range ls {
+				o.Close()
+			}
+			return nil, err
+		}
+		if ta, ok := l.Addr().(*net.TCPAddr); ok && i == 0 {
+			// Port 0: the other shards take the port the first one got.
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				host = ""
+			}
+			address = net.JoinHostPort(host, strconv.Itoa(ta.Port))
+		}
+		ls = append(ls, l)
+	}
+	return ls, nil
+}
+
+// ServeGroup is ListenGroup and Serve on each listener: handle runs on the
+// loop of the shard whose listener accepted the connection. It returns the
+// listeners (close them, or the group, to stop serving).
+func ServeGroup(g *shard.Group, network, address string, handle func(*Conn), opts ...ListenOption) ([]*Listener, error) {
+	if handle == nil {
+		return nil, errors.New("netio: ServeGroup with nil handler")
+	}
+	ls, err := ListenGroup(g, network, address, opts...)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range ls {
+		Serve(l, handle)
+	}
+	return ls, nil
+}

@@ -1,0 +1,401 @@
+//go:build !linux || purego
+
+package netio
+
+// The portable backend: goroutines over package net feed the loop.
+//
+// Every connection has a reader and a writer goroutine and every listener
+// an acceptor goroutine; each blocks in package net and hands what it got
+// to the loop through the loop's inbox. The behaviour is the epoll
+// backend's: bytes are read only while a receive is pending (the reader
+// reads only when the loop asks it to, into the connection's buffer, which
+// it owns until the loop takes the result), and output leaves at the batch
+// boundary, one write per connection per batch.
+//
+// Invariants:
+//   - want, wreq and acc carry at most one request each (capacity 1) and
+//     the loop sends one only while none is outstanding (reading, writing,
+//     accepting), so its sends never block;
+//   - while reading is set the reader goroutine owns rbuf; while writing is
+//     set the writer goroutine owns inflight; the loop takes them back in
+//     the runnable the goroutine submits, which also publishes the
+//     goroutine's results (rn, rerr, wn, werr, got, gotErr) through the
+//     inbox's lock;
+//   - quit is closed once, when the socket is closed; the goroutines exit
+//     when they see it, when the socket's calls fail, or when the loop
+//     refuses their result because it has closed.
+
+import (
+	"context"
+	"errors"
+	"net"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/loop"
+)
+
+// poller is the backend's per-loop state: the connections, for the
+// executor's close.
+type poller struct {
+	all map[*Conn]struct{}
+}
+
+func (r *reactor) initPoller() error {
+	r.poller.all = make(map[*Conn]struct{})
+	return nil
+}
+
+// allConns returns the open connections.
+func (r *reactor) allConns() []*Conn {
+	cs := make([]*Conn, 0, len(r.poller.all))
+	for c := range r.poller.all {
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// shutPoller has nothing to close.
+func (r *reactor) shutPoller() {}
+
+// sock is the backend's part of a connection.
+type sock struct {
+	nc      net.Conn
+	want    chan []byte
+	wreq    chan []byte
+	quit    chan struct{}
+	onRead  func()
+	onWrite func()
+
+	// loop-owned
+	reading  bool
+	got      bool
+	writing  bool
+	inflight []byte
+
+	// written by the goroutines, read by the loop in onRead / onWrite
+	rn   int
+	rerr error
+	wn   int
+	werr error
+}
+
+// dialExt is the state of a connection being dialled: the fallback dials
+// on a goroutine and keeps none in the connection.
+type dialExt struct{}
+
+// newConn makes a connection of r's loop over nc. Loop only. It returns nil
+// (and closes nc) once the executor has closed.
+func newConn(r *reactor, nc net.Conn, cfg *listenConfig) *Conn {
+	c := newConnOf(nc.LocalAddr(), nc.RemoteAddr())
+	if !c.attach(r, cfg) {
+		nc.Close()
+		return nil
+	}
+	r.poller.all[c] = struct{}{}
+	s := &c.sk
+	s.nc = nc
+	s.want = make(chan []byte, 1)
+	s.wreq = make(chan []byte, 1)
+	s.quit = make(chan struct{})
+	s.onRead = c.readDone
+	s.onWrite = c.writeDone
+	go c.readLoop()
+	go c.writeLoop()
+	return c
+}
+
+func (c *Conn) readLoop() {
+	c.sk.serve(c.lp, c.sk.want, c.sk.nc.Read, &c.sk.rn, &c.sk.rerr, c.sk.onRead)
+}
+
+func (c *Conn) writeLoop() {
+	c.sk.serve(c.lp, c.sk.wreq, c.sk.nc.Write, &c.sk.wn, &c.sk.werr, c.sk.onWrite)
+}
+
+// serve is the body of a reader or writer goroutine: for each buffer the
+// loop sends on req it calls op and hands the result to the loop (done).
+func (s *sock) serve(lp *loop.Loop, req <-chan []byte, op func([]byte) (int, error), n *int, err *error, done func()) {
+	for {
+		var b []byte
+		select {
+		case b = <-req:
+		case <-s.quit:
+			return
+		}
+		*n, *err = op(b)
+		if lp.Submit(done) != nil {
+			return
+		}
+	}
+}
+
+// readNow returns what the reader goroutine read, or asks it to read.
+func (c *Conn) readNow() (int, error, bool) {
+	s := &c.sk
+	if s.got {
+		s.got = false
+		if s.rn == 0 && c.rbuf != nil {
+			c.r.putR(c.rbuf) // the end: no bytes to keep valid
+			c.rbuf = nil
+		}
+		return s.rn, sockErr(s.rerr), true
+	}
+	if !s.reading && !c.released {
+		if c.rbuf == nil {
+			c.rbuf = c.r.getR()
+		}
+		s.reading = true
+		s.want <- c.rbuf
+	}
+	return 0, nil, false
+}
+
+func (c *Conn) readDone() {
+	s := &c.sk
+	s.reading = false
+	if c.released {
+		return
+	}
+	s.got = true
+	c.readable()
+}
+
+// flushOut hands the output to the writer goroutine unless a write is
+// under way (writeDone then hands the rest).
+func (c *Conn) flushOut() {
+	s := &c.sk
+	if s.writing || len(c.out) == 0 {
+		return
+	}
+	s.writing = true
+	s.inflight = c.out
+	c.out = nil
+	s.wreq <- s.inflight
+}
+
+func (c *Conn) writeDone() {
+	s := &c.sk
+	s.writing = false
+	b := s.inflight
+	s.inflight = nil
+	if c.released {
+		return
+	}
+	c.r.putW(b)
+	if s.werr != nil {
+		c.abort(sockErr(s.werr))
+		return
+	}
+	if len(c.out) > 0 {
+		c.markDirty()
+	}
+	c.took(s.wn)
+}
+
+// addr is never asked for: the fallback keeps the addresses in the Conn's
+// extension.
+func (s *sock) addr(remote bool) net.Addr { return nil }
+
+var _ = connExt{}.dialExt
+
+// lastWrite would send what is buffered before the executor closes; the
+// writer goroutine may be blocked, so the fallback drops it.
+func (c *Conn) lastWrite() {}
+
+// shutWrite shuts the write side of the socket.
+func (c *Conn) shutWrite() error {
+	if cw, ok := c.sk.nc.(interface{ CloseWrite() error }); ok {
+		return sockErr(cw.CloseWrite())
+	}
+	return nil
+}
+
+// closeSock closes the socket; the goroutines see quit and exit.
+func (c *Conn) closeSock() {
+	delete(c.r.poller.all, c)
+	s := &c.sk
+	close(s.quit)
+	s.nc.Close()
+	if !s.writing && c.out != nil {
+		c.r.putW(c.out)
+	}
+	c.out = nil
+}
+
+// sockErr strips package net's wrapping where the error is ours to name.
+func sockErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, net.ErrClosed) {
+		return net.ErrClosed
+	}
+	return err
+}
+
+// lsock is the backend's part of a listener.
+type lsock struct {
+	ln       net.Listener
+	acc      chan struct{}
+	quit     chan struct{}
+	accepted *accepted // handed over by the acceptor goroutine
+
+	// loop-owned
+	accepting bool
+}
+
+func (l *Listener) listenSock(network, address string) (net.Addr, error) {
+	lc := net.ListenConfig{}
+	if l.cfg.reusePort {
+		lc.Control = reusePortControl
+	}
+	ln, err := lc.Listen(context.Background(), network, address)
+	if err != nil {
+		return nil, err
+	}
+	l.ls = lsock{ln: ln, acc: make(chan struct{}, 1), quit: make(chan struct{})}
+	go l.acceptLoop()
+	return ln.Addr(), nil
+}
+
+// accepted carries one accept's result to the loop; if the loop closes
+// first, Drop closes the connection.
+type accepted struct {
+	l   *Listener
+	nc  net.Conn
+	err error
+}
+
+func (a *accepted) Run() {
+	l := a.l
+	l.ls.accepting = false
+	l.ls.accepted = a
+	l.acceptable()
+}
+
+func (a *accepted) Drop() {
+	if a.nc != nil {
+		a.nc.Close()
+	}
+}
+
+func (l *Listener) acceptLoop() {
+	s := &l.ls
+	for {
+		select {
+		case <-s.acc:
+		case <-s.quit:
+			return
+		}
+		nc, err := s.ln.Accept()
+		if l.lp.Schedule(&accepted{l: l, nc: nc, err: err}, nil, 0) != nil {
+			return
+		}
+		if errors.Is(err, net.ErrClosed) {
+			return
+		}
+	}
+}
+
+// acceptNow returns the connection the acceptor goroutine accepted, or
+// asks it to accept one.
+func (l *Listener) acceptNow() (*Conn, error, bool) {
+	s := &l.ls
+	if a := s.accepted; a != nil {
+		s.accepted = nil
+		if a.err != nil {
+			if errors.Is(a.err, net.ErrClosed) {
+				return nil, net.ErrClosed, true
+			}
+			return nil, a.err, true
+		}
+		if l.isClosed() {
+			a.nc.Close()
+			return nil, net.ErrClosed, true
+		}
+		return newConn(l.r, a.nc, &l.cfg), nil, true
+	}
+	if !s.accepting {
+		s.accepting = true
+		s.acc <- struct{}{}
+	}
+	return nil, nil, false
+}
+
+// forget lets the loop's state of the listener go: the fallback keeps none.
+func (l *Listener) forget() {}
+
+// closeSock closes the listening socket. Called under l.mu.
+func (l *Listener) closeSock() error {
+	close(l.ls.quit)
+	if a := l.ls.accepted; a != nil && a.nc != nil {
+		_ = a // the loop closes it when it takes it (acceptNow sees closed)
+	}
+	return l.ls.ln.Close()
+}
+
+// dial connects on a goroutine of its own, watched so that the executor's
+// closing cancels it.
+func dial(ctx context.Context, lp *loop.Loop, network, address string, p *future.Promise[*Conn]) {
+	d := &dialing{p: p, lp: lp}
+	var dctx context.Context
+	dctx, d.cancel = context.WithCancel(ctx)
+	if !lp.Watch(&d.watch, d) {
+		d.cancel()
+		p.Reject(executor.ErrClosed)
+		return
+	}
+	go func() {
+		var nd net.Dialer
+		nc, err := nd.DialContext(dctx, network, address)
+		d.cancel()
+		lp.Unwatch(&d.watch)
+		if err != nil {
+			if lp.Closed() {
+				err = executor.ErrClosed
+			} else if ctx.Err() != nil {
+				err = ctx.Err()
+			}
+			p.Reject(err)
+			return
+		}
+		d.nc = nc
+		_ = lp.Schedule(d, nil, 0)
+	}()
+}
+
+type dialing struct {
+	p      *future.Promise[*Conn]
+	lp     *loop.Loop
+	watch  loop.CloseWatch
+	cancel context.CancelFunc
+	nc     net.Conn
+}
+
+func (d *dialing) Interrupt(error) { d.cancel() }
+
+// Run makes the connection on the loop.
+func (d *dialing) Run() {
+	r, err := reactorOf(d.lp)
+	if err != nil {
+		d.nc.Close()
+		d.p.Reject(err)
+		return
+	}
+	cfg := defaultListenConfig()
+	c := newConn(r, d.nc, &cfg)
+	if c == nil {
+		d.p.Reject(executor.ErrClosed)
+		return
+	}
+	if !d.p.Resolve(c) {
+		c.abort(net.ErrClosed) // the Dial was cancelled meanwhile
+	}
+}
+
+// Drop closes the connection when the loop closed before Run.
+func (d *dialing) Drop() {
+	d.nc.Close()
+	d.p.Reject(executor.ErrClosed)
+}
