@@ -64,8 +64,10 @@ type Figure struct {
 // figures is the one table every exporter reads: a figure added here
 // reaches expvar, the text format, Prometheus and OpenTelemetry at once.
 // The figures of other parts of the library that keep counters per
-// executor (netio's connections, once it has them) belong here too, read
-// from executor.Stats or from a Stats of their own that Value can reach.
+// executor belong here too. netio's connections are the next: its reactor
+// counts them (reactor.conns), but loop-owned, so a figure needs a copy
+// that any goroutine may read (an atomic beside it, or a field of
+// executor.Stats), reached from Value.
 var figures = []Figure{
 	{"TasksRun", "spindle_loop_tasks_total", "spindle.loop.tasks", "{task}",
 		"Tasks the loop has run: callbacks, continuations, timer callbacks and slices of spawned tasks.",
