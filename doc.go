@@ -3,26 +3,33 @@
 // continuations on one goroutine, futures resolved by callback or by
 // parking, spawned tasks written as straight-line Go that suspend by
 // coroutine switch, async channels, a perfect-waking merge of N streams,
-// allocation strategies, and lifecycle hooks with async-local storage.
+// allocation strategies, and lifecycle hooks with async-local storage;
+// around them, the toolkit of a service (blocking work off the loop,
+// timeouts, task groups, a semaphore), shards for more than one core, and
+// the loop's figures for monitoring.
 //
 // This package holds no code; the API lives in its packages:
 //
 //   - [github.com/spindle-rt/spindle/executor]: the loop (New, Run, Start,
-//     Submit, Post, AfterFunc, Shutdown, Close, Stats).
+//     Submit, Post, AfterFunc, Shutdown, Close, Stats, stall reports).
 //   - [github.com/spindle-rt/spindle/future]: Future, Promise, Then,
-//     Transform, Await, Spawn, Call, Sleep, Next and the combinators; Go
-//     (a goroutine for blocking code), Timeout, Group (tasks waited for
-//     together).
+//     Transform, Await, Spawn, Call, Do, Sleep, Next and the combinators;
+//     Go and GoContext for blocking work, Timeout and WithTimeout, and
+//     Group for tasks run and awaited together.
 //   - [github.com/spindle-rt/spindle/channel]: async channels bound to one
 //     executor, with select.
 //   - [github.com/spindle-rt/spindle/merge]: a merge of N streams that
 //     polls only the woken ones.
 //   - [github.com/spindle-rt/spindle/semaphore]: a weighted FIFO semaphore
-//     whose waits suspend tasks.
-//   - [github.com/spindle-rt/spindle/shard]: one loop per core, cross-shard
-//     calls and sharded services.
+//     bound to an executor, for bounding how much runs at once.
+//   - [github.com/spindle-rt/spindle/shard]: one loop per core, calls
+//     between shards in batches, and state sharded by key.
 //   - [github.com/spindle-rt/spindle/netio]: TCP and Unix sockets served by
 //     the loop itself (Listen, Dial, Conn, ServeGroup).
+//   - [github.com/spindle-rt/spindle/metrics]: the loop's figures through
+//     expvar and Prometheus' text format; the nested modules
+//     contrib/prometheus and contrib/otel export them to Prometheus client
+//     registries and OpenTelemetry.
 //   - [github.com/spindle-rt/spindle/hooks]: lifecycle hooks and
 //     async-local storage.
 //   - [github.com/spindle-rt/spindle/alloc]: loop-owned free lists and slabs.

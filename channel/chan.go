@@ -53,7 +53,6 @@ package channel
 //     still sit in a queue and is never reused.
 
 import (
-	"errors"
 	"strconv"
 
 	"github.com/spindle-rt/spindle/alloc"
@@ -67,7 +66,14 @@ import (
 // on a closed channel, and of a Recv (RecvWait, PollRecv, a select's receive
 // case) on a channel that is closed and drained. Pending senders and
 // receivers fail with it when the channel closes.
-var ErrClosed = errors.New("channel: closed")
+//
+// When the channel's executor closes, its operations fail with
+// executor.ErrClosed instead, which matches ErrClosed:
+// errors.Is(err, channel.ErrClosed) is true for both, so a receive loop
+// that stops on a closed channel stops on a closed executor too. Test
+// errors.Is(err, executor.ErrClosed) first to tell the two apart; a closed
+// channel does not match executor.ErrClosed.
+var ErrClosed = loop.ErrChanClosed
 
 // Chan is an asynchronous channel bound to one executor: a FIFO of items
 // between senders and receivers that run on that executor's loop. With

@@ -93,5 +93,15 @@
 // Misuse panics with a message that starts with "channel: " (a nil channel
 // or executor, a negative capacity, a loop-only call off the loop, a task
 // operation outside a task). Failures of operations are errors: ErrClosed,
-// a context's error, executor.ErrClosed.
+// a context's error, executor.ErrClosed. executor.ErrClosed matches
+// ErrClosed (errors.Is), so a loop that ends on a closed channel ends when
+// the executor closes too; the converse does not hold:
+//
+//	for {
+//		v, err := c.RecvWait(ctx)
+//		if errors.Is(err, channel.ErrClosed) {
+//			return nil // the channel, or its executor, has closed
+//		}
+//		...
+//	}
 package channel

@@ -10,7 +10,8 @@ import (
 
 // ErrClosed is returned by Submit once Shutdown or Close has begun, and is
 // the error with which goroutines blocked in Await and suspended tasks are
-// released when the executor closes.
+// released when the executor closes. It matches channel.ErrClosed
+// (errors.Is), since every channel of a closed executor is closed too.
 var ErrClosed = loop.ErrClosed
 
 // ErrRunning is returned by Run when the loop is already running.

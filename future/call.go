@@ -12,12 +12,12 @@ import (
 
 // Futures that need no continuation: already-completed ones, Call and Sleep.
 
-// Resolved returns a future bound to ex that is already resolved with v.
+// Resolved returns a future bound to e that is already resolved with v.
 func Resolved[T any](e *executor.Executor, v T) *Future[T] {
 	return done((*loop.Loop)(e), v, nil)
 }
 
-// Failed returns a future bound to ex that has already failed with err,
+// Failed returns a future bound to e that has already failed with err,
 // which must not be nil.
 func Failed[T any](e *executor.Executor, err error) *Future[T] {
 	ex := (*loop.Loop)(e)
@@ -54,7 +54,7 @@ type callNode[T any] struct {
 	fn  func() (T, error)
 }
 
-// Call runs fn on ex's loop and returns a future of its result. It may be
+// Call runs fn on e's loop and returns a future of its result. It may be
 // called from any goroutine: it is how code outside the loop hands work to
 // it (f := future.Call(ex, fn); v, err := f.Await(ctx)). A panic in fn fails
 // the future with a *PanicError; if the executor is closing, the future
@@ -126,7 +126,7 @@ func (n *callNode[T]) CatchPanic(v any, stack []byte) {
 	}
 }
 
-// Sleep returns a future resolved on ex's loop once d has elapsed.
+// Sleep returns a future resolved on e's loop once d has elapsed.
 // Cancelling the future stops the timer. If the executor closes first (or
 // has closed), the future fails with executor.ErrClosed.
 func Sleep(e *executor.Executor, d time.Duration) *Future[struct{}] {

@@ -57,8 +57,8 @@ func doPool[T any]() *sync.Pool {
 	return p.(*sync.Pool)
 }
 
-// Do runs fn on ex's loop and returns its result: the same as
-// Call(ex, fn).Await(ctx), without a future, for the goroutines of a service
+// Do runs fn on e's loop and returns its result: the same as
+// Call(e, fn).Await(ctx), without a future, for the goroutines of a service
 // that hand work to the loop and wait for it. It allocates nothing of its
 // own (the node that carries the call is pooled, and so is its wake-up
 // channel, per executor), and if ctx ends before fn
@@ -70,7 +70,7 @@ func doPool[T any]() *sync.Pool {
 // panic in fn comes back as a *PanicError; once the executor is closing, Do
 // returns executor.ErrClosed (a call queued when the executor closes is
 // dropped, not run). Called on the loop itself (a callback or a task body)
-// Do is Call(ex, fn).Await(ctx), with Await's rules. No hooks see the call:
+// Do is Call(e, fn).Await(ctx), with Await's rules. No hooks see the call:
 // it makes no resource.
 func Do[T any](ctx context.Context, e *executor.Executor, fn func() (T, error)) (T, error) {
 	ex := (*loop.Loop)(e)

@@ -43,7 +43,8 @@
 //
 // The task's ctx is cancelled when its future is cancelled or the executor
 // closes; a suspended task then resumes with the error. [Yield] lets other work
-// run in the middle of a long task.
+// run in the middle of a long task. [SpawnErr] spawns a task that has only an
+// error to give (a future of struct{}).
 //
 // Use Then for short transformations (one allocation and one queued task per
 // link); use Spawn and Await for logic with several steps, branches and
@@ -76,11 +77,15 @@
 //
 // [Go] runs a blocking function on a goroutine of its own and completes its
 // future on the loop; cancelling the future or closing the executor ends
-// the function's ctx and fails the future at once. [Timeout] bounds the wait
+// the function's ctx and fails the future at once. [GoContext] derives the
+// function's ctx from the caller's (a request's, a task's), so its values,
+// its deadline and its end reach the function. [Timeout] bounds the wait
 // for a future without cancelling it ([ErrTimeout] matches
-// context.DeadlineExceeded). A [Group] runs tasks with an optional limit
-// and waits for them together, errgroup-style: the first error cancels the
-// rest and is what Wait returns.
+// context.DeadlineExceeded); [WithTimeout] is the form that also cancels
+// the future, and the work behind it, once the time is up. A [Group] runs
+// tasks with an optional limit and waits for them together, errgroup-style:
+// the first error cancels the rest and is what Wait returns, and functions
+// that have not started by then never do.
 //
 // Two names mean different things here: the function Go runs a goroutine,
 // off the loop, for code that blocks; the method [Group.Go] runs a task, a

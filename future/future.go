@@ -501,7 +501,7 @@ type Promise[T any] struct {
 	f Future[T]
 }
 
-// NewPromise returns a promise for a new pending future bound to ex.
+// NewPromise returns a promise for a new pending future bound to e.
 func NewPromise[T any](e *executor.Executor) *Promise[T] {
 	ex := (*loop.Loop)(e)
 	if ex == nil {

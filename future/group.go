@@ -24,6 +24,9 @@ package future
 //     way to the loop;
 //   - active <= limit when limit > 0: a worker takes the head of the queue
 //     only while a slot is free, so the queue is served in order;
+//   - no function starts once the period's ctx has ended (a failure, the
+//     parent's end): enqueue counts it out instead of queueing it, and a
+//     worker about to take one drops the whole queue (skip);
 //   - workers counts the workers alive, idle those of them that are not
 //     running a function (started and not yet run, between two functions,
 //     or ending);
@@ -77,6 +80,14 @@ const workerBatch = 128
 //
 // SetLimit bounds how many tasks run at once; beyond it, Go never blocks:
 // tasks wait their turn in the order they were given.
+//
+// Once the group's context has ended (the first failure, or the end of the
+// context given to NewGroup), functions that have not started never start:
+// those still waiting for a slot are dropped, and so is any later Go, as
+// asyncio's TaskGroup cancels its tasks that have not begun. This is where
+// a Group differs from errgroup, which starts every function given to Go,
+// each with a cancelled ctx. Wait then returns the first failure, or, when
+// the parent ended and no task failed, context.Cause of the parent.
 //
 // Go, SetLimit and Wait may be called from any goroutine. A Group may be
 // waited on again after more calls to Go. Create one with NewGroup; the zero
@@ -140,7 +151,8 @@ func (g *Group) SetLimit(n int) {
 // soon as the limit allows, in the order given. It never blocks, and fn
 // never runs before Go returns. fn's ctx is derived from the group's
 // context: it ends when a task of g fails, when the group's context ends,
-// or when the executor closes. An error returned by fn, or its panic (a
+// or when the executor closes; once it has ended, a function that has not
+// started never does. An error returned by fn, or its panic (a
 // *PanicError), is the group's error if it is the first; a panic that is
 // not is reported to the executor's panic handler. fn runs under the
 // async-local frame of the call to Go. Go may be called from any
@@ -258,6 +270,11 @@ func (g *Group) enqueue(e groupEntry) {
 		}
 		g.mu.Unlock()
 	}
+	if g.ctx.Err() != nil { // the group has failed, or its parent ended
+		g.fail(context.Cause(g.ctx))
+		g.returned(true)
+		return
+	}
 	if g.q.Cap() == 0 {
 		g.unshelve()
 	}
@@ -353,6 +370,9 @@ func (g *Group) next(w *groupWorker, ran bool, err error, take bool) (e groupEnt
 	if !take {
 		return e, false, first
 	}
+	if g.q.Len() > 0 && g.ctx.Err() != nil {
+		g.skip()
+	}
 	if g.q.Len() > 0 && g.free() && (w.ctx == nil || w.ctx == g.ctx) {
 		e, _ = g.q.Pop()
 		w.ctx = g.ctx
@@ -376,6 +396,18 @@ func (g *Group) drop() {
 	for g.q.Len() > 0 {
 		g.q.Pop()
 		g.fail(executor.ErrClosed)
+		g.returned(true)
+	}
+}
+
+// skip drops the queued functions, which must not start once the group's
+// context has ended: the group's error is the first failure, or else why
+// the context ended. Loop only.
+func (g *Group) skip() {
+	cause := context.Cause(g.ctx)
+	for g.q.Len() > 0 {
+		g.q.Pop()
+		g.fail(cause)
 		g.returned(true)
 	}
 }
@@ -466,6 +498,10 @@ func (w *groupWorker) Done() <-chan struct{} { return w.ctx.Done() }
 
 // Err returns the group context's error.
 func (w *groupWorker) Err() error { return w.ctx.Err() }
+
+// AfterFunc is context.AfterFunc of the group's context: the worker's
+// context ends with it, not with the worker's task.
+func (w *groupWorker) AfterFunc(f func()) (stop func() bool) { return context.AfterFunc(w.ctx, f) }
 
 // Value returns the worker's task for the package's own key, and the group
 // context's value otherwise.

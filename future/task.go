@@ -18,12 +18,17 @@ package future
 //     reached wl) replaces wl by a fresh link and never reuses the old one;
 //   - every wake-up of the task is a hint: after Suspend returns, the task
 //     rechecks what it waits for (the future, the executor, ctx);
-//   - cancelled is set once, under mu, together with closing done when it
-//     exists, so Done and Err agree.
+//   - cancelled is set once, under mu, together with closing sig.done when
+//     it exists, so Done and Err agree; the functions registered with
+//     AfterFunc (sig.afters) are taken from the list then and called once,
+//     outside mu, and none is added afterwards. sig, guarded by mu, is made
+//     by the first Done or AfterFunc: a task whose context nobody watches
+//     pays one pointer for it.
 
 import (
 	"context"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,10 +47,25 @@ type taskBase struct {
 	own       taskLink // wl's first storage
 	out       *core
 	cancelL   link // on the task's own future: notices Cancel
+	sig       *taskSignal
 	mu        sync.Mutex
-	done      chan struct{}
 	cancelled atomic.Bool
 	carried   frame.Carried // the frame Spawn was called under, for Value
+}
+
+// taskSignal is how a task's context tells that it has ended: the channel
+// of Done and the functions of AfterFunc.
+type taskSignal struct {
+	done   chan struct{}
+	afters []*func()
+}
+
+// signal returns t.sig, made if need be. Called with mu held.
+func (t *taskBase) signal() *taskSignal {
+	if t.sig == nil {
+		t.sig = &taskSignal{}
+	}
+	return t.sig
 }
 
 type task[T any] struct {
@@ -54,7 +74,7 @@ type task[T any] struct {
 	fn  func(context.Context) (T, error)
 }
 
-// Spawn starts fn as a task on ex's loop and returns the future of its
+// Spawn starts fn as a task on e's loop and returns the future of its
 // result. The body is straight-line Go that holds the loop while it runs,
 // like a callback: inside it, Await on a pending future suspends the task
 // and lends the loop to other work, and the task resumes on the loop when
@@ -90,6 +110,22 @@ func Spawn[T any](e *executor.Executor, fn func(ctx context.Context) (T, error))
 		t.res.complete(zero, err, fromAnywhere)
 	}
 	return &t.res
+}
+
+// SpawnErr is Spawn for a task that has a failure but no result to give,
+// the shape of errgroup's functions: the future resolves with struct{}{}
+// when fn returns nil and fails with fn's error otherwise, so the body
+// needs no struct{}{} in its returns. It costs one allocation more than
+// Spawn. SpawnErr may be called from any goroutine, with the rules of
+// Spawn.
+func SpawnErr(ex *executor.Executor, fn func(ctx context.Context) error) *Future[struct{}] {
+	if ex == nil {
+		panic("future: SpawnErr with nil executor")
+	}
+	if fn == nil {
+		panic("future: SpawnErr with nil func")
+	}
+	return Spawn(ex, func(ctx context.Context) (struct{}, error) { return struct{}{}, fn(ctx) })
 }
 
 // Goexited fails the task's future: its body called runtime.Goexit.
@@ -182,13 +218,50 @@ func (c *taskCancel) wake(bool) {
 
 func (t *taskBase) cancel() {
 	t.mu.Lock()
+	var afters []*func()
 	if !t.cancelled.Load() {
 		t.cancelled.Store(true)
-		if t.done != nil {
-			close(t.done)
+		if sig := t.sig; sig != nil {
+			if sig.done != nil {
+				close(sig.done)
+			}
+			afters, sig.afters = sig.afters, nil
 		}
 	}
 	t.mu.Unlock()
+	for _, f := range afters {
+		(*f)()
+	}
+}
+
+// AfterFunc arranges for f to be called once the task's context ends, on
+// the goroutine that ends it (on a goroutine of its own if it has ended
+// already), and returns a func that stops the call and reports whether it
+// did, as context.AfterFunc does. Package context looks for this method on
+// a parent context: a context derived from a task's (context.WithCancel,
+// context.AfterFunc, future.GoContext) then watches the task without a
+// goroutine of its own.
+func (t *taskBase) AfterFunc(f func()) (stop func() bool) {
+	p := &f
+	t.mu.Lock()
+	if t.cancelled.Load() {
+		t.mu.Unlock()
+		go f() // not here: the caller may hold a lock that f takes
+		return func() bool { return false }
+	}
+	sig := t.signal()
+	sig.afters = append(sig.afters, p)
+	t.mu.Unlock()
+	return func() bool {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		i := slices.Index(sig.afters, p)
+		if i < 0 {
+			return false
+		}
+		sig.afters = slices.Delete(sig.afters, i, i+1)
+		return true
+	}
 }
 
 // Deadline reports no deadline: a task's context ends by cancellation only.
@@ -198,13 +271,14 @@ func (t *taskBase) Deadline() (time.Time, bool) { return time.Time{}, false }
 // closes.
 func (t *taskBase) Done() <-chan struct{} {
 	t.mu.Lock()
-	if t.done == nil {
-		t.done = make(chan struct{})
+	sig := t.signal()
+	if sig.done == nil {
+		sig.done = make(chan struct{})
 		if t.cancelled.Load() {
-			close(t.done)
+			close(sig.done)
 		}
 	}
-	d := t.done
+	d := sig.done
 	t.mu.Unlock()
 	return d
 }

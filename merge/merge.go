@@ -337,9 +337,11 @@ func (m *Merged[T]) PollRecv(w executor.Waker) (v T, ok bool, err error) {
 
 // isEnd reports whether err, from a substream or the merge, is a normal
 // end: it matches ErrClosed and is not a panic (a substream that panicked
-// with ErrClosed as the value has failed, and its receiver is told).
+// with ErrClosed as the value has failed, and its receiver is told), nor
+// the executor's closing (executor.ErrClosed matches ErrClosed too, but
+// is no normal end: the receiver is told).
 func isEnd(err error) bool {
-	if !errors.Is(err, ErrClosed) {
+	if !errors.Is(err, ErrClosed) || errors.Is(err, executor.ErrClosed) {
 		return false
 	}
 	var pe *future.PanicError

@@ -12,6 +12,17 @@
 //		return future.Go(ex, func(ctx context.Context) (Row, error) { return db.Get(ctx, key) }).Await(ctx)
 //	})
 //
+// # Blocking work
+//
+// A slot held by Acquire and defer Release is given back when the task
+// returns, which may be long before the blocking call it made does: a
+// WithTimeout (or Timeout, or ctx) that gives up on a future.Go call lets
+// the task go, while the call itself runs on until it notices its ctx.
+// The next task then takes the slot, and more calls run at once than the
+// semaphore allows. Go holds the units until the function really returns:
+//
+//	row, err := future.WithTimeout(semaphore.Go(ctx, sem, 1, query), 50*time.Millisecond).Await(ctx)
+//
 // # Waiting
 //
 // Acquire waits the way future.Future.Await does. In a task started by
@@ -36,7 +47,10 @@
 // nothing behind: its entry is unlinked from the queue at once, so a million
 // abandoned Acquires cost no memory once they have returned, and the
 // requests behind one that gave up move up (and are granted, if their units
-// are free). Once the executor has closed, waiting requests are released
+// are free). A request whose ctx ends as its units are handed to it (a
+// fatal error cancels every waiter in the same turn as a holder releases)
+// gives them back and returns ctx.Err(), as x/sync's Weighted does: after
+// a cancellation no queued request starts its work. Once the executor has closed, waiting requests are released
 // with executor.ErrClosed and later Acquires fail with it; TryAcquire and
 // Release go on counting units.
 //

@@ -25,7 +25,10 @@ package semaphore
 //     setting granted. A waiter whose wait ends otherwise (ctx, its task,
 //     the executor closing) looks at granted under mu: not granted, it
 //     unlinks itself; granted, it gives its units back, so an Acquire that
-//     fails holds nothing;
+//     fails holds nothing. A granted waiter looks at its ctx (and task, and
+//     executor) before it returns, and gives the units back if that wait
+//     has ended: a grant that raced with the end of the wait is undone, so
+//     a request whose ctx has ended never starts work;
 //   - a task of the semaphore's executor waits in place (its fiber is the
 //     waiter, woken by grant) in a node from spare, a short free list that
 //     only such tasks touch: it is loop-owned. A node goes back to spare
@@ -108,8 +111,10 @@ func (s *Semaphore) Size() int64 { return s.size }
 // goroutine it parks; on the loop outside a task it returns
 // future.ErrDeadlock if it would have to wait. If ctx ends first (or the
 // task is cancelled) it returns the error, holds nothing, and leaves
-// nothing behind in the semaphore. Units that are free are taken at once,
-// even if ctx has ended.
+// nothing behind in the semaphore, even if its units were handed to it in
+// the same moment (they go on to the next request). Units that are free
+// are taken at once, even if ctx has ended; a request that had to wait
+// returns nil only if its ctx has not ended when it returns.
 //
 // A request larger than the semaphore's size fails at once with
 // ErrTooLarge. Once ex has closed, Acquire returns executor.ErrClosed, and
@@ -165,13 +170,12 @@ func (s *Semaphore) waitTask(ctx context.Context, fib *loop.Fiber, n int64) erro
 	var err error
 	for {
 		fib.Suspend() // every wake-up is a hint: look again
-		if w.granted.Load() {
+		if err = tw.Err(); err != nil || w.granted.Load() {
 			break
 		}
-		if err = tw.Err(); err != nil {
-			s.leave(w)
-			break
-		}
+	}
+	if err != nil { // granted or not: a request whose wait ended holds nothing
+		s.leave(w)
 	}
 	if stop != nil {
 		stop()
@@ -191,6 +195,9 @@ func (s *Semaphore) waitFuture(ctx context.Context, n int64) error {
 	s.push(w)
 	s.mu.Unlock()
 	_, err := w.p.Future().Await(ctx)
+	if err == nil {
+		err = ctx.Err() // granted as ctx ended: give the units back
+	}
 	if err != nil {
 		s.leave(w)
 	}

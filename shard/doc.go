@@ -82,6 +82,15 @@
 // State that every request touches belongs on one shard only if that shard
 // can keep up; otherwise split it per shard and combine with MapReduce.
 //
+// # Watching the shards
+//
+// [Group.Stats] sums the shards' figures (executor.Stats), and each
+// shard's own are Shard(i).Stats(). Package metrics publishes both through
+// expvar (metrics.PublishGroup), and the contrib modules export every
+// shard under its name ("<name>-<i>") to Prometheus and OpenTelemetry;
+// a shard whose utilization stays above the others' owns too many hot
+// keys.
+//
 // # Stopping
 //
 // [Group.Shutdown] lets calls between shards finish before any shard

@@ -9,7 +9,10 @@
 // benchmarks (BenchmarkHTTP) compare it with.
 //
 // The loop's health is served as JSON on /debug/spindle (the executor's
-// Stats and its utilization), and a task that holds the loop longer than
+// Stats and its utilization) and, for a Prometheus server to scrape, in
+// Prometheus' text format on /metrics (metrics.Handler, from the library
+// itself: no client library needed; a service that has one registers
+// contrib/prometheus's collector instead). A task that holds the loop longer than
 // -stall is logged with its stack while it still runs. With -debug-stall
 // (off by default) /debug/stall?ms=N provokes such a stall: a handler that
 // makes a blocking call of N ms on the loop, the mistake the stall report
@@ -20,6 +23,7 @@
 //	curl 127.0.0.1:8080/get?key=a
 //	curl 127.0.0.1:8080/debug/stall?ms=300
 //	curl 127.0.0.1:8080/debug/spindle
+//	curl 127.0.0.1:8080/metrics
 package main
 
 import (
@@ -38,6 +42,7 @@ import (
 	"github.com/spindle-rt/spindle/examples/httpserver/counters"
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/metrics"
 )
 
 // Store is the service: counters owned by the executor's loop
@@ -66,6 +71,7 @@ func (s *Store) Handler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(debugStats{Stats: st, Utilization: st.Utilization()})
 	})
+	mux.Handle("GET /metrics", metrics.Handler(s.ex))
 	if s.DebugStall {
 		mux.HandleFunc("GET /debug/stall", func(w http.ResponseWriter, r *http.Request) {
 			ms, err := strconv.Atoi(r.URL.Query().Get("ms"))

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -211,6 +212,39 @@ func TestDebugStats(t *testing.T) {
 	}
 	if code, _ := get(t, h, "/debug/stall?ms=1"); code != http.StatusNotFound {
 		t.Fatalf("/debug/stall without DebugStall: status %d, want 404", code)
+	}
+}
+
+// /metrics serves the loop's figures in Prometheus' text format.
+func TestMetrics(t *testing.T) {
+	ex := executor.New(executor.WithName("httpserver"))
+	ex.Start()
+	defer ex.Close()
+	store := NewStore(ex)
+	h := store.Handler()
+	for range 3 {
+		if _, err := store.Incr(spindletest.Context(t), "a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain; version=0.0.4") {
+		t.Fatalf("status %d, content type %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	text := rec.Body.String()
+	for _, want := range []string{
+		"# TYPE spindle_loop_busy_seconds_total counter\n",
+		"# TYPE spindle_loop_queued gauge\n",
+		`spindle_loop_stalls_total{executor="httpserver"} 0` + "\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, text)
+		}
+	}
+	var tasks float64
+	if _, err := fmt.Sscanf(text[strings.Index(text, `spindle_loop_tasks_total{executor="httpserver"} `):], `spindle_loop_tasks_total{executor="httpserver"} %g`, &tasks); err != nil || tasks < 3 {
+		t.Errorf("tasks run after three requests: %v, %v", tasks, err)
 	}
 }
 

@@ -1,8 +1,16 @@
 // Command jobs is a job scheduler on one spindle executor: HTTP handlers
-// submit jobs, each job calls a slow, blocking database off the loop
-// (future.Go), at most 4 at a time (a semaphore), with a 50 ms deadline
-// (future.Timeout), and a task group holds every job in flight so that
-// shutdown waits for them.
+// submit jobs, each job calls a slow, blocking database off the loop, at
+// most 4 at a time, with a 50 ms deadline, and a task group holds every job
+// in flight so that shutdown waits for them.
+//
+// Two bounds keep it cheap and honest. The group's limit (SetLimit) bounds
+// how many jobs run at once: a job beyond it waits as an entry in the
+// group's queue, not as a suspended task with a goroutine of its own, so a
+// burst of 1,000 jobs costs a handful of goroutines. The semaphore bounds
+// the database calls themselves: semaphore.Go holds a slot until the call
+// really returns, so a call abandoned at its deadline (future.WithTimeout
+// cancels it, but a driver may take a moment to notice) still counts
+// against the four.
 //
 //	go run ./examples/jobs -addr 127.0.0.1:8080
 //	curl -X POST '127.0.0.1:8080/jobs?name=report'
@@ -34,38 +42,43 @@ type Scheduler struct {
 	db      DB
 	timeout time.Duration
 	slots   *semaphore.Semaphore // at most this many database calls at once
-	jobs    *future.Group        // the jobs in flight
+	jobs    *future.Group        // the jobs in flight, at most limit running
 }
 
-// NewScheduler returns a scheduler that makes at most limit calls to db at
-// once, each with the given deadline.
+// NewScheduler returns a scheduler that runs at most limit jobs, and makes
+// at most limit calls to db, at once, each call with the given deadline.
 func NewScheduler(ex *executor.Executor, db DB, limit int64, timeout time.Duration) *Scheduler {
-	return &Scheduler{ex: ex, db: db, timeout: timeout,
+	s := &Scheduler{ex: ex, db: db, timeout: timeout,
 		slots: semaphore.New(ex, limit), jobs: future.NewGroup(context.Background(), ex)}
+	s.jobs.SetLimit(int(limit))
+	return s
+}
+
+// Submit queues a job and returns the future of its result (any
+// goroutine). A job whose ctx has ended by its turn does not run.
+func (s *Scheduler) Submit(ctx context.Context, job string) *future.Future[string] {
+	res := future.NewPromise[string](s.ex)
+	s.jobs.Go(func(task context.Context) error {
+		if err := ctx.Err(); err != nil {
+			res.Reject(err) // the caller has gone
+			return nil
+		}
+		res.Complete(s.run(task, job))
+		return nil // a failed job is its caller's business, not the group's
+	})
+	return res.Future()
 }
 
 // Run runs a job and waits for its result (any goroutine).
 func (s *Scheduler) Run(ctx context.Context, job string) (string, error) {
-	res := future.NewPromise[string](s.ex)
-	s.jobs.Go(func(ctx context.Context) error {
-		res.Complete(s.run(ctx, job))
-		return nil // a failed job is its caller's business, not the group's
-	})
-	return res.Future().Await(ctx)
+	return s.Submit(ctx, job).Await(ctx)
 }
 
-// run is the job, a task on the loop.
+// run is the job, a task on the loop: the database call, holding a slot
+// until it returns, given up on and cancelled at the deadline.
 func (s *Scheduler) run(ctx context.Context, job string) (string, error) {
-	if err := s.slots.Acquire(ctx, 1); err != nil {
-		return "", err
-	}
-	defer s.slots.Release(1)
-	call := future.Go(s.ex, func(ctx context.Context) (string, error) { return s.db(ctx, job) })
-	v, err := future.Timeout(call, s.timeout).Await(ctx)
-	if err != nil {
-		call.Cancel() // the database call's ctx ends too
-	}
-	return v, err
+	call := semaphore.Go(ctx, s.slots, 1, func(ctx context.Context) (string, error) { return s.db(ctx, job) })
+	return future.WithTimeout(call, s.timeout).Await(ctx)
 }
 
 // Shutdown waits until the jobs in flight have finished.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,7 +71,7 @@ func post(client *http.Client, url, job string) (int, string, error) {
 }
 
 // Sixteen clients at once: four database calls run, the other jobs wait
-// their turn in their tasks, and every client gets its result.
+// their turn in the group's queue, and every client gets its result.
 func TestAtMostFourAtOnce(t *testing.T) {
 	db := newFakeDB()
 	ex, _, srv := service(t, db.call, spindletest.Safety)
@@ -92,8 +93,9 @@ func TestAtMostFourAtOnce(t *testing.T) {
 	openGate := sync.OnceFunc(func() { close(db.gate) })
 	defer openGate() // a failure below must not leave the clients hanging
 	// Four database calls start (a call counts itself in flight before it
-	// says it entered), and every job is a task suspended on the loop: 4
-	// awaiting their database call, 12 waiting for a slot.
+	// says it entered), and only their four jobs are tasks suspended on
+	// the loop, awaiting their call; the other 12 wait in the group's
+	// queue and hold no task.
 	for range 4 {
 		spindletest.Recv(t, db.entered)
 	}
@@ -104,7 +106,7 @@ func TestAtMostFourAtOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n == clients {
+		if n == 4 {
 			break
 		}
 	}
@@ -123,6 +125,55 @@ func TestAtMostFourAtOnce(t *testing.T) {
 		t.Errorf("at most %d database calls at once, want 4", m)
 	}
 	srv.Client().CloseIdleConnections()
+}
+
+// A burst of 1,000 jobs costs a handful of goroutines: the jobs beyond the
+// limit wait as entries in the group's queue. With a semaphore acquired in
+// each job instead of the group's limit, each waiting job was a suspended
+// task with a goroutine of its own (1,000 more).
+func TestBurstCostsFewGoroutines(t *testing.T) {
+	const jobs = 1000
+	db := newFakeDB()
+	db.entered = make(chan string, jobs)
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	sched := NewScheduler(ex, db.call, 4, spindletest.Safety)
+	ctx, cancel := context.WithTimeout(context.Background(), spindletest.Safety)
+	defer cancel()
+	base := runtime.NumGoroutine()
+	fs := make([]*future.Future[string], jobs)
+	for i := range fs {
+		fs[i] = sched.Submit(ctx, fmt.Sprint("job", i))
+	}
+	for range 4 {
+		spindletest.Recv(t, db.entered)
+	}
+	// The submissions reach the loop in order, so once this call has run
+	// and (at least) four jobs are suspended, every job is queued or running.
+	for {
+		n, err := future.Call(ex, func() (int, error) { return ex.Stats().Suspended, nil }).Await(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n >= 4 {
+			break
+		}
+	}
+	grown := runtime.NumGoroutine() - base
+	t.Logf("%d jobs, 4 running: %d goroutines more than before", jobs, grown)
+	if grown > 30 {
+		t.Errorf("%d jobs cost %d goroutines, want a handful (4 calls, their tasks)", jobs, grown)
+	}
+	close(db.gate)
+	for i, f := range fs {
+		if v, err := f.Await(ctx); err != nil || v != fmt.Sprint("done: job", i) {
+			t.Fatalf("job %d: %q, %v", i, v, err)
+		}
+	}
+	if m := db.most.Load(); m != 4 {
+		t.Errorf("at most %d database calls at once, want 4", m)
+	}
 }
 
 // A job whose database call outlives the deadline answers 504, and the

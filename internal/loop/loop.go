@@ -43,8 +43,9 @@ import (
 	"github.com/spindle-rt/spindle/internal/frame"
 )
 
-// ErrClosed is executor.ErrClosed (see there).
-var ErrClosed = errors.New("executor: closed")
+// ErrClosed is executor.ErrClosed (see there). It matches ErrChanClosed
+// (closederr.go).
+var ErrClosed error = closedError{}
 
 // ErrRunning is executor.ErrRunning (see there).
 var ErrRunning = errors.New("executor: Run called while the loop is already running")

@@ -1,0 +1,116 @@
+package metrics
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/spindle-rt/spindle/executor"
+)
+
+// Kind says how a figure behaves over time, which decides its type in each
+// monitoring system.
+type Kind uint8
+
+const (
+	// Counter only grows, from 0 when the executor is made: a Prometheus
+	// counter, an OpenTelemetry observable counter.
+	Counter Kind = iota
+	// UpDownCounter is a number of things that exist now, up or down
+	// (tasks queued, timers pending), which adds up across executors: a
+	// Prometheus gauge, an OpenTelemetry observable up-down counter.
+	UpDownCounter
+	// Gauge is a measurement that does not add up across executors (a
+	// percentile of the delay): a Prometheus gauge, an OpenTelemetry
+	// observable gauge.
+	Gauge
+)
+
+// String returns the kind's name.
+func (k Kind) String() string {
+	switch k {
+	case Counter:
+		return "counter"
+	case UpDownCounter:
+		return "up-down counter"
+	case Gauge:
+		return "gauge"
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Figure is one figure of an executor's Stats, as the exporters publish it.
+type Figure struct {
+	// Key is the figure's key in the expvar JSON object.
+	Key string
+	// Prometheus is the metric's name in Prometheus' conventions (unit
+	// suffix, _total on counters).
+	Prometheus string
+	// OTel is the instrument's name in OpenTelemetry's conventions.
+	OTel string
+	// Unit is the unit in UCUM form, as OpenTelemetry wants it: "s" for
+	// seconds, "{task}" for a count of tasks.
+	Unit string
+	// Help describes the figure.
+	Help string
+	// Kind says how the figure behaves over time.
+	Kind Kind
+	// Integer reports whether the figure is a whole number (a count of
+	// tasks), for systems that tell integer instruments from float ones.
+	Integer bool
+	// Value reads the figure from a Stats: seconds for durations.
+	Value func(executor.Stats) float64
+}
+
+// figures is the one table every exporter reads: a figure added here
+// reaches expvar, the text format, Prometheus and OpenTelemetry at once.
+// The figures of other parts of the library that keep counters per
+// executor belong here too. netio's connections are the next: its reactor
+// counts them (reactor.conns), but loop-owned, so a figure needs a copy
+// that any goroutine may read (an atomic beside it, or a field of
+// executor.Stats), reached from Value.
+var figures = []Figure{
+	{"TasksRun", "spindle_loop_tasks_total", "spindle.loop.tasks", "{task}",
+		"Tasks the loop has run: callbacks, continuations, timer callbacks and slices of spawned tasks.",
+		Counter, true, func(s executor.Stats) float64 { return float64(s.TasksRun) }},
+	{"Queued", "spindle_loop_queued", "spindle.loop.queued", "{task}",
+		"Tasks waiting to run, submitted ones included.",
+		UpDownCounter, true, func(s executor.Stats) float64 { return float64(s.Queued) }},
+	{"Timers", "spindle_loop_timers", "spindle.loop.timers", "{timer}",
+		"Timers pending: not fired, not stopped.",
+		UpDownCounter, true, func(s executor.Stats) float64 { return float64(s.Timers) }},
+	{"Suspended", "spindle_loop_suspended_tasks", "spindle.loop.suspended", "{task}",
+		"Spawned tasks suspended in Await or Yield.",
+		UpDownCounter, true, func(s executor.Stats) float64 { return float64(s.Suspended) }},
+	{"BusySeconds", "spindle_loop_busy_seconds_total", "spindle.loop.busy.time", "s",
+		"Time the loop has spent awake, running tasks.",
+		Counter, false, func(s executor.Stats) float64 { return s.Busy.Seconds() }},
+	{"IdleSeconds", "spindle_loop_idle_seconds_total", "spindle.loop.idle.time", "s",
+		"Time the loop has spent waiting for work.",
+		Counter, false, func(s executor.Stats) float64 { return s.Idle.Seconds() }},
+	{"Stalls", "spindle_loop_stalls_total", "spindle.loop.stalls", "{stall}",
+		"Stalls reported: a task held the loop for longer than the stall threshold.",
+		Counter, true, func(s executor.Stats) float64 { return float64(s.Stalls) }},
+	{"DelayP50Seconds", "spindle_loop_delay_p50_seconds", "spindle.loop.delay.p50", "s",
+		"Median time scheduled work waited before it ran, over the delay probe's window.",
+		Gauge, false, func(s executor.Stats) float64 { return seconds(s.Delay.P50) }},
+	{"DelayP99Seconds", "spindle_loop_delay_p99_seconds", "spindle.loop.delay.p99", "s",
+		"99th percentile of the time scheduled work waited before it ran, over the delay probe's window.",
+		Gauge, false, func(s executor.Stats) float64 { return seconds(s.Delay.P99) }},
+	{"DelayMaxSeconds", "spindle_loop_delay_max_seconds", "spindle.loop.delay.max", "s",
+		"Longest time scheduled work waited before it ran, over the delay probe's window.",
+		Gauge, false, func(s executor.Stats) float64 { return seconds(s.Delay.Max) }},
+}
+
+func seconds(d time.Duration) float64 { return d.Seconds() }
+
+// Figures returns the figures the exporters publish for each executor, in
+// a fixed order. The slice is the caller's.
+func Figures() []Figure { return append([]Figure(nil), figures...) }
+
+// PrometheusLabel is the label that carries the executor's name on every
+// Prometheus metric.
+const PrometheusLabel = "executor"
+
+// OTelAttribute is the attribute that carries the executor's name on every
+// OpenTelemetry measurement: the key of the executor's pprof label.
+const OTelAttribute = executor.ProfileLabel

@@ -1,0 +1,55 @@
+package metrics
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/spindle-rt/spindle/executor"
+)
+
+// WriteText writes the figures of exs to w in Prometheus' text exposition
+// format (version 0.0.4), with the names, help, types and label that
+// contrib/prometheus's collector uses: what a service with no Prometheus
+// client library serves on /metrics for a Prometheus server to scrape.
+// Each executor's Stats is read once. The executors need distinct names.
+func WriteText(w io.Writer, exs ...*executor.Executor) error {
+	stats := make([]executor.Stats, len(exs))
+	for i, ex := range exs {
+		stats[i] = ex.Stats()
+	}
+	b := bufio.NewWriter(w)
+	for _, f := range figures {
+		typ := "gauge"
+		if f.Kind == Counter {
+			typ = "counter"
+		}
+		b.WriteString("# HELP " + f.Prometheus + " " + f.Help + "\n")
+		b.WriteString("# TYPE " + f.Prometheus + " " + typ + "\n")
+		for i, ex := range exs {
+			b.WriteString(f.Prometheus + "{" + PrometheusLabel + "=\"" + labelEscaper.Replace(ex.Name()) + "\"} ")
+			b.WriteString(strconv.FormatFloat(f.Value(stats[i]), 'g', -1, 64) + "\n")
+		}
+	}
+	return b.Flush()
+}
+
+// labelEscaper escapes a label value as the text format wants.
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
+// Handler returns an http.Handler that serves the figures of exs in
+// Prometheus' text format (WriteText), for a /metrics route.
+func Handler(exs ...*executor.Executor) http.Handler {
+	for _, ex := range exs {
+		if ex == nil {
+			panic("metrics: Handler of nil executor")
+		}
+	}
+	exs = append([]*executor.Executor(nil), exs...)
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		_ = WriteText(w, exs...)
+	})
+}
