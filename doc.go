@@ -36,6 +36,9 @@
 //   - [github.com/spindle-rt/spindle/examples/httpserver/counters]: the
 //     state of the httpserver example, on a loop or behind a mutex, which
 //     the bundled benchmarks serve too.
+//   - [github.com/spindle-rt/spindle/bench/netcase]: the servers and the
+//     load generator of the Net benchmarks, shared by the suite and
+//     bench/peers.
 //
 // Programs: the examples under examples/ and the benchmark suite
 // (go run ./bench).
