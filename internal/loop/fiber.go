@@ -195,13 +195,7 @@ func (e *Loop) nextNewFiber() *Fiber {
 	if !ok || f.state != fiberNew || (it.id != 0 && e.hooks.wrapping.Load()) {
 		return nil
 	}
-	e.q.Pop()
-	e.left--
-	e.ran++
-	e.pulse()
-	if f.scheduled.Load() {
-		f.scheduled.Store(false)
-	}
+	e.takeInPlace(f)
 	return f
 }
 
@@ -248,6 +242,14 @@ func (e *Loop) nextIsOwn(f *Fiber) bool {
 	if it == nil || it.r != Runnable(f) || (it.id != 0 && e.hooks.wrapping.Load()) {
 		return false
 	}
+	e.takeInPlace(f)
+	return true
+}
+
+// takeInPlace pops f, the queue's next task, to run it in place of a
+// switch back to the loop, counting it as runBatch counts the tasks it
+// runs. Loop only.
+func (e *Loop) takeInPlace(f *Fiber) {
 	e.q.Pop()
 	e.left--
 	e.ran++
@@ -255,7 +257,6 @@ func (e *Loop) nextIsOwn(f *Fiber) bool {
 	if f.scheduled.Load() {
 		f.scheduled.Store(false)
 	}
-	return true
 }
 
 // Yield lets the rest of the queue run and resumes f after it: f is queued at
