@@ -104,6 +104,8 @@ type Loop struct {
 	curID      hooks.ID
 	fiber      *Fiber
 	goexited   *Fiber // a fiber whose body called runtime.Goexit, until leave
+	hub        *Fiber // a suspended fiber whose goroutine runs queued fibers in place (hubRun), while one runs
+	hubExit    *coro  // a coroutine whose body called runtime.Goexit under the hub, until the loop goroutine resumes it
 	cbGoexited bool   // a callback called runtime.Goexit, until leave
 	suspended  fiberList
 	idle       []*coro
