@@ -264,11 +264,11 @@ func (e *Loop) hubRun(f *Fiber) bool {
 		if next == nil {
 			return false
 		}
-		it := *next
-		g, ok := it.r.(*Fiber)
-		if !ok || (it.id != 0 && e.hooks.wrapping.Load()) {
+		g, ok := next.r.(*Fiber)
+		if !ok || (next.id != 0 && e.hooks.wrapping.Load()) {
 			return false
 		}
+		fr, id := next.fr, next.id
 		e.takeInPlace(g)
 		if g == f {
 			e.suspended.remove(f)
@@ -276,7 +276,7 @@ func (e *Loop) hubRun(f *Fiber) bool {
 			e.fiber = f
 			return true
 		}
-		e.Cur, e.curID = it.fr, it.id
+		e.Cur, e.curID = fr, id
 		e.hub = f
 		g.Run()
 		e.hub = nil
