@@ -318,10 +318,14 @@ func applyGuarded[T, A any](at *shard, inst *T, u update[T, A]) {
 	u.fn(inst, u.arg)
 }
 
-// reply empties b and sends it back to its source. Destination only.
+// reply sends b back to its source, which zeroes it as it recycles it.
+// Destination only. The destination leaves the updates in place: clearing
+// them here wrote every cache line of the batch on the destination's core,
+// and the source's next updates into it then waited for each line to come
+// back (a fifth of counter_sharded's time); the source zeroes the batch in
+// one sweep instead, and the updates stay referenced only for the trip
+// back.
 func (b *batch[T, A]) reply(at *shard) {
-	clear(b.items[:b.n])
-	b.n = 0
 	b.back = true
 	at.send(b.from.idx, b)
 }
