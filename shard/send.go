@@ -186,11 +186,21 @@ func addUpdate[T, A any](src, dst *shard, s *Sharded[T], fn func(*T, A), arg A, 
 // and the lanes to the others), so an update costs little more than
 // storing its argument. Make one with NewUpdater on the shard's loop and
 // use it there only.
+//
+// The updater remembers, for each destination, the batch it last added an
+// update to (last). While that batch is still the one open to the
+// destination (the lane's, or the shard's own selfOpen: see where) and
+// still for the updater's service, the next update goes straight into it;
+// otherwise, and for every check that can fail (a closed shard, a full
+// batch), Update takes the general path, addUpdate.
 type Updater[T, A any] struct {
 	s     *Sharded[T]
 	fn    func(*T, A)
 	src   *shard
-	lanes []*lane // to each shard; nil for the updater's own
+	lanes []*lane        // to each shard; nil for the updater's own
+	dsts  []*shard       // each shard
+	where []*message     // where each destination's open batch is kept: &lanes[i].open, or &src.selfOpen
+	last  []*batch[T, A] // the batch last added to, per destination; may have been sealed since
 }
 
 // NewUpdater returns an Updater of s's instances with fn for the shard
@@ -204,10 +214,15 @@ func NewUpdater[T, A any](s *Sharded[T], fn func(*T, A)) *Updater[T, A] {
 	if !ok {
 		panic("shard: NewUpdater called off the group's loops; use Update")
 	}
-	u := &Updater[T, A]{s: s, fn: fn, src: s.g.shards[from], lanes: make([]*lane, s.g.Len())}
+	n := s.g.Len()
+	u := &Updater[T, A]{s: s, fn: fn, src: s.g.shards[from], lanes: make([]*lane, n),
+		dsts: s.g.shards, where: make([]*message, n), last: make([]*batch[T, A], n)}
 	for i := range u.lanes {
 		if i != from {
 			u.lanes[i] = u.src.lane(i)
+			u.where[i] = &u.lanes[i].open
+		} else {
+			u.where[i] = &u.src.selfOpen
 		}
 	}
 	return u
@@ -217,11 +232,40 @@ func NewUpdater[T, A any](s *Sharded[T], fn func(*T, A)) *Updater[T, A] {
 // must be called on the loop of the shard that made the updater; it panics
 // elsewhere, or if to is not a shard of the group.
 func (u *Updater[T, A]) Update(to int, arg A) error {
-	if !u.src.ex.OnLoop() {
+	src := u.src
+	if !src.ex.OnLoop() {
 		panic("shard: Updater.Update called off the loop of the shard that made it")
 	}
+	if uint(to) < uint(len(u.last)) {
+		// The open batch is never full: addUpdate seals a batch (or, for
+		// the shard's own, stops adding to it) as it fills up.
+		if b, ok := (*u.where[to]).(*batch[T, A]); ok && b == u.last[to] && b.s == u.s &&
+			!src.ex.Closed() && !u.dsts[to].ex.Closed() {
+			b.items[b.n] = update[T, A]{fn: u.fn, arg: arg}
+			if b.n++; b.n == updateBatch {
+				u.last[to] = nil
+				if l := u.lanes[to]; l != nil {
+					l.seal()
+				} else {
+					src.selfOpen = nil
+				}
+			}
+			return nil
+		}
+	}
+	return u.update(to, arg)
+}
+
+// update is Update's general path: addUpdate, then it remembers the batch
+// the update went into if that batch is still open.
+func (u *Updater[T, A]) update(to int, arg A) error {
 	dst := u.src.g.shard("update of shard %d", to)
-	return addUpdate(u.src, dst, u.s, u.fn, arg, u.lanes[to])
+	if err := addUpdate(u.src, dst, u.s, u.fn, arg, u.lanes[to]); err != nil {
+		return err
+	}
+	b, _ := (*u.where[to]).(*batch[T, A])
+	u.last[to] = b
+	return nil
 }
 
 // newBatch takes an empty batch of updates to s's instances from src's
