@@ -197,10 +197,15 @@ type Updater[T, A any] struct {
 	s     *Sharded[T]
 	fn    func(*T, A)
 	src   *shard
-	lanes []*lane        // to each shard; nil for the updater's own
-	dsts  []*shard       // each shard
-	where []*message     // where each destination's open batch is kept: &lanes[i].open, or &src.selfOpen
-	last  []*batch[T, A] // the batch last added to, per destination; may have been sealed since
+	dests []updaterDest[T, A] // by shard index
+}
+
+// updaterDest is what an Updater keeps for one destination.
+type updaterDest[T, A any] struct {
+	where *message     // where its open batch is kept: &lane.open, or &src.selfOpen
+	last  *batch[T, A] // the batch last added to; may have been sealed since
+	lane  *lane        // to it; nil for the updater's own shard
+	dst   *shard
 }
 
 // NewUpdater returns an Updater of s's instances with fn for the shard
@@ -214,15 +219,15 @@ func NewUpdater[T, A any](s *Sharded[T], fn func(*T, A)) *Updater[T, A] {
 	if !ok {
 		panic("shard: NewUpdater called off the group's loops; use Update")
 	}
-	n := s.g.Len()
-	u := &Updater[T, A]{s: s, fn: fn, src: s.g.shards[from], lanes: make([]*lane, n),
-		dsts: s.g.shards, where: make([]*message, n), last: make([]*batch[T, A], n)}
-	for i := range u.lanes {
+	u := &Updater[T, A]{s: s, fn: fn, src: s.g.shards[from], dests: make([]updaterDest[T, A], s.g.Len())}
+	for i := range u.dests {
+		d := &u.dests[i]
+		d.dst = s.g.shards[i]
 		if i != from {
-			u.lanes[i] = u.src.lane(i)
-			u.where[i] = &u.lanes[i].open
+			d.lane = u.src.lane(i)
+			d.where = &d.lane.open
 		} else {
-			u.where[i] = &u.src.selfOpen
+			d.where = &u.src.selfOpen
 		}
 	}
 	return u
@@ -236,15 +241,16 @@ func (u *Updater[T, A]) Update(to int, arg A) error {
 	if !src.ex.OnLoop() {
 		panic("shard: Updater.Update called off the loop of the shard that made it")
 	}
-	if uint(to) < uint(len(u.last)) {
+	if uint(to) < uint(len(u.dests)) {
 		// The open batch is never full: addUpdate seals a batch (or, for
 		// the shard's own, stops adding to it) as it fills up.
-		if b, ok := (*u.where[to]).(*batch[T, A]); ok && b == u.last[to] && b.s == u.s &&
-			!src.ex.Closed() && !u.dsts[to].ex.Closed() {
+		d := &u.dests[to]
+		if b, ok := (*d.where).(*batch[T, A]); ok && b == d.last && b.s == u.s &&
+			!src.ex.Closed() && !d.dst.ex.Closed() {
 			b.items[b.n] = update[T, A]{fn: u.fn, arg: arg}
 			if b.n++; b.n == updateBatch {
-				u.last[to] = nil
-				if l := u.lanes[to]; l != nil {
+				d.last = nil
+				if l := d.lane; l != nil {
 					l.seal()
 				} else {
 					src.selfOpen = nil
@@ -260,11 +266,11 @@ func (u *Updater[T, A]) Update(to int, arg A) error {
 // the update went into if that batch is still open.
 func (u *Updater[T, A]) update(to int, arg A) error {
 	dst := u.src.g.shard("update of shard %d", to)
-	if err := addUpdate(u.src, dst, u.s, u.fn, arg, u.lanes[to]); err != nil {
+	d := &u.dests[to]
+	if err := addUpdate(u.src, dst, u.s, u.fn, arg, d.lane); err != nil {
 		return err
 	}
-	b, _ := (*u.where[to]).(*batch[T, A])
-	u.last[to] = b
+	d.last, _ = (*d.where).(*batch[T, A])
 	return nil
 }
 
