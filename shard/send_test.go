@@ -334,7 +334,12 @@ func TestUpdaterBatchReusedByAnotherService(t *testing.T) {
 				return 0, err
 			}
 		}
-		return 0, u.Update(1, "b") // A is s2's now
+		if err := u.Update(1, "b"); err != nil { // A is s2's now
+			return 0, err
+		}
+		// Behind everything sent to shard 1.
+		_, err := shard.Call(g, 1, func() (int, error) { return 0, nil }).Await(ctx)
+		return 0, err
 	})
 	got1 := on(t, g, 1, func(context.Context) ([]string, error) { return slices.Clone(s1.Local().log), nil })
 	got2 := on(t, g, 1, func(context.Context) ([]string, error) { return slices.Clone(s2.Local().log), nil })
