@@ -302,12 +302,15 @@ func (c *core) publish(h *link, by how) {
 	} else {
 		c.head.Store(&doneLink)
 	}
+	// held: the completer holds the loop; known: held has been found out
+	// (asked once, for the Resolve hooks and the waiters alike).
+	held := by == fromLoop
+	known := held
 	if c.id != 0 {
-		if by == fromLoop {
-			c.ex.ResolveHookOnLoop(c.id, true)
-		} else {
-			c.ex.ResolveHook(c.id)
+		if !known {
+			held, known = c.ex.OnLoop(), true
 		}
+		c.ex.ResolveHookOnLoop(c.id, held)
 	}
 	if h == nil {
 		return
@@ -318,9 +321,8 @@ func (c *core) publish(h *link, by how) {
 		h.next = rev
 		rev, h = h, next
 	}
-	held := by == fromLoop
-	if !held {
-		_, held = c.ex.Current()
+	if !known {
+		held = c.ex.OnLoop()
 	}
 	for rev != nil {
 		next := rev.next

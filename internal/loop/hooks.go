@@ -80,6 +80,8 @@ type hookState struct {
 	_ [64]byte
 
 	// Loop-owned.
+	idNext   hooks.ID // the next id of the loop's block
+	idEnd    hooks.ID // just past the loop's block: idNext == idEnd means take a new one
 	inflight *hookSet // snapshot whose Before ran for the running continuation
 	stage    uint8    // which hooks runHooked is calling (stageNone, ...)
 	hookAt   int      // index of the hook runHooked is calling
@@ -230,13 +232,21 @@ func (h *hookState) newID(e *Loop, kind hooks.Kind) hooks.ID {
 // are called one by one, each guarded.
 func (e *Loop) newResource(kind hooks.Kind, trigger hooks.ID, known, onLoop bool) (id hooks.ID) {
 	h := &e.hooks
-	id = hooks.ID(h.nextID.Add(1))
+	if !known {
+		onLoop = e.OnLoop()
+	}
+	if onLoop {
+		id = h.idNext
+		if id == h.idEnd {
+			id = h.takeIDs()
+		}
+		h.idNext = id + 1
+	} else {
+		id = hooks.ID(h.nextID.Add(1))
+	}
 	s := h.snap.Load()
 	if s == nil || len(s.init) == 0 {
 		return id
-	}
-	if !known {
-		onLoop = e.OnLoop()
 	}
 	if !onLoop {
 		h.mail(e, hookEvent{op: evInit, kind: kind, id: id, trigger: trigger})
@@ -250,6 +260,17 @@ func (e *Loop) newResource(kind hooks.Kind, trigger hooks.ID, known, onLoop bool
 	}
 	e.initAll(s.init, id, kind, trigger)
 	return id
+}
+
+// idBlock is how many ids the loop takes from the shared counter at a time.
+const idBlock = 64
+
+// takeIDs gives the loop a new block of ids and returns its first. Loop
+// only.
+func (h *hookState) takeIDs() hooks.ID {
+	end := hooks.ID(h.nextID.Add(idBlock))
+	h.idEnd = end + 1
+	return end - idBlock + 1
 }
 
 // ResolveHook reports that resource id completed. It runs the Resolve hooks
