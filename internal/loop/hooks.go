@@ -62,11 +62,13 @@ type hookState struct {
 	regs   []*hooks.Hooks
 	snap   atomic.Pointer[hookSet]
 	nextID atomic.Uint64
-	// resolving and wrapping mirror "the snapshot has a Resolve hook" and
-	// "... a Before or After hook", so that completing a resource and
-	// running its continuation check one flag inline.
-	resolving atomic.Bool
-	wrapping  atomic.Bool
+	// resolving, wrapping and destroying mirror "the snapshot has a
+	// Resolve hook", "... a Before or After hook" and "... a Destroy hook",
+	// so that completing a resource, running its continuation and making
+	// one (DestroyHooked) check one flag inline.
+	resolving  atomic.Bool
+	wrapping   atomic.Bool
+	destroying atomic.Bool
 
 	// The mailbox of events raised off the loop, on cache lines of its own:
 	// the collector's goroutine writes it while the loop reads the fields
@@ -95,6 +97,10 @@ type hookSet struct {
 	resolve []func(hooks.ID)
 	destroy []func(hooks.ID)
 	wrap    bool // before or after is not empty
+	// before1 and after1 are the Before and After hooks when there is one
+	// of each (the common case), else nil: runHooked calls them without a
+	// loop.
+	before1, after1 func(hooks.ID)
 }
 
 const (
@@ -169,10 +175,14 @@ func (h *hookState) rebuild() {
 		s = nil
 	} else {
 		s.wrap = len(s.before) > 0 || len(s.after) > 0
+		if len(s.before) == 1 && len(s.after) == 1 {
+			s.before1, s.after1 = s.before[0], s.after[0]
+		}
 	}
 	h.snap.Store(s)
 	h.resolving.Store(s != nil && len(s.resolve) > 0)
 	h.wrapping.Store(s != nil && s.wrap)
+	h.destroying.Store(s != nil && len(s.destroy) > 0)
 }
 
 // AddHooks: see executor.Executor.AddHooks. Registering builds a new
@@ -190,10 +200,7 @@ func (e *Loop) HooksEnabled() bool { return e.hooks.snap.Load() != nil }
 
 // DestroyHooked reports whether a Destroy hook is registered: resources
 // created now should be tracked for it (see TrackDestroy).
-func (e *Loop) DestroyHooked() bool {
-	s := e.hooks.snap.Load()
-	return s != nil && len(s.destroy) > 0
-}
+func (e *Loop) DestroyHooked() bool { return e.hooks.destroying.Load() }
 
 // NewResource assigns an id to a new resource of the given kind and reports
 // it to the Init hooks, or returns 0 at once when no hooks are registered
@@ -467,6 +474,18 @@ func (e *Loop) runHooked(r Runnable, id hooks.ID) {
 		e.drainHooks()
 	}
 	h.inflight = s
+	if s.before1 != nil {
+		// One Before and one After: the same protocol, without the loops.
+		h.stage, h.hookAt = stageBefore, 0
+		s.before1(id)
+		h.stage = stageNone
+		r.Run()
+		h.stage = stageAfter
+		s.after1(id)
+		h.stage = stageNone
+		h.inflight = nil
+		return
+	}
 	if len(s.before) != 0 {
 		h.stage = stageBefore
 		for i, fn := range s.before {
