@@ -512,9 +512,9 @@ func NewPromise[T any](e *executor.Executor) *Promise[T] {
 	if ex == nil {
 		panic("future: NewPromise with nil executor")
 	}
-	p := newObjHere[Promise[T]](ex)
+	p, w := newObjHere[Promise[T]](ex)
 	p.f.ex = ex
-	p.f.id = newID(ex, hooks.KindFuture, 0, p)
+	p.f.id = newID(ex, hooks.KindFuture, 0, p, w)
 	return p
 }
 

@@ -348,7 +348,7 @@ func (g *Group) fill() {
 	w.g = g
 	w.own.init(&w.taskBase)
 	w.wl = &w.own
-	w.id = newID(ex, hooks.KindTask, 0, w)
+	w.id = newID(ex, hooks.KindTask, 0, w, where{known: true, onLoop: true})
 	w.fiber.Init(ex, w, w.id)
 	if err := w.fiber.Start(); err != nil { // on the loop: cannot fail
 		panic("future: starting a group worker: " + err.Error())
