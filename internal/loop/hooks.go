@@ -40,7 +40,13 @@ package loop
 // (runHooked), unguarded: a panic reaches the loop's own recovery, which
 // hands it to recoverItem, and that finishes the item's protocol (the
 // other hooks, the continuation, once) on a guarded slow path. A deferred
-// recover is the largest part of a hook call's cost.
+// recover is the largest part of a hook call's cost: the guard of a single
+// Init or Resolve hook holds only a flag and lives in the dispatching
+// function itself (about 1 ns, against about 3 ns for the guard of
+// several). BenchmarkNewResource measures a resource made and completed on
+// the loop: about 5 ns with one Init hook and 6 ns with one Resolve hook
+// (12 and 10.5 ns when each id cost an atomic add and each guard a call of
+// its own), against 0.4 ns with no hooks.
 //
 // The mailbox is a list of fixed-size event blocks, recycled; the loop
 // dispatches mailed events with the empty frame and CurrentID 0.
