@@ -29,14 +29,19 @@ func newObj[N any](ex *loop.Loop, onLoop bool) *N {
 }
 
 // newObjHere is newObj for callers that have not asked ex.Current yet: it
-// asks only when the executor allocates from slabs.
-func newObjHere[N any](ex *loop.Loop) *N {
+// asks only when the executor allocates from slabs, and says what it
+// learnt (w), so that the object's hook id need not ask again (newID).
+func newObjHere[N any](ex *loop.Loop) (n *N, w where) {
 	if ex.Allocation() != loop.AllocSlab {
-		return new(N)
+		return new(N), where{}
 	}
 	_, onLoop := ex.Current()
-	return newObj[N](ex, onLoop)
+	return newObj[N](ex, onLoop), where{known: true, onLoop: onLoop}
 }
+
+// where says whether the caller holds the loop (onLoop), if it has asked
+// (known).
+type where struct{ known, onLoop bool }
 
 // slabOf returns ex's slab of N, made on first use. Loop only.
 func slabOf[N any](ex *loop.Loop) *alloc.Slab[N] {

@@ -39,10 +39,10 @@ func done[T any](ex *loop.Loop, v T, err error) *Future[T] {
 	if ex == nil {
 		panic("future: nil executor")
 	}
-	f := newObjHere[Future[T]](ex)
+	f, w := newObjHere[Future[T]](ex)
 	f.val, f.err = v, err
 	f.ex = ex
-	f.id = newID(ex, hooks.KindFuture, 0, f)
+	f.id = newID(ex, hooks.KindFuture, 0, f, w)
 	f.publish(nil, fromAnywhere)
 	return f
 }
@@ -100,7 +100,7 @@ func call[T any](ex *loop.Loop, fn func() (T, error), fr *frame.Frame, onLoop bo
 	n := newObj[callNode[T]](ex, onLoop)
 	n.fn = fn
 	n.out.ex = ex
-	n.out.id = newID(ex, hooks.KindFuture, 0, n)
+	n.out.id = newID(ex, hooks.KindFuture, 0, n, where{known: true, onLoop: onLoop})
 	if err := ex.SubmitRunnable(n, fr, n.out.id); err != nil {
 		var zero T
 		n.out.complete(zero, err, fromAnywhere)

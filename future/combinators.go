@@ -115,9 +115,9 @@ func check[T any](name string, fs []*Future[T]) *loop.Loop {
 }
 
 func newPending[T any](ex *loop.Loop) *Future[T] {
-	f := newObjHere[Future[T]](ex)
+	f, w := newObjHere[Future[T]](ex)
 	f.ex = ex
-	f.id = newID(ex, hooks.KindFuture, 0, f)
+	f.id = newID(ex, hooks.KindFuture, 0, f, w)
 	return f
 }
 

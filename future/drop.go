@@ -15,9 +15,9 @@ func (n *thenNode[T, U]) Drop() { n.node.drop() }
 func (n *transformNode[T, U]) Drop() { n.node.drop() }
 
 func (n *node[T, U]) drop() {
-	n.src = nil
 	var zero U
 	n.out.complete(zero, executor.ErrClosed, fromAnywhere)
+	n.release()
 }
 
 // Drop calls the callback off the loop, which has closed.

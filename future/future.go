@@ -32,11 +32,15 @@ package future
 //     wake would do nothing, so dropping it races with nothing. Whoever
 //     makes such a waiter gone compacts the future it waits on: a
 //     withdrawal, a Timeout's expiry or cancellation, and Cancel of a
-//     derived future, which finds its source through err (below);
+//     derived future, which finds its source through its node (below);
 //   - while a future derived by Then or Transform is pending, its err holds
-//     the future it hangs on (an upstream), written before the future is
-//     shared and read only by Cancel after its claim; the completer
-//     overwrites it with the result, so nobody else ever sees it;
+//     a mark (derivedMark, a typed nil: no pointer for the collector to
+//     follow on every link), written before the future is shared and read
+//     only by Cancel after its claim; the completer overwrites it with the
+//     result, so nobody else ever sees it. Such a future is the out of a
+//     node, whose src is the future it hangs on: Cancel reads src between
+//     its claim and its publish (sourceOf), and the continuation clears src
+//     only once it sees the future done, so the two never race;
 //   - dead links stay in the stack until the future completes or a
 //     compaction drops them. A compaction takes the stack out of head by
 //     swapping in compactingLink (pushers and completers wait while it is
@@ -138,16 +142,12 @@ func dead(l *link) bool {
 	return ok && g.gone()
 }
 
-// upstream is the source future of a pending derived future, kept in its
-// err (see the invariants above). It is an error only so that it fits
+// derivedMark, as a nil *derivedMark, is the err of a pending derived
+// future (see the invariants above). It is an error only so that it fits
 // there; nobody sees it as one.
-type upstream core
+type derivedMark struct{}
 
-func (*upstream) Error() string { return "future: pending" }
-
-// abandon drops, from the source's waiters, the links of continuations
-// whose futures have completed.
-func (u *upstream) abandon() { (*core)(u).compact(compactScan) }
+func (*derivedMark) Error() string { return "future: pending" }
 
 // quitOf returns l as a quitLink, or nil for a plain link.
 func quitOf(l *link) *quitLink {
@@ -302,12 +302,15 @@ func (c *core) publish(h *link, by how) {
 	} else {
 		c.head.Store(&doneLink)
 	}
+	// held: the completer holds the loop; known: held has been found out
+	// (asked once, for the Resolve hooks and the waiters alike).
+	held := by == fromLoop
+	known := held
 	if c.id != 0 {
-		if by == fromLoop {
-			c.ex.ResolveHookOnLoop(c.id, true)
-		} else {
-			c.ex.ResolveHook(c.id)
+		if !known {
+			held, known = c.ex.OnLoop(), true
 		}
+		c.ex.ResolveHookOnLoop(c.id, held)
 	}
 	if h == nil {
 		return
@@ -318,9 +321,8 @@ func (c *core) publish(h *link, by how) {
 		h.next = rev
 		rev, h = h, next
 	}
-	held := by == fromLoop
-	if !held {
-		_, held = c.ex.Current()
+	if !known {
+		held = c.ex.OnLoop()
 	}
 	for rev != nil {
 		next := rev.next
@@ -388,12 +390,15 @@ func (f *Future[T]) Cancel() bool {
 	if !ok {
 		return false
 	}
-	up, _ := f.err.(*upstream) // a derived future's source, while pending
+	var src *core
+	if _, derived := f.err.(*derivedMark); derived {
+		src = sourceOf(f) // before publish: see sourceOf
+	}
 	var zero T
 	f.val, f.err = zero, context.Canceled
 	f.publish(h, fromCancel)
-	if up != nil {
-		up.abandon() // f's continuation waits on it in vain
+	if src != nil {
+		src.compact(compactScan) // f's continuation waits on it in vain
 	}
 	return true
 }
@@ -507,9 +512,9 @@ func NewPromise[T any](e *executor.Executor) *Promise[T] {
 	if ex == nil {
 		panic("future: NewPromise with nil executor")
 	}
-	p := newObjHere[Promise[T]](ex)
+	p, w := newObjHere[Promise[T]](ex)
 	p.f.ex = ex
-	p.f.id = newID(ex, hooks.KindFuture, 0, p)
+	p.f.id = newID(ex, hooks.KindFuture, 0, p, w)
 	return p
 }
 

@@ -112,10 +112,10 @@ func GoContext[T any](ctx context.Context, ex *executor.Executor, fn func(ctx co
 
 // goStart starts fn for Go (parent: context.Background()) or GoContext.
 func goStart[T any](parent context.Context, ex *loop.Loop, fn func(ctx context.Context) (T, error)) *Future[T] {
-	fr, _ := ex.Current()
+	fr, onLoop := ex.Current()
 	n := &goNode[T]{fn: fn, fr: fr}
 	n.out.ex = ex
-	n.out.id = newID(ex, hooks.KindFuture, 0, n)
+	n.out.id = newID(ex, hooks.KindFuture, 0, n, where{known: true, onLoop: onLoop})
 	n.cl.w = (*goCancel[T])(n)
 	n.out.head.Store(&n.cl) // not yet shared: no race
 	base := parent

@@ -8,8 +8,12 @@ import (
 // Hook bookkeeping for the resources package future creates.
 
 // newID gives a new resource its hook id (0 when no hooks are registered)
-// and, only while a Destroy hook is registered, tracks obj for it.
-func newID[P any](ex *loop.Loop, kind hooks.Kind, trigger hooks.ID, obj *P) hooks.ID {
+// and, only while a Destroy hook is registered, tracks obj for it. w is
+// what the caller knows of where it runs (see newObjHere).
+func newID[P any](ex *loop.Loop, kind hooks.Kind, trigger hooks.ID, obj *P, w where) hooks.ID {
+	if w.known {
+		return track(ex, ex.NewResourceOnLoop(kind, trigger, w.onLoop), obj)
+	}
 	return track(ex, ex.NewResource(kind, trigger), obj)
 }
 

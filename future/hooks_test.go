@@ -122,12 +122,30 @@ func TestHooksInitBeforeBeforeOnRunningLoop(t *testing.T) {
 	}
 	ex.Close()
 	ev := rec.Events()
+	// The ids: the first Call's (trigger 0), its promise's (made in the
+	// Call: the Call is its trigger), the Then's (its trigger is the
+	// promise). Ids made on the loop and off it do not follow one order.
+	var call, promise, then hooks.ID
+	for _, e := range ev {
+		var id, trigger hooks.ID
+		if _, err := fmt.Sscanf(e, "init %d future %d", &id, &trigger); err != nil {
+			continue
+		}
+		switch {
+		case call == 0 && trigger == 0:
+			call = id
+		case promise == 0 && trigger == call:
+			promise = id
+		case then == 0 && promise != 0 && trigger == promise:
+			then = id
+		}
+	}
 	initAt, beforeAt := -1, -1
 	for i, e := range ev {
-		switch e { // ids: Call 1, its promise 2, the blocking Call 3, the Then 4
-		case "init 4 future 2":
+		switch e {
+		case fmt.Sprintf("init %d future %d", then, promise):
 			initAt = i
-		case "before 4":
+		case fmt.Sprintf("before %d", then):
 			beforeAt = i
 		}
 	}

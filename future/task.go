@@ -93,12 +93,12 @@ func Spawn[T any](e *executor.Executor, fn func(ctx context.Context) (T, error))
 	if fn == nil {
 		panic("future: Spawn with nil func")
 	}
-	t := newObjHere[task[T]](ex)
+	t, w := newObjHere[task[T]](ex)
 	t.fn = fn
 	t.carried.Frame, _ = ex.Current()
 	t.carried.Loop = ex.Name()
 	t.res.ex = ex
-	t.res.id = newID(ex, hooks.KindTask, 0, t)
+	t.res.id = newID(ex, hooks.KindTask, 0, t, w)
 	t.out = &t.res.core
 	t.own.init(&t.taskBase)
 	t.wl = &t.own

@@ -1,6 +1,8 @@
 package future
 
 import (
+	"unsafe"
+
 	"github.com/spindle-rt/spindle/hooks"
 	"github.com/spindle-rt/spindle/internal/frame"
 )
@@ -14,6 +16,21 @@ type node[T, U any] struct {
 	fr  *frame.Frame
 }
 
+// out must come first in a node: sourceOf finds src from the address of
+// out. This fails to compile otherwise.
+var _ = [1]struct{}{}[unsafe.Offsetof(node[int, int]{}.out)]
+
+// sourceOf returns the core of the future that f, a pending future derived
+// by Then or Transform (its err is the derived mark), hangs on: f is the
+// out of a node[T, U], whose src lies at an offset that does not depend on
+// T (src is a pointer), and a Future[T] begins with its core. Only Cancel
+// calls it, between its claim and its publish: the node clears src only
+// once it sees the future done (release), after that read.
+func sourceOf[U any](f *Future[U]) *core {
+	src := unsafe.Add(unsafe.Pointer(f), unsafe.Offsetof(node[struct{}, U]{}.src))
+	return (*core)(*(*unsafe.Pointer)(src))
+}
+
 // register links the continuation w (the node's outer object) into src.
 // fr and onLoop are what src's executor's Current returned.
 func (n *node[T, U]) register(src *Future[T], w waiter, fr *frame.Frame, onLoop bool) *Future[U] {
@@ -23,7 +40,7 @@ func (n *node[T, U]) register(src *Future[T], w waiter, fr *frame.Frame, onLoop 
 	if ex.HooksEnabled() {
 		n.out.id = track(ex, ex.NewResourceOnLoop(hooks.KindFuture, src.id, onLoop), &n.out)
 	}
-	n.out.err = (*upstream)(&src.core) // for Cancel, while pending
+	n.out.err = (*derivedMark)(nil) // for Cancel, while pending
 	n.l.w = w
 	if !src.addWaiter(&n.l) {
 		w.wake(onLoop)
@@ -37,10 +54,29 @@ func (n *node[T, U]) gone() bool { return n.out.ready() }
 
 // CatchPanic fails the derived future with the panic of the callback.
 func (n *node[T, U]) CatchPanic(v any, stack []byte) {
-	n.src = nil
 	var zero U
 	if !n.out.complete(zero, &PanicError{Value: v, Stack: stack}, fromLoop) {
 		n.out.ex.ReportPanic(v, stack) // the future was cancelled meanwhile
+	}
+	n.release()
+}
+
+// completeAndRelease completes the derived future with the continuation's
+// result and lets the source go (release).
+func (n *node[T, U]) completeAndRelease(u U, err error) {
+	if n.out.complete(u, err, fromLoop) {
+		n.src = nil // done by us: no Cancel reads src any more
+		return
+	}
+	n.release()
+}
+
+// release lets the source be collected once the derived future is done
+// (completed by the continuation or by Cancel). While a Cancel is between
+// its claim and its publish, src stays: Cancel reads it (sourceOf).
+func (n *node[T, U]) release() {
+	if n.out.ready() {
+		n.src = nil
 	}
 }
 
@@ -83,8 +119,9 @@ func (n *thenNode[T, U]) wake(onLoop bool) {
 // Run computes the derived future on the loop.
 func (n *thenNode[T, U]) Run() {
 	src, fn := n.src, n.fn
-	n.src, n.fn = nil, nil // let the upstream chain and fn be collected
+	n.fn = nil // let fn be collected; src goes once the future is done
 	if src == nil || n.out.settled() {
+		n.release()
 		return // cancelled meanwhile
 	}
 	var u U
@@ -92,7 +129,7 @@ func (n *thenNode[T, U]) Run() {
 	if err == nil {
 		u, err = fn(src.val)
 	}
-	n.out.complete(u, err, fromLoop)
+	n.completeAndRelease(u, err)
 }
 
 // transformNode is one Transform link.
@@ -129,12 +166,13 @@ func (n *transformNode[T, U]) wake(onLoop bool) {
 // Run computes the derived future on the loop.
 func (n *transformNode[T, U]) Run() {
 	src, fn := n.src, n.fn
-	n.src, n.fn = nil, nil
+	n.fn = nil
 	if src == nil || n.out.settled() {
+		n.release()
 		return
 	}
 	u, err := fn(src.val, src.err)
-	n.out.complete(u, err, fromLoop)
+	n.completeAndRelease(u, err)
 }
 
 // OnComplete registers fn to run on the loop with f's value and error once f

@@ -2,6 +2,7 @@ package future
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -192,5 +193,59 @@ func TestCancelledThensLeaveNothingBehind(t *testing.T) {
 	p.Resolve(1)
 	if v, err := spindletest.Await(t, live); v != 2 || err != nil {
 		t.Fatalf("live Then = %v, %v", v, err)
+	}
+}
+
+// Cancels of derived futures race with their continuations: the loop runs
+// the Thens (some of which panic) while goroutines cancel them. Each
+// derived future ends exactly one way (under -race this also checks that
+// Cancel, which reads a node's source, and the continuation, which clears
+// it, do not race).
+func TestCancelRacesContinuation(t *testing.T) {
+	const rounds, thens = 50, 64
+	ex := executor.New(executor.WithPanicHandler(func(any) {}))
+	ex.Start()
+	defer ex.Close()
+	for range rounds {
+		p := NewPromise[int](ex)
+		ds := make([]*Future[int], thens)
+		for i := range ds {
+			if i%2 == 0 {
+				ds[i] = Then(p.Future(), func(v int) (int, error) {
+					if i%4 == 0 {
+						panic("then")
+					}
+					return v + 1, nil
+				})
+			} else {
+				ds[i] = Transform(p.Future(), func(v int, err error) (int, error) { return v + 2, err })
+			}
+		}
+		var cancelled [thens]bool
+		spindletest.Parallel(3, func(g int) {
+			if g == 0 {
+				p.Resolve(1)
+				return
+			}
+			for i := g - 1; i < thens; i += 2 {
+				cancelled[i] = ds[i].Cancel()
+			}
+		})
+		for i, d := range ds {
+			v, err := spindletest.Await(t, d)
+			switch {
+			case cancelled[i]:
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("then %d: cancelled, but got %v, %v", i, v, err)
+				}
+			case i%4 == 0:
+				var pe *PanicError
+				if !errors.As(err, &pe) {
+					t.Fatalf("then %d: got %v, %v, want its panic", i, v, err)
+				}
+			case err != nil || v != 1+1+i%2:
+				t.Fatalf("then %d: got %v, %v", i, v, err)
+			}
+		}
 	}
 }

@@ -3,7 +3,11 @@ package hooks
 // ID identifies an asynchronous resource (a future, a spawned task, a
 // timer) for the hooks. IDs are assigned, from 1 up and unique per executor,
 // only while hooks are registered with the resource's executor; a resource
-// created while none are registered has ID 0 and is never reported.
+// created while none are registered has ID 0 and is never reported. The
+// IDs of resources created on the loop increase in the order of creation;
+// a resource created by a goroutine that does not hold the loop gets its
+// ID from elsewhere in the range, so IDs do not order it against the
+// loop's.
 type ID uint64
 
 // Kind says what sort of resource an ID names.

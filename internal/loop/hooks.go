@@ -40,7 +40,13 @@ package loop
 // (runHooked), unguarded: a panic reaches the loop's own recovery, which
 // hands it to recoverItem, and that finishes the item's protocol (the
 // other hooks, the continuation, once) on a guarded slow path. A deferred
-// recover is the largest part of a hook call's cost.
+// recover is the largest part of a hook call's cost: the guard of a single
+// Init or Resolve hook holds only a flag and lives in the dispatching
+// function itself (about 1 ns, against about 3 ns for the guard of
+// several). BenchmarkNewResource measures a resource made and completed on
+// the loop: about 5 ns with one Init hook and 6 ns with one Resolve hook
+// (12 and 10.5 ns when each id cost an atomic add and each guard a call of
+// its own), against 0.4 ns with no hooks.
 //
 // The mailbox is a list of fixed-size event blocks, recycled; the loop
 // dispatches mailed events with the empty frame and CurrentID 0.
@@ -62,11 +68,13 @@ type hookState struct {
 	regs   []*hooks.Hooks
 	snap   atomic.Pointer[hookSet]
 	nextID atomic.Uint64
-	// resolving and wrapping mirror "the snapshot has a Resolve hook" and
-	// "... a Before or After hook", so that completing a resource and
-	// running its continuation check one flag inline.
-	resolving atomic.Bool
-	wrapping  atomic.Bool
+	// resolving, wrapping and destroying mirror "the snapshot has a
+	// Resolve hook", "... a Before or After hook" and "... a Destroy hook",
+	// so that completing a resource, running its continuation and making
+	// one (DestroyHooked) check one flag inline.
+	resolving  atomic.Bool
+	wrapping   atomic.Bool
+	destroying atomic.Bool
 
 	// The mailbox of events raised off the loop, on cache lines of its own:
 	// the collector's goroutine writes it while the loop reads the fields
@@ -80,6 +88,8 @@ type hookState struct {
 	_ [64]byte
 
 	// Loop-owned.
+	idNext   hooks.ID // the next id of the loop's block
+	idEnd    hooks.ID // just past the loop's block: idNext == idEnd means take a new one
 	inflight *hookSet // snapshot whose Before ran for the running continuation
 	stage    uint8    // which hooks runHooked is calling (stageNone, ...)
 	hookAt   int      // index of the hook runHooked is calling
@@ -93,6 +103,10 @@ type hookSet struct {
 	resolve []func(hooks.ID)
 	destroy []func(hooks.ID)
 	wrap    bool // before or after is not empty
+	// before1 and after1 are the Before and After hooks when there is one
+	// of each (the common case), else nil: runHooked calls them without a
+	// loop.
+	before1, after1 func(hooks.ID)
 }
 
 const (
@@ -167,10 +181,14 @@ func (h *hookState) rebuild() {
 		s = nil
 	} else {
 		s.wrap = len(s.before) > 0 || len(s.after) > 0
+		if len(s.before) == 1 && len(s.after) == 1 {
+			s.before1, s.after1 = s.before[0], s.after[0]
+		}
 	}
 	h.snap.Store(s)
 	h.resolving.Store(s != nil && len(s.resolve) > 0)
 	h.wrapping.Store(s != nil && s.wrap)
+	h.destroying.Store(s != nil && len(s.destroy) > 0)
 }
 
 // AddHooks: see executor.Executor.AddHooks. Registering builds a new
@@ -188,10 +206,7 @@ func (e *Loop) HooksEnabled() bool { return e.hooks.snap.Load() != nil }
 
 // DestroyHooked reports whether a Destroy hook is registered: resources
 // created now should be tracked for it (see TrackDestroy).
-func (e *Loop) DestroyHooked() bool {
-	s := e.hooks.snap.Load()
-	return s != nil && len(s.destroy) > 0
-}
+func (e *Loop) DestroyHooked() bool { return e.hooks.destroying.Load() }
 
 // NewResource assigns an id to a new resource of the given kind and reports
 // it to the Init hooks, or returns 0 at once when no hooks are registered
@@ -230,13 +245,21 @@ func (h *hookState) newID(e *Loop, kind hooks.Kind) hooks.ID {
 // are called one by one, each guarded.
 func (e *Loop) newResource(kind hooks.Kind, trigger hooks.ID, known, onLoop bool) (id hooks.ID) {
 	h := &e.hooks
-	id = hooks.ID(h.nextID.Add(1))
+	if !known {
+		onLoop = e.OnLoop()
+	}
+	if onLoop {
+		id = h.idNext
+		if id == h.idEnd {
+			id = h.takeIDs()
+		}
+		h.idNext = id + 1
+	} else {
+		id = hooks.ID(h.nextID.Add(1))
+	}
 	s := h.snap.Load()
 	if s == nil || len(s.init) == 0 {
 		return id
-	}
-	if !known {
-		onLoop = e.OnLoop()
 	}
 	if !onLoop {
 		h.mail(e, hookEvent{op: evInit, kind: kind, id: id, trigger: trigger})
@@ -248,8 +271,33 @@ func (e *Loop) newResource(kind hooks.Kind, trigger hooks.ID, known, onLoop bool
 	if h.mbHas.Load() {
 		e.drainHooks()
 	}
-	e.initAll(s.init, id, kind, trigger)
+	if len(s.init) != 1 {
+		e.initAll(s.init, id, kind, trigger)
+		return id
+	}
+	// One hook, the common case: a guard that holds only a flag (there are
+	// no others to call after a panic), in this function rather than one of
+	// its own, costs about a nanosecond, against three for initAll's.
+	ok := false
+	defer func() {
+		if !ok {
+			e.panicked(recover())
+		}
+	}()
+	s.init[0](id, kind, trigger)
+	ok = true
 	return id
+}
+
+// idBlock is how many ids the loop takes from the shared counter at a time.
+const idBlock = 64
+
+// takeIDs gives the loop a new block of ids and returns its first. Loop
+// only.
+func (h *hookState) takeIDs() hooks.ID {
+	end := hooks.ID(h.nextID.Add(idBlock))
+	h.idEnd = end + 1
+	return end - idBlock + 1
 }
 
 // ResolveHook reports that resource id completed. It runs the Resolve hooks
@@ -285,7 +333,18 @@ func (e *Loop) resolveHook(id hooks.ID, known, onLoop bool) {
 	if h.mbHas.Load() {
 		e.drainHooks()
 	}
-	e.idAll(s.resolve, id)
+	if len(s.resolve) != 1 {
+		e.idAll(s.resolve, id)
+		return
+	}
+	ok := false // one hook: see newResource
+	defer func() {
+		if !ok {
+			e.panicked(recover())
+		}
+	}()
+	s.resolve[0](id)
+	ok = true
 }
 
 // ReportDestroy hands the id of a garbage-collected resource to the loop,
@@ -438,6 +497,18 @@ func (e *Loop) runHooked(r Runnable, id hooks.ID) {
 		e.drainHooks()
 	}
 	h.inflight = s
+	if s.before1 != nil {
+		// One Before and one After: the same protocol, without the loops.
+		h.stage, h.hookAt = stageBefore, 0
+		s.before1(id)
+		h.stage = stageNone
+		r.Run()
+		h.stage = stageAfter
+		s.after1(id)
+		h.stage = stageNone
+		h.inflight = nil
+		return
+	}
 	if len(s.before) != 0 {
 		h.stage = stageBefore
 		for i, fn := range s.before {

@@ -547,13 +547,13 @@ func TestMailedHooksSeeNoContext(t *testing.T) {
 			ex.AfterFunc(0, func() { // timer 1, Init on the loop under "req"
 				close(entered)
 				<-made
-				ex.AfterFunc(time.Hour, func() {}).Stop() // timer 3 flushes the mailbox first
+				ex.AfterFunc(time.Hour, func() {}).Stop() // timer 2 flushes the mailbox first
 				close(done)
 			})
 		})
 	})
 	<-entered
-	lp(ex).NewResource(hooks.KindFuture, 0) // 2, mailed while the loop is in timer 1
+	off := lp(ex).NewResource(hooks.KindFuture, 0) // mailed while the loop is in timer 1
 	close(made)
 	select {
 	case <-done:
@@ -563,10 +563,12 @@ func TestMailedHooksSeeNoContext(t *testing.T) {
 	ex.Close()
 	mu.Lock()
 	defer mu.Unlock()
+	// Ids made on the loop (the timers: 1, then 2) and off it (off) do
+	// not follow one order.
 	want := []string{
 		`init 1 trigger 0 cur 0 value "req" true`,
-		`init 2 trigger 0 cur 0 value "" false`,
-		`init 3 trigger 1 cur 1 value "req" true`,
+		fmt.Sprintf(`init %d trigger 0 cur 0 value "" false`, off),
+		`init 2 trigger 1 cur 1 value "req" true`,
 	}
 	if !slices.Equal(seen, want) {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"))
@@ -643,3 +645,46 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // lp is the loop behind ex.
 func lp(ex *executor.Executor) *loop.Loop { return (*loop.Loop)(ex) }
+
+// Ids stay unique while the loop and other goroutines make resources at
+// once, start at 1, and increase in creation order on the loop, also
+// across the blocks of ids the loop takes from the shared counter.
+func TestHookIDsUniqueOnAndOffLoop(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	ex.AddHooks(hooks.Hooks{Init: func(hooks.ID, hooks.Kind, hooks.ID) {}})
+	const perSide, goroutines = 1000, 3
+	var onLoop []hooks.ID
+	off := make([][]hooks.ID, goroutines)
+	ex.Start()
+	done := make(chan struct{})
+	if err := ex.Submit(func() {
+		defer close(done)
+		for range perSide {
+			onLoop = append(onLoop, lp(ex).NewResource(hooks.KindFuture, 0))
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	spindletest.Parallel(goroutines, func(i int) {
+		for range perSide {
+			off[i] = append(off[i], lp(ex).NewResource(hooks.KindFuture, 0))
+		}
+	})
+	<-done
+	seen := make(map[hooks.ID]bool)
+	for _, ids := range append(off, onLoop) {
+		for _, id := range ids {
+			if id == 0 || seen[id] {
+				t.Fatalf("id %d given twice (or 0)", id)
+			}
+			seen[id] = true
+		}
+	}
+	if !slices.IsSorted(onLoop) {
+		t.Fatalf("ids made on the loop out of order: %v", onLoop)
+	}
+	if _, one := seen[1]; !one {
+		t.Fatal("no resource got id 1")
+	}
+}
