@@ -3,11 +3,13 @@ package hooks
 // ID identifies an asynchronous resource (a future, a spawned task, a
 // timer) for the hooks. IDs are assigned, from 1 up and unique per executor,
 // only while hooks are registered with the resource's executor; a resource
-// created while none are registered has ID 0 and is never reported. The
-// IDs of resources created on the loop increase in the order of creation;
-// a resource created by a goroutine that does not hold the loop gets its
-// ID from elsewhere in the range, so IDs do not order it against the
-// loop's.
+// created while none are registered has ID 0 and is never reported. IDs
+// increase in the order of creation: a resource created after another
+// (after it in the same goroutine, or on the other side of anything that
+// orders two goroutines, such as a Submit or a future's completion) has
+// the larger ID. They need not be consecutive: the loop takes IDs in
+// blocks, and skips the rest of a block once another goroutine has taken
+// one.
 type ID uint64
 
 // Kind says what sort of resource an ID names.

@@ -250,7 +250,9 @@ func (e *Loop) newResource(kind hooks.Kind, trigger hooks.ID, known, onLoop bool
 	}
 	if onLoop {
 		id = h.idNext
-		if id == h.idEnd {
+		if id == h.idEnd || hooks.ID(h.nextID.Load()) != h.idEnd-1 {
+			// The block is used up, or a goroutine off the loop took an
+			// id after it: a new block keeps the ids in creation order.
 			id = h.takeIDs()
 		}
 		h.idNext = id + 1
@@ -290,6 +292,10 @@ func (e *Loop) newResource(kind hooks.Kind, trigger hooks.ID, known, onLoop bool
 }
 
 // idBlock is how many ids the loop takes from the shared counter at a time.
+// The loop gives out the ids of its block only while the counter still
+// ends where the block does: once a goroutine off the loop has taken an
+// id, the rest of the block is skipped, so an id made after another (on
+// or off the loop, in the happens-before order) is always the larger.
 const idBlock = 64
 
 // takeIDs gives the loop a new block of ids and returns its first. Loop

@@ -563,12 +563,19 @@ func TestMailedHooksSeeNoContext(t *testing.T) {
 	ex.Close()
 	mu.Lock()
 	defer mu.Unlock()
-	// Ids made on the loop (the timers: 1, then 2) and off it (off) do
-	// not follow one order.
+	// Ids follow the order of creation (timer 1, off, then timer 2, made
+	// after made closed), not necessarily consecutive.
+	var later hooks.ID
+	if len(seen) == 3 {
+		_, _ = fmt.Sscanf(seen[2], "init %d", &later)
+	}
+	if off <= 1 || later <= off {
+		t.Fatalf("ids 1, %d, %d: want them increasing in creation order\n%s", off, later, strings.Join(seen, "\n"))
+	}
 	want := []string{
 		`init 1 trigger 0 cur 0 value "req" true`,
 		fmt.Sprintf(`init %d trigger 0 cur 0 value "" false`, off),
-		`init 2 trigger 1 cur 1 value "req" true`,
+		fmt.Sprintf(`init %d trigger 1 cur 1 value "req" true`, later),
 	}
 	if !slices.Equal(seen, want) {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"))
@@ -648,7 +655,8 @@ func lp(ex *executor.Executor) *loop.Loop { return (*loop.Loop)(ex) }
 
 // Ids stay unique while the loop and other goroutines make resources at
 // once, start at 1, and increase in creation order on the loop, also
-// across the blocks of ids the loop takes from the shared counter.
+// across the blocks of ids the loop takes from the shared counter; an id
+// made on the loop after one made off it is the larger.
 func TestHookIDsUniqueOnAndOffLoop(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
@@ -686,5 +694,15 @@ func TestHookIDsUniqueOnAndOffLoop(t *testing.T) {
 	}
 	if _, one := seen[1]; !one {
 		t.Fatal("no resource got id 1")
+	}
+	// Off the loop, then on it: the loop skips the rest of its block.
+	offID := lp(ex).NewResource(hooks.KindFuture, 0)
+	got := make(chan hooks.ID, 1)
+	if err := ex.Submit(func() { got <- lp(ex).NewResource(hooks.KindFuture, 0) }); err != nil {
+		t.Fatal(err)
+	}
+	onID := spindletest.Recv(t, got)
+	if onID <= offID {
+		t.Fatalf("id made on the loop after %d (off it) is %d, want it larger", offID, onID)
 	}
 }
