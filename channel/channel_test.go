@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"go.uber.org/goleak"
 
@@ -1093,6 +1094,10 @@ func TestPendingFuturesCompleteOnExecutorClose(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// Nothing but the loop refers to the channels now: it keeps them
+	// while they have pending futures.
+	runtime.GC()
+	runtime.GC()
 	ex.Close()
 	for i, f := range pending {
 		if !f.Ready() {
@@ -1107,6 +1112,45 @@ func TestPendingFuturesCompleteOnExecutorClose(t *testing.T) {
 	for _, err := range errs {
 		if !errors.Is(err, executor.ErrClosed) {
 			t.Fatalf("pending channel future failed with %v, want executor.ErrClosed", err)
+		}
+	}
+}
+
+// A channel whose pending futures have all completed (or been swept) is
+// not kept alive by its loop, whatever it did before.
+func TestChannelWithoutPendingFuturesIsCollected(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	var gone []weak.Pointer[channel.Chan[int]]
+	ex.Drive(func() {
+		for i := range 3 {
+			c := channel.New[int](ex, 1)
+			switch i {
+			case 0: // a Recv that a Send completes
+				r := c.Recv()
+				c.Send(1)
+				if _, ok := r.Peek(); !ok {
+					t.Fatal("Recv not completed by Send")
+				}
+			case 1: // a Send that a Recv completes, after the buffer filled
+				c.Send(1)
+				s := c.Send(2)
+				c.Recv()
+				if _, ok := s.Peek(); !ok {
+					t.Fatal("Send not completed by Recv")
+				}
+			case 2: // a cancelled Recv, dropped by Close
+				c.Recv().Cancel()
+				c.Close()
+			}
+			gone = append(gone, weak.Make(c))
+		}
+	})
+	runtime.GC()
+	runtime.GC()
+	for i, w := range gone {
+		if w.Value() != nil {
+			t.Errorf("channel %d, with no pending future, is kept alive", i)
 		}
 	}
 }

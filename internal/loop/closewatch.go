@@ -15,13 +15,19 @@ package loop
 //   - a suspended task is resumed with ErrClosed (Interrupter);
 //   - anything else registers a CloseWatch, and is interrupted on the loop
 //     while the executor closes: a function future.Go runs on a goroutine
-//     of its own (Watch, any goroutine, under a lock), a channel with
-//     pending Send, Recv or SelectFuture futures, a socket with a pending
-//     Accept, Recv or Flush (WatchOnLoop: loop-owned, no lock). Both add
-//     and remove are O(1) and allocate nothing but the amortised growth of
-//     the list, so an owner registers when it gets its first pending
-//     future and unregisters when its last one leaves, and costs nothing
-//     while it has none.
+//     of its own (Watch, any goroutine, under a lock), a socket with a
+//     pending Accept, Recv or Flush (WatchOnLoop: loop-owned, no lock).
+//     Both add and remove are O(1) and allocate nothing but the amortised
+//     growth of the list, so an owner registers when it gets its first
+//     pending future and unregisters when its last one leaves, and costs
+//     nothing while it has none;
+//   - an owner whose pending futures come and go many times a turn (a
+//     channel with pending Send, Recv or SelectFuture futures) embeds a
+//     CloseHold instead: it gets a slot in the loop's hold table once, on
+//     its first Hold, and from then on Hold and Release are one pointer
+//     store each. The slot refers to its owner weakly, so an owner that
+//     holds nothing is not kept alive by the loop; a held slot refers to
+//     it strongly, so an owner with pending futures is.
 //
 // Invariants of Watch's list (guarded by closeWatches.mu):
 //   - a watch is in list from a Watch that returned true until Unwatch or
@@ -41,8 +47,30 @@ package loop
 // fires it after the phase is closed, which is how WatchOnLoop refuses a
 // watch once closing is done. A CloseWatch is in at most one of the two
 // lists; it is removed with the Unwatch of the Watch that added it.
+//
+// Invariants of the hold table (closeWatches.holds, loop-owned):
+//   - a CloseHold h has a slot from its first accepted Hold until a sweep
+//     finds its owner gone or the loop fires the table; h.slot is its index
+//     plus one (0 while it has none), and holds[h.slot-1].owner is a weak
+//     pointer to h;
+//   - holds[i].held is h from a Hold until the next Release, nil otherwise;
+//     only a held slot keeps its owner reachable;
+//   - a sweep runs when a new slot would make the table reach limit: it
+//     drops the slots of owners that are gone (never held ones: a held
+//     owner is reachable), moves the others down keeping their order and
+//     updates their slot numbers, sets limit to twice what is left (at
+//     least minHolds), and gives the memory back when under a quarter of
+//     it is used; so the table holds at most about twice the owners that
+//     are still alive, and a slot costs amortised O(1);
+//   - fire (fireWatches) runs once the phase is closed: it takes the table,
+//     sets every reachable owner's slot to 0, and interrupts the held
+//     ones; Hold refuses once the phase is closed and Release of a slot 0
+//     does nothing, so an Interrupt may call either.
 
-import "sync"
+import (
+	"sync"
+	"weak"
+)
 
 // CloseWatch is embedded by work that must be told, on the loop, when the
 // executor closes. The zero value is ready for Watch.
@@ -51,11 +79,99 @@ type CloseWatch struct {
 	pos int
 }
 
-// closeWatches is the loop's list of watches.
+// closeWatches is the loop's list of watches, and its hold table.
 type closeWatches struct {
 	mu    sync.Mutex
 	list  []*CloseWatch
 	fired bool
+
+	holds     []holdSlot // loop-owned: see the invariants of the hold table
+	holdLimit int        // loop-owned: len(holds) at which the next slot sweeps first
+}
+
+// CloseHold is embedded by a loop-owned owner whose pending futures come
+// and go often (a channel): while it is held (from Hold to Release), the
+// owner is reachable from the loop and, when the executor closes, is
+// interrupted on the loop with ErrClosed. While it is not held, the loop
+// keeps no reference that makes it reachable. The zero value is ready.
+type CloseHold struct {
+	w    Interrupter
+	slot int // index in the loop's hold table plus one; 0: none yet
+}
+
+// holdSlot is one entry of the hold table.
+type holdSlot struct {
+	owner weak.Pointer[CloseHold]
+	held  *CloseHold // owner while it holds, nil otherwise
+}
+
+// minHolds is the smallest table size at which the hold table sweeps.
+const minHolds = 64
+
+// Hold marks h held: until Release, h's owner is reachable from the loop,
+// and when the executor closes w.Interrupt(ErrClosed) is called on the
+// loop (once, after which h is not held). w must be the same on every
+// Hold of h. The first Hold of h takes a slot in the loop's table (an
+// amortised allocation, the weak pointer to h included); after that Hold
+// and Release are one store each. It returns false, and holds nothing,
+// once the executor has closed and fired its holds (Closed is true by
+// then); a Hold it accepts is interrupted when the executor closes. Loop
+// only.
+func (e *Loop) Hold(h *CloseHold, w Interrupter) bool {
+	if h.slot == 0 {
+		// No slot yet, or the table has been fired, which gives every
+		// owner still reachable slot 0: only such a Hold can come late.
+		return e.addHold(h, w)
+	}
+	e.watches.holds[h.slot-1].held = h
+	return true
+}
+
+// Release ends the Hold of h; it does nothing if h is not held. Loop only.
+func (e *Loop) Release(h *CloseHold) {
+	if h.slot != 0 {
+		e.watches.holds[h.slot-1].held = nil
+	}
+}
+
+// addHold gives h a slot in the hold table, held, sweeping the table first
+// when it has reached its limit. It refuses once the executor has closed.
+func (e *Loop) addHold(h *CloseHold, w Interrupter) bool {
+	if e.phase.Load() == phaseClosed {
+		return false
+	}
+	l := &e.watches
+	if len(l.holds) >= l.holdLimit {
+		l.sweepHolds()
+	}
+	h.w = w
+	l.holds = append(l.holds, holdSlot{owner: weak.Make(h), held: h})
+	h.slot = len(l.holds)
+	return true
+}
+
+// sweepHolds drops the slots of owners that are gone and renumbers the
+// others.
+func (l *closeWatches) sweepHolds() {
+	n := 0
+	for _, s := range l.holds {
+		h := s.held
+		if h == nil {
+			h = s.owner.Value()
+		}
+		if h == nil {
+			continue
+		}
+		l.holds[n] = s
+		n++
+		h.slot = n
+	}
+	clear(l.holds[n:])
+	l.holds = l.holds[:n]
+	if cap(l.holds) > minHolds && 4*n < cap(l.holds) {
+		l.holds = append([]holdSlot(nil), l.holds...)
+	}
+	l.holdLimit = max(2*n, minHolds)
 }
 
 // Watch registers c: while the executor closes, w.Interrupt(ErrClosed) is
@@ -141,6 +257,31 @@ func (e *Loop) fireWatches() {
 	list, e.loopWatches = e.loopWatches, nil
 	forget(list)
 	interrupt(list)
+	e.fireHolds()
+}
+
+// fireHolds takes the hold table, forgets every owner's slot and
+// interrupts the owners that are held.
+func (e *Loop) fireHolds() {
+	l := &e.watches
+	holds := l.holds
+	l.holds, l.holdLimit = nil, 0
+	held := holds[:0] // reuses the table: slot i is read before held[i] is written
+	for _, s := range holds {
+		h := s.held
+		if h == nil {
+			h = s.owner.Value()
+		} else {
+			held = append(held, holdSlot{held: h})
+		}
+		if h != nil {
+			h.slot = 0
+		}
+	}
+	clear(holds[len(held):])
+	for _, s := range held {
+		s.held.w.Interrupt(ErrClosed)
+	}
 }
 
 // forget marks the watches of a list taken out of its registry as in none,
