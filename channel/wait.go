@@ -32,12 +32,19 @@ type taskWait[T any] struct {
 // taskFiber returns the fiber of the task whose body calls op, or nil when
 // the caller holds the loop outside a task (it cannot wait: a wait returns
 // future.ErrDeadlock, as Await does). It panics when the caller does not
-// hold c's loop.
+// hold c's loop. A task of c's loop holds it, so finding the caller's fiber
+// is the holder check too: only a caller outside a task pays for another.
 func (c *Chan[T]) taskFiber(op string) *loop.Fiber {
-	if c == nil || c.ex == nil || !c.ex.OnLoop() {
+	if c == nil || c.ex == nil {
 		c.misuse(op)
 	}
-	return (*loop.Loop)(c.ex).CurrentFiber()
+	if fib := (*loop.Loop)(c.ex).CurrentFiber(); fib != nil {
+		return fib
+	}
+	if !c.ex.OnLoop() {
+		c.misuse(op)
+	}
+	return nil
 }
 
 // newTaskWait returns a node for the task running fib, or the reason it
