@@ -50,9 +50,10 @@ package channel
 //     the loop's hold table, which refers to it weakly and is dropped once
 //     the channel is gone, so Hold and Release are one store each.
 //   - A task waiter node (taskWait) is in at most one queue entry; a node
-//     whose claim succeeded has been popped and goes back to the channel's
-//     free list when its task has read the result; a withdrawn node may
-//     still sit in a queue and is never reused.
+//     whose claim succeeded has been popped, and once its task has read the
+//     result it goes back to the channel's free list, or, in a range over
+//     All, waits again for the same task until the range ends; a withdrawn
+//     node may still sit in a queue and is never reused.
 
 import (
 	"strconv"
