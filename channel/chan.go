@@ -46,9 +46,11 @@ package channel
 //     loop's close path (loop.Hold on hold), so that when the executor
 //     closes every such future fails with executor.ErrClosed and its
 //     OnComplete callbacks run. A channel whose count is zero is not kept
-//     alive by its loop: after its first pending future it keeps a slot in
-//     the loop's hold table, which refers to it weakly and is dropped once
-//     the channel is gone, so Hold and Release are one store each.
+//     alive by its loop past the current batch of tasks: after its first
+//     pending future it keeps a slot in the loop's hold table, which refers
+//     to it weakly, pins it (strongly) while it is held and until the
+//     batch boundary after its release, and is dropped once the channel is
+//     gone; so futures that come and go within a batch cost a flag each.
 //   - A task waiter node (taskWait) is in at most one queue entry; a node
 //     whose claim succeeded has been popped, and once its task has read the
 //     result it goes back to the channel's free list, or, in a range over

@@ -24,10 +24,12 @@ package loop
 //   - an owner whose pending futures come and go many times a turn (a
 //     channel with pending Send, Recv or SelectFuture futures) embeds a
 //     CloseHold instead: it gets a slot in the loop's hold table once, on
-//     its first Hold, and from then on Hold and Release are one pointer
-//     store each. The slot refers to its owner weakly, so an owner that
-//     holds nothing is not kept alive by the loop; a held slot refers to
-//     it strongly, so an owner with pending futures is.
+//     its first Hold. The slot refers to its owner weakly, and strongly
+//     (it pins it) from a Hold until the batch boundary after the Release
+//     that follows, so an owner with pending futures is kept alive and one
+//     without is not, past the current batch. Hold and Release of a pinned
+//     owner write one flag; only the first Release in a batch queues the
+//     owner for the boundary.
 //
 // Invariants of Watch's list (guarded by closeWatches.mu):
 //   - a watch is in list from a Watch that returned true until Unwatch or
@@ -53,19 +55,29 @@ package loop
 //     finds its owner gone or the loop fires the table; h.slot is its index
 //     plus one (0 while it has none), and holds[h.slot-1].owner is a weak
 //     pointer to h;
-//   - holds[i].held is h from a Hold until the next Release, nil otherwise;
-//     only a held slot keeps its owner reachable;
+//   - h.want is true from a Hold until the next Release;
+//   - holds[i].pin is h exactly when h.pinned: set by a Hold that finds h
+//     not pinned, cleared only at a batch boundary (Flush) for an h that
+//     is not wanted. Only a pinned slot keeps its owner reachable, so a
+//     wanted owner always is;
+//   - h.queued is true while h is in review; a Release of a pinned h that
+//     is not queued queues it, so review holds each owner once, and every
+//     pinned owner that is not wanted is in review. Flush empties review
+//     at every batch boundary, after which every unwanted owner is
+//     unpinned. The table registers Flush with the loop (AddFlusher) when
+//     it makes its first slot; a Flush with review empty does nothing;
 //   - a sweep runs when a new slot would make the table reach limit: it
-//     drops the slots of owners that are gone (never held ones: a held
+//     drops the slots of owners that are gone (never pinned ones: a pinned
 //     owner is reachable), moves the others down keeping their order and
 //     updates their slot numbers, sets limit to twice what is left (at
 //     least minHolds), and gives the memory back when under a quarter of
 //     it is used; so the table holds at most about twice the owners that
 //     are still alive, and a slot costs amortised O(1);
-//   - fire (fireWatches) runs once the phase is closed: it takes the table,
-//     sets every reachable owner's slot to 0, and interrupts the held
-//     ones; Hold refuses once the phase is closed and Release of a slot 0
-//     does nothing, so an Interrupt may call either.
+//   - fire (fireWatches) runs once the phase is closed: it takes the table
+//     and review, resets every reachable owner (slot 0, not pinned, not
+//     queued) and interrupts the wanted ones; Hold refuses once the phase
+//     is closed and Release of an owner not pinned does nothing, so an
+//     Interrupt may call either.
 
 import (
 	"sync"
@@ -85,25 +97,36 @@ type closeWatches struct {
 	list  []*CloseWatch
 	fired bool
 
-	holds     []holdSlot // loop-owned: see the invariants of the hold table
-	holdLimit int        // loop-owned: len(holds) at which the next slot sweeps first
+	// The hold table, loop-owned: see its invariants.
+	holds     []holdSlot
+	review    []*CloseHold // released while pinned: unpinned at the batch boundary
+	holdLimit int          // len(holds) at which the next new slot sweeps first
+	flushing  bool         // Flush is registered with the loop
 }
 
 // CloseHold is embedded by a loop-owned owner whose pending futures come
 // and go often (a channel): while it is held (from Hold to Release), the
 // owner is reachable from the loop and, when the executor closes, is
-// interrupted on the loop with ErrClosed. While it is not held, the loop
-// keeps no reference that makes it reachable. The zero value is ready.
+// interrupted on the loop with ErrClosed. Once it is released, the loop
+// keeps it reachable until the end of the current batch of tasks at the
+// latest, and from then on keeps no reference that makes it reachable.
+// The zero value is ready.
 type CloseHold struct {
-	w    Interrupter
-	slot int // index in the loop's hold table plus one; 0: none yet
+	w      Interrupter
+	slot   int  // index in the loop's hold table plus one; 0: none yet
+	want   bool // held: from Hold to Release
+	pinned bool // the table refers to it strongly
+	queued bool // in the table's review
 }
 
 // holdSlot is one entry of the hold table.
 type holdSlot struct {
 	owner weak.Pointer[CloseHold]
-	held  *CloseHold // owner while it holds, nil otherwise
+	pin   *CloseHold // owner while pinned, nil otherwise
 }
+
+// holdFlusher is the hold table as the loop's flushers see it.
+type holdFlusher closeWatches
 
 // minHolds is the smallest table size at which the hold table sweeps.
 const minHolds = 64
@@ -112,41 +135,72 @@ const minHolds = 64
 // and when the executor closes w.Interrupt(ErrClosed) is called on the
 // loop (once, after which h is not held). w must be the same on every
 // Hold of h. The first Hold of h takes a slot in the loop's table (an
-// amortised allocation, the weak pointer to h included); after that Hold
-// and Release are one store each. It returns false, and holds nothing,
-// once the executor has closed and fired its holds (Closed is true by
-// then); a Hold it accepts is interrupted when the executor closes. Loop
-// only.
+// amortised allocation, the weak pointer to h included); after that, Hold
+// and Release within a batch write a flag each. It returns false, and
+// holds nothing, once the executor has closed and fired its holds (Closed
+// is true by then); a Hold it accepts is interrupted when the executor
+// closes. Loop only.
 func (e *Loop) Hold(h *CloseHold, w Interrupter) bool {
+	h.want = true
+	if h.pinned {
+		return true
+	}
 	if h.slot == 0 {
 		// No slot yet, or the table has been fired, which gives every
 		// owner still reachable slot 0: only such a Hold can come late.
 		return e.addHold(h, w)
 	}
-	e.watches.holds[h.slot-1].held = h
+	e.watches.holds[h.slot-1].pin, h.pinned = h, true
 	return true
 }
 
-// Release ends the Hold of h; it does nothing if h is not held. Loop only.
+// Release ends the Hold of h; it does nothing if h is not held. The loop
+// lets go of h's owner at the end of the current batch of tasks, unless h
+// is held again by then. Loop only.
 func (e *Loop) Release(h *CloseHold) {
-	if h.slot != 0 {
-		e.watches.holds[h.slot-1].held = nil
+	h.want = false
+	if h.pinned && !h.queued {
+		h.queued = true
+		e.watches.review = append(e.watches.review, h)
 	}
 }
 
-// addHold gives h a slot in the hold table, held, sweeping the table first
-// when it has reached its limit. It refuses once the executor has closed.
+// Flush unpins the owners released since the last batch boundary and not
+// held again: the loop calls it at every batch boundary.
+func (f *holdFlusher) Flush() {
+	l := (*closeWatches)(f)
+	for i, h := range l.review {
+		l.review[i] = nil
+		h.queued = false
+		if !h.want {
+			l.holds[h.slot-1].pin, h.pinned = nil, false
+		}
+	}
+	l.review = l.review[:0]
+	if cap(l.review) > minHolds {
+		l.review = nil // a burst of owners has gone through
+	}
+}
+
+// addHold gives h a slot in the hold table, pinned, sweeping the table
+// first when it has reached its limit. It refuses once the executor has
+// closed.
 func (e *Loop) addHold(h *CloseHold, w Interrupter) bool {
 	if e.phase.Load() == phaseClosed {
+		h.want = false
 		return false
 	}
 	l := &e.watches
+	if !l.flushing {
+		l.flushing = true
+		e.AddFlusher((*holdFlusher)(l))
+	}
 	if len(l.holds) >= l.holdLimit {
 		l.sweepHolds()
 	}
 	h.w = w
-	l.holds = append(l.holds, holdSlot{owner: weak.Make(h), held: h})
-	h.slot = len(l.holds)
+	l.holds = append(l.holds, holdSlot{owner: weak.Make(h), pin: h})
+	h.slot, h.pinned = len(l.holds), true
 	return true
 }
 
@@ -155,7 +209,7 @@ func (e *Loop) addHold(h *CloseHold, w Interrupter) bool {
 func (l *closeWatches) sweepHolds() {
 	n := 0
 	for _, s := range l.holds {
-		h := s.held
+		h := s.pin
 		if h == nil {
 			h = s.owner.Value()
 		}
@@ -260,27 +314,29 @@ func (e *Loop) fireWatches() {
 	e.fireHolds()
 }
 
-// fireHolds takes the hold table, forgets every owner's slot and
+// fireHolds takes the hold table, resets every owner still reachable and
 // interrupts the owners that are held.
 func (e *Loop) fireHolds() {
 	l := &e.watches
 	holds := l.holds
-	l.holds, l.holdLimit = nil, 0
+	l.holds, l.holdLimit, l.review = nil, 0, nil
 	held := holds[:0] // reuses the table: slot i is read before held[i] is written
 	for _, s := range holds {
-		h := s.held
+		h := s.pin
 		if h == nil {
 			h = s.owner.Value()
-		} else {
-			held = append(held, holdSlot{held: h})
 		}
-		if h != nil {
-			h.slot = 0
+		if h == nil {
+			continue
 		}
+		if h.want {
+			held = append(held, holdSlot{pin: h})
+		}
+		h.slot, h.want, h.pinned, h.queued = 0, false, false, false
 	}
 	clear(holds[len(held):])
 	for _, s := range held {
-		s.held.w.Interrupt(ErrClosed)
+		s.pin.w.Interrupt(ErrClosed)
 	}
 }
 

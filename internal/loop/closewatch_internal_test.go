@@ -50,6 +50,8 @@ func TestCloseHoldsSweep(t *testing.T) {
 			e.Release(&burst[i])
 		}
 	}()
+	boundary := (*holdFlusher)(&e.watches).Flush
+	boundary()
 	runtime.GC()
 	runtime.GC()
 	more := make([]CloseHold, 2*n)
@@ -57,6 +59,7 @@ func TestCloseHoldsSweep(t *testing.T) {
 	for before := len(e.watches.holds); used < len(more); {
 		e.Hold(&more[used], noInterrupt{})
 		e.Release(&more[used])
+		boundary()
 		used++
 		if len(e.watches.holds) < before {
 			break
@@ -74,8 +77,40 @@ func TestCloseHoldsSweep(t *testing.T) {
 			t.Fatalf("slot %d lost its owner", h.slot)
 		}
 	}
-	if e.watches.holds[kept.slot-1].held != &kept || e.watches.holds[idle.slot-1].held != nil {
+	if e.watches.holds[kept.slot-1].pin != &kept || e.watches.holds[idle.slot-1].pin != nil {
 		t.Fatal("the sweep changed what is held")
 	}
 	runtime.KeepAlive(&idle)
+}
+
+// A released owner stays pinned until the batch boundary, and past it if
+// it is held again first; Holds and Releases within a batch queue it for
+// review once.
+func TestCloseHoldPinnedUntilBoundary(t *testing.T) {
+	e := New(Config{})
+	boundary := (*holdFlusher)(&e.watches).Flush
+	var h CloseHold
+	pinned := func() bool { return h.pinned && e.watches.holds[h.slot-1].pin == &h }
+	for range 100 {
+		e.Hold(&h, noInterrupt{})
+		e.Release(&h)
+	}
+	if !pinned() || len(e.watches.review) != 1 {
+		t.Fatalf("within a batch: pinned %v, %d in review; want pinned, 1", pinned(), len(e.watches.review))
+	}
+	e.Hold(&h, noInterrupt{})
+	boundary()
+	if !pinned() || len(e.watches.review) != 0 {
+		t.Fatalf("held across the boundary: pinned %v, %d in review; want pinned, 0", pinned(), len(e.watches.review))
+	}
+	e.Release(&h)
+	boundary()
+	if h.pinned || e.watches.holds[h.slot-1].pin != nil {
+		t.Fatal("released before the boundary: still pinned after it")
+	}
+	boundary() // nothing to review
+	e.Hold(&h, noInterrupt{})
+	if !pinned() {
+		t.Fatal("held again: not pinned")
+	}
 }
