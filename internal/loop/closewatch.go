@@ -5,7 +5,7 @@ package loop
 // No future of a closed executor stays pending: everything that can keep a
 // future pending on a loop is reachable from the loop's close path (finish,
 // close.go), which completes it with its result or ErrClosed, so its
-// OnComplete callbacks run. There are four ways to be reachable:
+// OnComplete callbacks run. There are five ways to be reachable:
 //
 //   - a queued item that owes a future implements Dropper (continuations,
 //     Call, a task that never started, a cross-shard call to its own
@@ -15,12 +15,12 @@ package loop
 //   - a suspended task is resumed with ErrClosed (Interrupter);
 //   - anything else registers a CloseWatch, and is interrupted on the loop
 //     while the executor closes: a function future.Go runs on a goroutine
-//     of its own (Watch, any goroutine, under a lock), a socket with a
-//     pending Accept, Recv or Flush (WatchOnLoop: loop-owned, no lock).
-//     Both add and remove are O(1) and allocate nothing but the amortised
-//     growth of the list, so an owner registers when it gets its first
-//     pending future and unregisters when its last one leaves, and costs
-//     nothing while it has none;
+//     of its own, a listener, a dial, the loop's socket reactor (Watch,
+//     any goroutine, under a lock), or loop-owned code (WatchOnLoop, no
+//     lock). Both add and remove are O(1) and allocate nothing but the
+//     amortised growth of the list, so an owner registers when it gets
+//     its first pending future and unregisters when its last one leaves,
+//     and costs nothing while it has none;
 //   - an owner whose pending futures come and go many times a turn (a
 //     channel with pending Send, Recv or SelectFuture futures) embeds a
 //     CloseHold instead: it gets a slot in the loop's hold table once, on
