@@ -169,6 +169,10 @@ func (e *Loop) Release(h *CloseHold) {
 // held again: the loop calls it at every batch boundary.
 func (f *holdFlusher) Flush() {
 	l := (*closeWatches)(f)
+	n := len(l.review)
+	if n == 0 {
+		return
+	}
 	for i, h := range l.review {
 		l.review[i] = nil
 		h.queued = false
@@ -177,8 +181,8 @@ func (f *holdFlusher) Flush() {
 		}
 	}
 	l.review = l.review[:0]
-	if cap(l.review) > minHolds {
-		l.review = nil // a burst of owners has gone through
+	if cap(l.review) > minHolds && 4*n < cap(l.review) {
+		l.review = nil // what a burst grew it to, once traffic is light again
 	}
 }
 
