@@ -912,12 +912,12 @@ func TestAll(t *testing.T) {
 // rather than wait; and when ctx ends while the range waits, it stops
 // without taking an item.
 func TestAllWithItsOwnContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background()) // not the task's
+	defer cancel()
 	ex := executor.New()
 	ex.Start()
 	defer ex.Close()
 	c := channel.New[int](ex, 0)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	gate := future.NewPromise[int](ex)
 	busy := make(chan struct{})
 	var got []int

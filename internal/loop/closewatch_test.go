@@ -25,6 +25,18 @@ func (r *interrupts) Interrupt(err error) {
 	r.onLoop = r.ex.OnLoop()
 }
 
+// check fails t unless r was interrupted want times (0 or 1), on the loop,
+// with ErrClosed.
+func (r *interrupts) check(t *testing.T, want int) {
+	t.Helper()
+	if len(r.errs) != want {
+		t.Fatalf("interrupted %d times, want %d", len(r.errs), want)
+	}
+	if want > 0 && (!errors.Is(r.errs[0], executor.ErrClosed) || !r.onLoop) {
+		t.Errorf("interrupted with %v, on loop %v; want ErrClosed on the loop", r.errs[0], r.onLoop)
+	}
+}
+
 // A registered watch is interrupted once, on the loop, with ErrClosed when
 // the executor closes; an unwatched one is not; once closing has begun,
 // Watch refuses.
@@ -49,12 +61,7 @@ func TestCloseWatch(t *testing.T) {
 				lp(ex).Unwatch(&c) // idempotent
 			}
 			ex.Close()
-			if len(r.errs) != tc.want {
-				t.Fatalf("interrupted %d times, want %d", len(r.errs), tc.want)
-			}
-			if tc.want > 0 && (!errors.Is(r.errs[0], executor.ErrClosed) || !r.onLoop) {
-				t.Errorf("interrupted with %v, on loop %v; want ErrClosed on the loop", r.errs[0], r.onLoop)
-			}
+			r.check(t, tc.want)
 			var late loop.CloseWatch
 			if lp(ex).Watch(&late, r) {
 				t.Error("Watch after Close accepted")
@@ -152,12 +159,7 @@ func TestCloseHold(t *testing.T) {
 				}
 			})
 			ex.Close()
-			if len(r.errs) != tc.want {
-				t.Fatalf("interrupted %d times, want %d", len(r.errs), tc.want)
-			}
-			if tc.want > 0 && (!errors.Is(r.errs[0], executor.ErrClosed) || !r.onLoop) {
-				t.Errorf("interrupted with %v, on loop %v; want ErrClosed on the loop", r.errs[0], r.onLoop)
-			}
+			r.check(t, tc.want)
 			if slices.Contains(late, true) {
 				t.Error("Hold from an Interrupt accepted")
 			}
