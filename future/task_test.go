@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -897,6 +898,88 @@ func TestGoexitInTaskRunInPlace(t *testing.T) {
 	}
 	if handled := panics.Got(); len(handled) != 1 || handled[0] != ErrGoexit {
 		t.Fatalf("panic handler got %v, want ErrGoexit once", handled)
+	}
+}
+
+// Goexit in a task that a suspended task's goroutine runs in place (the
+// hub of loop.hubRun: the first task yields with the others queued) fails
+// that task only: the hub's own body is not ended with it and goes on
+// after its Yield, and the task after them still runs.
+func TestGoexitInTaskRunByHub(t *testing.T) {
+	var panics spindletest.Panics
+	ex := executor.New(executor.WithPanicHandler(panics.Handler))
+	ex.Start()
+	defer ex.Close()
+	var deferred atomic.Int32 // the hub's deferred call, run once its body returns
+	fs, err := spindletest.Await(t, Call(ex, func() ([]*Future[int], error) {
+		return []*Future[int]{
+			Spawn(ex, func(ctx context.Context) (int, error) {
+				defer deferred.Add(1)
+				if err := Yield(ctx); err != nil {
+					return 0, err
+				}
+				if deferred.Load() != 0 {
+					return 0, errors.New("deferred call ran before the body returned")
+				}
+				return 1, nil
+			}),
+			Spawn(ex, func(context.Context) (int, error) { runtime.Goexit(); return 0, nil }),
+			Spawn(ex, func(context.Context) (int, error) { return 3, nil }),
+		}, nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := spindletest.Await(t, fs[0]); v != 1 || err != nil {
+		t.Fatalf("yielding task = (%v, %v), want (1, nil)", v, err)
+	}
+	if _, err := spindletest.Await(t, fs[1]); !errors.Is(err, ErrGoexit) {
+		t.Fatalf("task that called Goexit: %v, want ErrGoexit", err)
+	}
+	if v, err := spindletest.Await(t, fs[2]); v != 3 || err != nil {
+		t.Fatalf("task after Goexit = (%v, %v)", v, err)
+	}
+	if n := deferred.Load(); n != 1 {
+		t.Fatalf("yielding task's deferred call ran %d times, want once", n)
+	}
+	if handled := panics.Got(); len(handled) != 1 || handled[0] != ErrGoexit {
+		t.Fatalf("panic handler got %v, want ErrGoexit once", handled)
+	}
+	// The loop was handed on: it still serves.
+	if v, err := spindletest.Await(t, Call(ex, func() (int, error) { return 4, nil })); v != 4 || err != nil {
+		t.Fatalf("call after Goexit = (%v, %v)", v, err)
+	}
+}
+
+// A task that suspends while other tasks are queued runs them on its own
+// goroutine until its resumption comes (loop.hubRun): the order is still
+// the queue's, resumptions and first runs alike.
+func TestSuspendedTaskRunsQueueInOrder(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	var order []string
+	note := func(s string) { order = append(order, s) }
+	ex.Drive(func() {
+		Spawn(ex, func(ctx context.Context) (int, error) {
+			note("a1")
+			_ = Yield(ctx)
+			note("a2")
+			_ = Yield(ctx)
+			note("a3")
+			return 0, nil
+		})
+		Spawn(ex, func(ctx context.Context) (int, error) {
+			note("b1")
+			_ = Yield(ctx)
+			note("b2")
+			return 0, nil
+		})
+		ex.Post(func() { note("cb") })
+		Spawn(ex, func(ctx context.Context) (int, error) { note("c1"); return 0, nil })
+	})
+	want := "a1 b1 cb c1 a2 b2 a3"
+	if got := strings.Join(order, " "); got != want {
+		t.Fatalf("order %q, want %q", got, want)
 	}
 }
 

@@ -186,11 +186,26 @@ func addUpdate[T, A any](src, dst *shard, s *Sharded[T], fn func(*T, A), arg A, 
 // and the lanes to the others), so an update costs little more than
 // storing its argument. Make one with NewUpdater on the shard's loop and
 // use it there only.
+//
+// The updater remembers, for each destination, the batch it last added an
+// update to (last). While that batch is still the one open to the
+// destination (the lane's, or the shard's own selfOpen: see where) and
+// still for the updater's service, the next update goes straight into it;
+// otherwise, and for every check that can fail (a closed shard, a full
+// batch), Update takes the general path, addUpdate.
 type Updater[T, A any] struct {
 	s     *Sharded[T]
 	fn    func(*T, A)
 	src   *shard
-	lanes []*lane // to each shard; nil for the updater's own
+	dests []updaterDest[T, A] // by shard index
+}
+
+// updaterDest is what an Updater keeps for one destination.
+type updaterDest[T, A any] struct {
+	where *message     // where its open batch is kept: &lane.open, or &src.selfOpen
+	last  *batch[T, A] // the batch last added to; may have been sealed since
+	lane  *lane        // to it; nil for the updater's own shard
+	dst   *shard
 }
 
 // NewUpdater returns an Updater of s's instances with fn for the shard
@@ -204,10 +219,15 @@ func NewUpdater[T, A any](s *Sharded[T], fn func(*T, A)) *Updater[T, A] {
 	if !ok {
 		panic("shard: NewUpdater called off the group's loops; use Update")
 	}
-	u := &Updater[T, A]{s: s, fn: fn, src: s.g.shards[from], lanes: make([]*lane, s.g.Len())}
-	for i := range u.lanes {
+	u := &Updater[T, A]{s: s, fn: fn, src: s.g.shards[from], dests: make([]updaterDest[T, A], s.g.Len())}
+	for i := range u.dests {
+		d := &u.dests[i]
+		d.dst = s.g.shards[i]
 		if i != from {
-			u.lanes[i] = u.src.lane(i)
+			d.lane = u.src.lane(i)
+			d.where = &d.lane.open
+		} else {
+			d.where = &u.src.selfOpen
 		}
 	}
 	return u
@@ -217,11 +237,41 @@ func NewUpdater[T, A any](s *Sharded[T], fn func(*T, A)) *Updater[T, A] {
 // must be called on the loop of the shard that made the updater; it panics
 // elsewhere, or if to is not a shard of the group.
 func (u *Updater[T, A]) Update(to int, arg A) error {
-	if !u.src.ex.OnLoop() {
+	src := u.src
+	if !src.ex.OnLoop() {
 		panic("shard: Updater.Update called off the loop of the shard that made it")
 	}
+	if uint(to) < uint(len(u.dests)) {
+		// The open batch is never full: addUpdate seals a batch (or, for
+		// the shard's own, stops adding to it) as it fills up.
+		d := &u.dests[to]
+		if b, ok := (*d.where).(*batch[T, A]); ok && b == d.last && b.s == u.s &&
+			!src.ex.Closed() && !d.dst.ex.Closed() {
+			b.items[b.n] = update[T, A]{fn: u.fn, arg: arg}
+			if b.n++; b.n == updateBatch {
+				d.last = nil
+				if l := d.lane; l != nil {
+					l.seal()
+				} else {
+					src.selfOpen = nil
+				}
+			}
+			return nil
+		}
+	}
+	return u.update(to, arg)
+}
+
+// update is Update's general path: addUpdate, then it remembers the batch
+// the update went into if that batch is still open.
+func (u *Updater[T, A]) update(to int, arg A) error {
 	dst := u.src.g.shard("update of shard %d", to)
-	return addUpdate(u.src, dst, u.s, u.fn, arg, u.lanes[to])
+	d := &u.dests[to]
+	if err := addUpdate(u.src, dst, u.s, u.fn, arg, d.lane); err != nil {
+		return err
+	}
+	d.last, _ = (*d.where).(*batch[T, A])
+	return nil
 }
 
 // newBatch takes an empty batch of updates to s's instances from src's
@@ -318,10 +368,14 @@ func applyGuarded[T, A any](at *shard, inst *T, u update[T, A]) {
 	u.fn(inst, u.arg)
 }
 
-// reply empties b and sends it back to its source. Destination only.
+// reply sends b back to its source, which zeroes it as it recycles it.
+// Destination only. The destination leaves the updates in place: clearing
+// them here wrote every cache line of the batch on the destination's core,
+// and the source's next updates into it then waited for each line to come
+// back (a fifth of counter_sharded's time); the source zeroes the batch in
+// one sweep instead, and the updates stay referenced only for the trip
+// back.
 func (b *batch[T, A]) reply(at *shard) {
-	clear(b.items[:b.n])
-	b.n = 0
 	b.back = true
 	at.send(b.from.idx, b)
 }

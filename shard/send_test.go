@@ -216,3 +216,137 @@ func TestOpenBatchLeavesAtBatchBoundary(t *testing.T) {
 		t.Fatalf("shard 1 had applied %d updates when the Send arrived, want 3", n)
 	}
 }
+
+// An Updater's updates keep their order with everything else the shard
+// sends, to another shard and to its own, while the batch it last filled
+// is sealed by a Send or a call, taken over by Update of another service
+// of the same type, filled up, or sent at a batch boundary.
+func TestUpdaterKeepsOrderWithOtherMessages(t *testing.T) {
+	g := newStarted(t, 2)
+	s1 := shard.NewSharded(g, func(int) *logSvc { return &logSvc{} })
+	s2 := shard.NewSharded(g, func(int) *logSvc { return &logSvc{} })
+	var want1, want2 [2][]string
+	on(t, g, 0, func(ctx context.Context) (int, error) {
+		u := shard.NewUpdater(s1, record)
+		n := 0
+		kinds := []string{"updater", "updater", "update2", "updater", "send", "updater", "update1", "yield", "updater", "call"}
+		for i := range 3000 {
+			to := (i / 7) & 1
+			kind := kinds[i%len(kinds)]
+			if i%300 < 130 {
+				kind = "updater" // runs of more than a batch
+			}
+			n++
+			msg := fmt.Sprint(kind, " ", n)
+			var err error
+			switch kind {
+			case "updater":
+				want1[to] = append(want1[to], msg)
+				err = u.Update(to, msg)
+			case "update1":
+				want1[to] = append(want1[to], msg)
+				err = shard.Update(s1, to, msg, record)
+			case "update2":
+				want2[to] = append(want2[to], msg)
+				err = shard.Update(s2, to, msg, record)
+			case "send":
+				want1[to] = append(want1[to], msg)
+				err = shard.Send(g, to, func() { record(s1.Local(), msg) })
+			case "yield":
+				err = future.Yield(ctx)
+			case "call":
+				want1[to] = append(want1[to], msg)
+				_, err = shard.Invoke(s1, to, func(l *logSvc) (int, error) { record(l, msg); return 0, nil }).Await(ctx)
+			}
+			if err != nil {
+				return 0, err
+			}
+		}
+		for to := range 2 {
+			if _, err := shard.Call(g, to, func() (int, error) { return 0, nil }).Await(ctx); err != nil {
+				return 0, err
+			}
+		}
+		return 0, nil
+	})
+	for to := range 2 {
+		for i, c := range []struct {
+			s    *shard.Sharded[logSvc]
+			want []string
+		}{{s1, want1[to]}, {s2, want2[to]}} {
+			got := on(t, g, to, func(context.Context) ([]string, error) { return slices.Clone(c.s.Local().log), nil })
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("service %d on shard %d got %d messages, want %d:\n got %v\nwant %v", i+1, to, len(got), len(c.want), got, c.want)
+			}
+		}
+	}
+}
+
+// An Updater whose destination has closed returns ErrClosed, although the
+// batch it was filling is still open.
+func TestUpdaterAfterDestinationClosed(t *testing.T) {
+	g := newStarted(t, 2)
+	s := shard.NewSharded(g, func(int) *logSvc { return &logSvc{} })
+	err := on(t, g, 0, func(ctx context.Context) (error, error) {
+		u := shard.NewUpdater(s, record)
+		if err := u.Update(1, "before"); err != nil {
+			return nil, err
+		}
+		if err := g.Shard(1).Close(); err != nil {
+			return nil, err
+		}
+		return u.Update(1, "after"), nil
+	})
+	if !errors.Is(err, executor.ErrClosed) {
+		t.Fatalf("Update to a closed shard: %v, want ErrClosed", err)
+	}
+}
+
+// A batch that an Updater last filled and that came back and was reused
+// for another service of the same type is not the updater's any more.
+func TestUpdaterBatchReusedByAnotherService(t *testing.T) {
+	g := newStarted(t, 2)
+	s1 := shard.NewSharded(g, func(int) *logSvc { return &logSvc{} })
+	s2 := shard.NewSharded(g, func(int) *logSvc { return &logSvc{} })
+	var want2 []string
+	on(t, g, 0, func(ctx context.Context) (int, error) {
+		u := shard.NewUpdater(s1, record)
+		update2 := func(msg string) error {
+			want2 = append(want2, msg)
+			return shard.Update(s2, 1, msg, record)
+		}
+		if err := u.Update(1, "a"); err != nil { // batch A, for s1
+			return 0, err
+		}
+		if err := update2("x"); err != nil { // seals A; batch B, for s2
+			return 0, err
+		}
+		if err := shard.Send(g, 1, func() {}); err != nil { // seals B
+			return 0, err
+		}
+		// A and B come back before the call's reply: the free list holds
+		// B on top of A.
+		if _, err := shard.Call(g, 1, func() (int, error) { return 0, nil }).Await(ctx); err != nil {
+			return 0, err
+		}
+		for i := range 65 { // B for s2, filled up, then A for s2
+			if err := update2(fmt.Sprint("y", i)); err != nil {
+				return 0, err
+			}
+		}
+		if err := u.Update(1, "b"); err != nil { // A is s2's now
+			return 0, err
+		}
+		// Behind everything sent to shard 1.
+		_, err := shard.Call(g, 1, func() (int, error) { return 0, nil }).Await(ctx)
+		return 0, err
+	})
+	got1 := on(t, g, 1, func(context.Context) ([]string, error) { return slices.Clone(s1.Local().log), nil })
+	got2 := on(t, g, 1, func(context.Context) ([]string, error) { return slices.Clone(s2.Local().log), nil })
+	if want1 := []string{"a", "b"}; !slices.Equal(got1, want1) {
+		t.Errorf("s1 got %v, want %v", got1, want1)
+	}
+	if !slices.Equal(got2, want2) {
+		t.Errorf("s2 got %v, want %v", got2, want2)
+	}
+}

@@ -20,6 +20,13 @@ package loop
 //     place if that task is the first run of another fiber (nextNewFiber),
 //     which keeps the FIFO order and saves two switches; otherwise it
 //     switches back to the loop goroutine and goes back to the idle pool;
+//   - a fiber that suspends while the next queued task is the run of
+//     another fiber is the hub (e.hub) while its goroutine runs that fiber
+//     in place, and the ones after it, until its own resumption comes up
+//     (hubRun): the loop goroutine stays switched into the hub meanwhile. A
+//     fiber run by the hub switches back to the hub's goroutine and never
+//     becomes a hub itself, so coroutine calls nest one level at most; a
+//     Goexit under the hub is passed to the loop goroutine (e.hubExit);
 //   - scheduled coalesces wake-ups: Wake queues a fiber only when it is not
 //     already queued by a Wake, and a stale or repeated wake-up (the fiber is
 //     running or done, or was resumed by its own Start or Yield item)
@@ -169,6 +176,14 @@ func (f *Fiber) Run() {
 	co := f.co
 	co.next()
 	e.fiber = nil
+	if x := e.hubExit; x != nil && e.hub == nil {
+		// A fiber that f ran as the hub called runtime.Goexit; its
+		// goroutine waits in its last deferred call. Resumed here, the
+		// Goexit goes on and reaches this goroutine, as it does when the
+		// loop goroutine runs the fiber itself (leave hands the loop on).
+		e.hubExit = nil
+		x.next()
+	}
 	if co.fiber == nil {
 		// The last fiber the goroutine ran has finished (it may have run
 		// more than f: see nextNewFiber).
@@ -220,11 +235,56 @@ func (f *Fiber) Suspend() {
 	f.frame = e.Cur
 	f.state = fiberSuspended
 	e.suspended.push(f)
-	f.co.yield(struct{}{})
-	// Resumed by Run on the loop.
+	if e.hub != nil || !e.hubRun(f) {
+		f.co.yield(struct{}{})
+		// Resumed by Run, on the loop goroutine or on a hub's.
+	}
 	f.co.hold(e)
 	e.Cur = f.frame
 	e.curID = f.id
+}
+
+// hubRun runs queued fibers on the goroutine of f, which has just
+// suspended, for as long as the next queued task is the run of a fiber
+// (its first run or a resumption) that may run in place: the batch has
+// room, the loop is not closing and no Before or After hook wants to wrap
+// it. f is the hub meanwhile: each fiber it runs switches to its own
+// goroutine and back to f's, one round trip, where the loop goroutine
+// would have paid one round trip for f's suspension and resumption besides
+// (two fibers that hand items to each other pay half the switches). When
+// the next task is f's own resumption, hubRun takes it and reports true: f
+// goes on, resumed in place. Otherwise it reports false and f switches back
+// to the loop goroutine. Taking exactly the next task keeps the FIFO order;
+// each is counted as runBatch counts the tasks it runs. A fiber run by the
+// hub does not become a hub itself (its goroutine switches back to the
+// hub's), so coroutines nest one level at most. Loop only.
+func (e *Loop) hubRun(f *Fiber) bool {
+	for e.left > 1 && !e.stopReq.Load() {
+		next := e.q.Peek()
+		if next == nil {
+			return false
+		}
+		g, ok := next.r.(*Fiber)
+		if !ok || (next.id != 0 && e.hooks.wrapping.Load()) {
+			return false
+		}
+		fr, id := next.fr, next.id
+		e.takeInPlace(g)
+		if g == f {
+			e.suspended.remove(f)
+			f.state = fiberRunning
+			e.fiber = f
+			return true
+		}
+		e.Cur, e.curID = fr, id
+		e.hub = f
+		g.Run()
+		e.hub = nil
+		if e.hubExit != nil {
+			return false // the loop goroutine takes the Goexit over (Run)
+		}
+	}
+	return false
 }
 
 // nextIsOwn pops the next queued task and reports true if that task is
@@ -363,6 +423,14 @@ func (e *Loop) runFiberBody(f *Fiber) {
 			g.Goexited()
 		}
 		e.handlePanic(ErrGoexit, debug.Stack())
+		if e.hub != nil {
+			// Run by a hub: iter.Pull would pass the Goexit on to the
+			// hub's goroutine and end it too. Switch back to the hub as
+			// a suspension would; the loop goroutine resumes this one
+			// (Run), and the Goexit reaches the loop goroutine instead.
+			e.hubExit = f.co
+			f.co.yield(struct{}{})
+		}
 	}()
 	f.body.RunFiber()
 	returned = true

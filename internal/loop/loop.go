@@ -104,6 +104,8 @@ type Loop struct {
 	curID      hooks.ID
 	fiber      *Fiber
 	goexited   *Fiber // a fiber whose body called runtime.Goexit, until leave
+	hub        *Fiber // a suspended fiber whose goroutine runs queued fibers in place (hubRun), while one runs
+	hubExit    *coro  // a coroutine whose body called runtime.Goexit under the hub, until the loop goroutine resumes it
 	cbGoexited bool   // a callback called runtime.Goexit, until leave
 	suspended  fiberList
 	idle       []*coro
@@ -121,9 +123,14 @@ type Loop struct {
 	inbox    inbox
 	sleeping bool
 	hasInbox atomic.Bool
-	phase    atomic.Int32
-	wake     chan struct{}
-	io       ioState // the socket poller the loop sleeps in, once it serves sockets (io.go)
+	// phase sits on a cache line of its own: other shards read it for every
+	// message they send (Closed), and the words above are written by every
+	// Submit and every take of the inbox.
+	_     [64]byte
+	phase atomic.Int32
+	_     [60]byte
+	wake  chan struct{}
+	io    ioState // the socket poller the loop sleeps in, once it serves sockets (io.go)
 
 	running atomic.Bool   // a goroutine runs the loop (Run, Start, RunUntilIdle, draining Shutdown)
 	stopReq atomic.Bool   // Run's ctx ended or Shutdown's ctx expired: close without draining
