@@ -113,10 +113,10 @@ type closeWatches struct {
 // The zero value is ready.
 type CloseHold struct {
 	w      Interrupter
-	slot   int  // index in the loop's hold table plus one; 0: none yet
-	want   bool // held: from Hold to Release
-	pinned bool // the table refers to it strongly
-	queued bool // in the table's review
+	slot   int32 // index in the loop's hold table plus one; 0: none yet
+	want   bool  // held: from Hold to Release
+	pinned bool  // the table refers to it strongly
+	queued bool  // in the table's review
 }
 
 // holdSlot is one entry of the hold table.
@@ -204,7 +204,7 @@ func (e *Loop) addHold(h *CloseHold, w Interrupter) bool {
 	}
 	h.w = w
 	l.holds = append(l.holds, holdSlot{owner: weak.Make(h), pin: h})
-	h.slot, h.pinned = len(l.holds), true
+	h.slot, h.pinned = int32(len(l.holds)), true
 	return true
 }
 
@@ -222,7 +222,7 @@ func (l *closeWatches) sweepHolds() {
 		}
 		l.holds[n] = s
 		n++
-		h.slot = n
+		h.slot = int32(n)
 	}
 	clear(l.holds[n:])
 	l.holds = l.holds[:n]
