@@ -42,15 +42,20 @@ package channel
 //   - futures counts the queue entries that carry a future (a pending Send,
 //     Recv or SelectFuture, live or dead): it is incremented when one is
 //     queued and decremented when one leaves a queue (popped, swept, or
-//     failed by Close). While it is above zero the channel is registered
-//     with its loop's close path (loop.WatchOnLoop, watch), so that when
-//     the executor closes every such future fails with executor.ErrClosed
-//     and its OnComplete callbacks run; a channel with none costs its loop
-//     nothing and is not kept alive by it.
+//     failed by Close). While it is above zero the channel is held by its
+//     loop's close path (loop.Hold on hold), so that when the executor
+//     closes every such future fails with executor.ErrClosed and its
+//     OnComplete callbacks run. A channel whose count is zero is not kept
+//     alive by its loop past the current batch of tasks: after its first
+//     pending future it keeps a slot in the loop's hold table, which refers
+//     to it weakly, pins it (strongly) while it is held and until the
+//     batch boundary after its release, and is dropped once the channel is
+//     gone; so futures that come and go within a batch cost a flag each.
 //   - A task waiter node (taskWait) is in at most one queue entry; a node
-//     whose claim succeeded has been popped and goes back to the channel's
-//     free list when its task has read the result; a withdrawn node may
-//     still sit in a queue and is never reused.
+//     whose claim succeeded has been popped, and once its task has read the
+//     result it goes back to the channel's free list, or, in a range over
+//     All, waits again for the same task until the range ends; a withdrawn
+//     node may still sit in a queue and is never reused.
 
 import (
 	"strconv"
@@ -96,8 +101,8 @@ type Chan[T any] struct {
 	poll   executor.Waker
 	free   alloc.FreeList[taskWait[T]] // task waiter nodes, recycled (loop-owned)
 
-	futures int             // queued entries that carry a future (see the invariants)
-	watch   loop.CloseWatch // registered while futures > 0
+	futures int            // queued entries that carry a future (see the invariants)
+	hold    loop.CloseHold // held while futures > 0
 
 	sent       *future.Future[struct{}] // shared, resolved: a Send that completed at once
 	sendClosed *future.Future[struct{}] // shared, failed with ErrClosed
@@ -509,21 +514,22 @@ func (w *waiter[T]) carriesFuture() bool {
 }
 
 // futureQueued counts an entry that carries a future, which was just
-// queued, and registers the channel with its loop's close path for the
-// first one.
+// queued, and has the loop's close path hold the channel for the first
+// one. The caller has checked that the executor is not closed, so the
+// Hold is accepted.
 func (c *Chan[T]) futureQueued() {
 	c.futures++
 	if c.futures == 1 {
-		(*loop.Loop)(c.ex).WatchOnLoop(&c.watch, (*closeWatch[T])(c))
+		(*loop.Loop)(c.ex).Hold(&c.hold, (*closeWatch[T])(c))
 	}
 }
 
 // futureLeft counts an entry that carries a future leaving its queue, and
-// unregisters the channel after the last one.
+// releases the channel after the last one.
 func (c *Chan[T]) futureLeft() {
 	c.futures--
 	if c.futures == 0 {
-		(*loop.Loop)(c.ex).UnwatchOnLoop(&c.watch)
+		(*loop.Loop)(c.ex).Release(&c.hold)
 	}
 }
 

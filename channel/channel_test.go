@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"go.uber.org/goleak"
 
@@ -905,6 +906,86 @@ func TestAll(t *testing.T) {
 	}
 }
 
+// All with a context that is not the task's own watches it for the whole
+// range: items flow through many waits; when ctx ends while the body is
+// busy elsewhere, the range takes what is there at once and then stops
+// rather than wait; and when ctx ends while the range waits, it stops
+// without taking an item.
+func TestAllWithItsOwnContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background()) // not the task's
+	defer cancel()
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	c := channel.New[int](ex, 0)
+	gate := future.NewPromise[int](ex)
+	busy := make(chan struct{})
+	var got []int
+	reader := future.Spawn(ex, func(tctx context.Context) (int, error) {
+		for v := range c.All(ctx) {
+			got = append(got, v)
+			if v == 50 {
+				close(busy)
+				if _, err := gate.Future().Await(tctx); err != nil {
+					return 0, err
+				}
+			}
+		}
+		return len(got), ctx.Err()
+	})
+	writer := future.Spawn(ex, func(tctx context.Context) (int, error) {
+		for i := 1; i <= 100; i++ {
+			if err := c.SendWait(tctx, i); err != nil {
+				return i, err
+			}
+		}
+		return 0, nil
+	})
+	spindletest.Recv(t, busy)
+	cancel()
+	gate.Resolve(0)
+	// The writer waits with 51 when the body goes on: it is taken at once,
+	// then the range stops instead of waiting for 52.
+	if n, err := spindletest.Await(t, reader); n != 51 || !errors.Is(err, context.Canceled) {
+		t.Fatalf("reader = (%d, %v), want (51, context.Canceled)", n, err)
+	}
+	for i, v := range got {
+		if v != i+1 {
+			t.Fatalf("item %d is %d", i, v)
+		}
+	}
+	// A range that waits when ctx ends stops, and takes nothing.
+	idle := channel.New[int](ex, 0)
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	second := future.Spawn(ex, func(context.Context) (int, error) {
+		n := 0
+		for range idle.All(ctx2) {
+			n++
+		}
+		return n, ctx2.Err()
+	})
+	if err := ex.Submit(cancel2); err != nil { // runs after the task has started waiting
+		t.Fatal(err)
+	}
+	if n, err := spindletest.Await(t, second); n != 0 || !errors.Is(err, context.Canceled) {
+		t.Fatalf("waiting reader = (%d, %v), want (0, context.Canceled)", n, err)
+	}
+	// 52 is still the writer's: the first range took nothing after 51.
+	if v, err := future.Do(context.Background(), ex, func() (int, error) {
+		v, ok := c.TryRecv()
+		if !ok {
+			return 0, errors.New("no sender waiting")
+		}
+		c.Close()
+		return v, nil
+	}); v != 52 || err != nil {
+		t.Fatalf("after the ranges: (%d, %v), want 52", v, err)
+	}
+	if i, err := spindletest.Await(t, writer); i != 53 || !errors.Is(err, channel.ErrClosed) {
+		t.Fatalf("writer = (%d, %v), want (53, ErrClosed)", i, err)
+	}
+}
+
 // A 100,000-item pipeline between tasks: producer -> doubler -> consumer,
 // through a rendezvous channel and a buffered one, on a running loop.
 func TestPipeline(t *testing.T) {
@@ -1093,6 +1174,10 @@ func TestPendingFuturesCompleteOnExecutorClose(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// Nothing but the loop refers to the channels now: it keeps them
+	// while they have pending futures.
+	runtime.GC()
+	runtime.GC()
 	ex.Close()
 	for i, f := range pending {
 		if !f.Ready() {
@@ -1107,6 +1192,45 @@ func TestPendingFuturesCompleteOnExecutorClose(t *testing.T) {
 	for _, err := range errs {
 		if !errors.Is(err, executor.ErrClosed) {
 			t.Fatalf("pending channel future failed with %v, want executor.ErrClosed", err)
+		}
+	}
+}
+
+// A channel whose pending futures have all completed (or been swept) is
+// not kept alive by its loop, whatever it did before.
+func TestChannelWithoutPendingFuturesIsCollected(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	var gone []weak.Pointer[channel.Chan[int]]
+	ex.Drive(func() {
+		for i := range 3 {
+			c := channel.New[int](ex, 1)
+			switch i {
+			case 0: // a Recv that a Send completes
+				r := c.Recv()
+				c.Send(1)
+				if _, ok := r.Peek(); !ok {
+					t.Fatal("Recv not completed by Send")
+				}
+			case 1: // a Send that a Recv completes, after the buffer filled
+				c.Send(1)
+				s := c.Send(2)
+				c.Recv()
+				if _, ok := s.Peek(); !ok {
+					t.Fatal("Send not completed by Recv")
+				}
+			case 2: // a cancelled Recv, dropped by Close
+				c.Recv().Cancel()
+				c.Close()
+			}
+			gone = append(gone, weak.Make(c))
+		}
+	})
+	runtime.GC()
+	runtime.GC()
+	for i, w := range gone {
+		if w.Value() != nil {
+			t.Errorf("channel %d, with no pending future, is kept alive", i)
 		}
 	}
 }

@@ -64,7 +64,11 @@
 // hand-off are decided atomically, so exactly one of them happens. When the
 // executor closes, tasks waiting in place return executor.ErrClosed without
 // having moved an item (unless the hand-off had already happened, which then
-// wins).
+// wins), and pending Send, Recv and SelectFuture futures fail with
+// executor.ErrClosed and their OnComplete callbacks run, even if nothing
+// else refers to the channel: the executor keeps a channel alive while it
+// has pending futures, and lets it go at the end of the batch of tasks in
+// which its last one completed.
 //
 // # [Select]
 //

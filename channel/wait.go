@@ -32,12 +32,19 @@ type taskWait[T any] struct {
 // taskFiber returns the fiber of the task whose body calls op, or nil when
 // the caller holds the loop outside a task (it cannot wait: a wait returns
 // future.ErrDeadlock, as Await does). It panics when the caller does not
-// hold c's loop.
+// hold c's loop. A task of c's loop holds it, so finding the caller's fiber
+// is the holder check too: only a caller outside a task pays for another.
 func (c *Chan[T]) taskFiber(op string) *loop.Fiber {
-	if c == nil || c.ex == nil || !c.ex.OnLoop() {
+	if c == nil || c.ex == nil {
 		c.misuse(op)
 	}
-	return (*loop.Loop)(c.ex).CurrentFiber()
+	if fib := (*loop.Loop)(c.ex).CurrentFiber(); fib != nil {
+		return fib
+	}
+	if !c.ex.OnLoop() {
+		c.misuse(op)
+	}
+	return nil
 }
 
 // newTaskWait returns a node for the task running fib, or the reason it
@@ -147,7 +154,9 @@ func (c *Chan[T]) RecvWait(ctx context.Context) (T, error) {
 // Each step is a RecvWait. The loop ends when the channel is closed and
 // drained, or when ctx (or the task) ends or the executor closes (check
 // ctx.Err() afterwards to tell these apart). An item is taken only when it
-// is yielded; breaking out of the loop takes nothing more. Meant for task
+// is yielded; breaking out of the loop takes nothing more. The range waits
+// with one waiter node from start to end and watches ctx (when it is not
+// the task's own context) once, not once per item. Meant for task
 // bodies: on the loop outside a task it yields the items that are there
 // and stops where it would have to wait.
 func (c *Chan[T]) All(ctx context.Context) iter.Seq[T] {
@@ -158,11 +167,64 @@ func (c *Chan[T]) All(ctx context.Context) iter.Seq[T] {
 		panic("channel: All with nil context")
 	}
 	return func(yield func(T) bool) {
+		fib := c.taskFiber("All")
+		r := ranged[T]{c: c}
+		defer r.end()
 		for {
-			v, err := c.RecvWait(ctx)
-			if err != nil || !yield(v) {
+			v, ok := r.next(fib, ctx)
+			if !ok || !yield(v) {
 				return
 			}
 		}
+	}
+}
+
+// ranged is the state of one range over All: the waiter node it reuses
+// from wait to wait, and the stop of its watch on ctx.
+type ranged[T any] struct {
+	c    *Chan[T]
+	tw   *taskWait[T]
+	stop func() bool
+}
+
+// next is RecvWait with r's node: it returns the next item, or false where
+// RecvWait would return an error.
+func (r *ranged[T]) next(fib *loop.Fiber, ctx context.Context) (v T, ok bool) {
+	c := r.c
+	if c.ex.Closed() {
+		return v, false
+	}
+	if v, ok = c.tryRecv(); ok || c.closed || fib == nil {
+		return v, ok
+	}
+	tw := r.tw
+	if tw == nil {
+		var err error
+		if tw, err = c.newTaskWait(fib, ctx); err != nil {
+			return v, false
+		}
+		r.tw, r.stop = tw, tw.Watch()
+	} else if tw.Rearm() != nil {
+		return v, false // in no queue: end puts it back
+	}
+	c.recvq.push(c, waiter[T]{ref: tw, kind: kindTask})
+	if tw.Suspend() != nil {
+		c.recvq.withdrawn(c) // the node may still be queued; it is not reused
+		return v, false
+	}
+	var zero T
+	v, err := tw.val, tw.err // the claim popped the node: it can wait again
+	tw.val, tw.err = zero, nil
+	return v, err == nil
+}
+
+// end stops the watch and gives the node back, unless it was withdrawn
+// (it may still be queued).
+func (r *ranged[T]) end() {
+	if r.stop != nil {
+		r.stop()
+	}
+	if r.tw != nil && !r.tw.Withdrawn() {
+		r.c.putTaskWait(r.tw)
 	}
 }

@@ -43,7 +43,7 @@ func done[T any](ex *loop.Loop, v T, err error) *Future[T] {
 	f.val, f.err = v, err
 	f.ex = ex
 	f.id = newID(ex, hooks.KindFuture, 0, f, w)
-	f.publish(nil, fromAnywhere)
+	f.publishFresh(w)
 	return f
 }
 

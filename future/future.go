@@ -67,6 +67,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/hooks"
@@ -333,6 +334,28 @@ func (c *core) publish(h *link, by how) {
 		rev = next
 	}
 }
+
+// publishFresh is publish for a future that is done from the start and that
+// no other goroutine can see yet (done made it just now; it has no
+// waiters): its state is written with a plain store, not an atomic one,
+// because whatever hands the future to another goroutine orders that
+// store before the other's loads.
+func (c *core) publishFresh(w where) {
+	// head is an atomic.Pointer, whose only field with a size is the
+	// pointer itself (checked below), so it is written through that word.
+	*(*unsafe.Pointer)(unsafe.Pointer(&c.head)) = unsafe.Pointer(&doneLink)
+	if c.id != 0 {
+		if w.known {
+			c.ex.ResolveHookOnLoop(c.id, w.onLoop)
+		} else {
+			c.ex.ResolveHook(c.id)
+		}
+	}
+}
+
+// An atomic.Pointer is its pointer word and nothing else: publishFresh
+// writes it as one. This fails to compile otherwise.
+var _ = [1]struct{}{}[unsafe.Sizeof(atomic.Pointer[link]{})-unsafe.Sizeof(unsafe.Pointer(nil))]
 
 // Future is the result of an asynchronous operation bound to an executor:
 // pending until it is completed once with a value or an error. Its methods

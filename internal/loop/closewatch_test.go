@@ -2,8 +2,11 @@ package loop_test
 
 import (
 	"errors"
+	"runtime"
+	"slices"
 	"sync"
 	"testing"
+	"weak"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/internal/loop"
@@ -20,6 +23,18 @@ type interrupts struct {
 func (r *interrupts) Interrupt(err error) {
 	r.errs = append(r.errs, err)
 	r.onLoop = r.ex.OnLoop()
+}
+
+// check fails t unless r was interrupted want times (0 or 1), on the loop,
+// with ErrClosed.
+func (r *interrupts) check(t *testing.T, want int) {
+	t.Helper()
+	if len(r.errs) != want {
+		t.Fatalf("interrupted %d times, want %d", len(r.errs), want)
+	}
+	if want > 0 && (!errors.Is(r.errs[0], executor.ErrClosed) || !r.onLoop) {
+		t.Errorf("interrupted with %v, on loop %v; want ErrClosed on the loop", r.errs[0], r.onLoop)
+	}
 }
 
 // A registered watch is interrupted once, on the loop, with ErrClosed when
@@ -46,12 +61,7 @@ func TestCloseWatch(t *testing.T) {
 				lp(ex).Unwatch(&c) // idempotent
 			}
 			ex.Close()
-			if len(r.errs) != tc.want {
-				t.Fatalf("interrupted %d times, want %d", len(r.errs), tc.want)
-			}
-			if tc.want > 0 && (!errors.Is(r.errs[0], executor.ErrClosed) || !r.onLoop) {
-				t.Errorf("interrupted with %v, on loop %v; want ErrClosed on the loop", r.errs[0], r.onLoop)
-			}
+			r.check(t, tc.want)
 			var late loop.CloseWatch
 			if lp(ex).Watch(&late, r) {
 				t.Error("Watch after Close accepted")
@@ -106,3 +116,88 @@ func TestCloseWatchConcurrent(t *testing.T) {
 type interruptFunc func(error)
 
 func (f interruptFunc) Interrupt(err error) { f(err) }
+
+// A held CloseHold is interrupted once, on the loop, with ErrClosed when the
+// executor closes; one released before is not, nor is one released and
+// held again many times and released last; a Hold after Close is refused.
+// An Interrupt may Hold and Release.
+func TestCloseHold(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cycles int // Hold/Release pairs before the final state
+		held   bool
+		want   int
+	}{
+		{"held", 0, true, 1},
+		{"released", 0, false, 0},
+		{"cycled then held", 100, true, 1},
+		{"cycled then released", 100, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ex := executor.New()
+			r := &interrupts{ex: ex}
+			var h loop.CloseHold
+			var late []bool
+			w := interruptFunc(func(err error) {
+				r.Interrupt(err)
+				late = append(late, lp(ex).Hold(&h, r))
+				lp(ex).Release(&h)
+			})
+			ex.Drive(func() {
+				for range tc.cycles {
+					if !lp(ex).Hold(&h, w) {
+						t.Fatal("Hold on an open executor refused")
+					}
+					lp(ex).Release(&h)
+				}
+				if !lp(ex).Hold(&h, w) {
+					t.Fatal("Hold on an open executor refused")
+				}
+				if !tc.held {
+					lp(ex).Release(&h)
+					lp(ex).Release(&h) // idempotent
+				}
+			})
+			ex.Close()
+			r.check(t, tc.want)
+			if slices.Contains(late, true) {
+				t.Error("Hold from an Interrupt accepted")
+			}
+			var after loop.CloseHold
+			if lp(ex).Hold(&after, r) || lp(ex).Hold(&h, r) {
+				t.Error("Hold after Close accepted")
+			}
+			lp(ex).Release(&h) // harmless after Close
+		})
+	}
+}
+
+// The loop keeps alive what is held and only that: an owner reachable only
+// through its Hold survives garbage collection and is interrupted at Close,
+// and an owner that was held and released is collected.
+func TestCloseHoldReachability(t *testing.T) {
+	type owner struct {
+		h   loop.CloseHold
+		hit *int
+	}
+	ex := executor.New()
+	hits := 0
+	var released weak.Pointer[owner]
+	ex.Drive(func() {
+		kept := &owner{hit: &hits}
+		lp(ex).Hold(&kept.h, interruptFunc(func(error) { *kept.hit++ }))
+		gone := &owner{hit: &hits}
+		lp(ex).Hold(&gone.h, interruptFunc(func(error) { *gone.hit += 100 }))
+		lp(ex).Release(&gone.h)
+		released = weak.Make(gone)
+	})
+	runtime.GC()
+	runtime.GC()
+	if released.Value() != nil {
+		t.Error("an owner that holds nothing is kept alive by its loop")
+	}
+	ex.Close()
+	if hits != 1 {
+		t.Errorf("interrupt count %d, want 1 (the held owner only)", hits)
+	}
+}

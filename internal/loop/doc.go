@@ -26,14 +26,14 @@
 //	blocks.go      block lists, the FIFOs behind the inbox and the hook mailbox
 //	timer.go       timers: the min-heap and AfterFunc
 //	close.go       Shutdown's drain and Close's drop, and what each releases
-//	closewatch.go  close watches: work off the loop hears that it closes
+//	closewatch.go  close watches and the hold table: what is pending hears that the loop closes
 //	fiber.go       fibers: task bodies that suspend by coroutine switch
 //	taskwait.go    TaskWaiter: a task waits in place in a primitive's queue
 //	hooks.go       hook dispatch: the snapshot, resources, the off-loop mailbox
 //	panic.go       panic recovery and the panic handler
 //	health.go      health: sessions, busy and idle time, the figures Stats reads
 //	watchdog.go    the watchdog goroutine: stall detection and the delay probe
-//	flush.go       flushers: callbacks at the batch boundary (package shard, netio)
+//	flush.go       flushers: callbacks at the batch boundary (package shard, netio, the hold table)
 //	io.go          the I/O seam: a loop that serves sockets sleeps in their poller (netio)
 //	locals.go      loop-local values (the slabs of package future)
 //	alloc.go       Allocation: how packages built on the loop allocate futures
