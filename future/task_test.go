@@ -870,84 +870,68 @@ func TestSpawnsRunInPlaceKeepOrder(t *testing.T) {
 	}
 }
 
-// Goexit in a task that runs in place of the one before it fails that task
-// only; the task after it still runs.
+// Goexit in a task fails that task only; the task before it and the one
+// after it still complete, and the loop goes on serving. The Goexit task
+// runs in place of the task before it (which finished: its goroutine
+// starts the next fresh Spawn), or on the goroutine of the task before it
+// as the hub of loop.hubRun (that task yields with the others queued):
+// the hub's own body is not ended with it, and its deferred call runs once,
+// when the body returns.
 func TestGoexitInTaskRunInPlace(t *testing.T) {
-	var panics spindletest.Panics
-	ex := executor.New(executor.WithPanicHandler(panics.Handler))
-	ex.Start()
-	defer ex.Close()
-	fs, err := spindletest.Await(t, Call(ex, func() ([]*Future[int], error) {
-		return []*Future[int]{
-			Spawn(ex, func(context.Context) (int, error) { return 1, nil }),
-			Spawn(ex, func(context.Context) (int, error) { runtime.Goexit(); return 0, nil }),
-			Spawn(ex, func(context.Context) (int, error) { return 3, nil }),
-		}, nil
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, err := spindletest.Await(t, fs[0]); v != 1 || err != nil {
-		t.Fatalf("first task = (%v, %v)", v, err)
-	}
-	if _, err := spindletest.Await(t, fs[1]); !errors.Is(err, ErrGoexit) {
-		t.Fatalf("task that called Goexit: %v, want ErrGoexit", err)
-	}
-	if v, err := spindletest.Await(t, fs[2]); v != 3 || err != nil {
-		t.Fatalf("task after Goexit = (%v, %v)", v, err)
-	}
-	if handled := panics.Got(); len(handled) != 1 || handled[0] != ErrGoexit {
-		t.Fatalf("panic handler got %v, want ErrGoexit once", handled)
-	}
-}
-
-// Goexit in a task that a suspended task's goroutine runs in place (the
-// hub of loop.hubRun: the first task yields with the others queued) fails
-// that task only: the hub's own body is not ended with it and goes on
-// after its Yield, and the task after them still runs.
-func TestGoexitInTaskRunByHub(t *testing.T) {
-	var panics spindletest.Panics
-	ex := executor.New(executor.WithPanicHandler(panics.Handler))
-	ex.Start()
-	defer ex.Close()
-	var deferred atomic.Int32 // the hub's deferred call, run once its body returns
-	fs, err := spindletest.Await(t, Call(ex, func() ([]*Future[int], error) {
-		return []*Future[int]{
-			Spawn(ex, func(ctx context.Context) (int, error) {
-				defer deferred.Add(1)
-				if err := Yield(ctx); err != nil {
-					return 0, err
-				}
-				if deferred.Load() != 0 {
-					return 0, errors.New("deferred call ran before the body returned")
-				}
-				return 1, nil
-			}),
-			Spawn(ex, func(context.Context) (int, error) { runtime.Goexit(); return 0, nil }),
-			Spawn(ex, func(context.Context) (int, error) { return 3, nil }),
-		}, nil
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, err := spindletest.Await(t, fs[0]); v != 1 || err != nil {
-		t.Fatalf("yielding task = (%v, %v), want (1, nil)", v, err)
-	}
-	if _, err := spindletest.Await(t, fs[1]); !errors.Is(err, ErrGoexit) {
-		t.Fatalf("task that called Goexit: %v, want ErrGoexit", err)
-	}
-	if v, err := spindletest.Await(t, fs[2]); v != 3 || err != nil {
-		t.Fatalf("task after Goexit = (%v, %v)", v, err)
-	}
-	if n := deferred.Load(); n != 1 {
-		t.Fatalf("yielding task's deferred call ran %d times, want once", n)
-	}
-	if handled := panics.Got(); len(handled) != 1 || handled[0] != ErrGoexit {
-		t.Fatalf("panic handler got %v, want ErrGoexit once", handled)
-	}
-	// The loop was handed on: it still serves.
-	if v, err := spindletest.Await(t, Call(ex, func() (int, error) { return 4, nil })); v != 4 || err != nil {
-		t.Fatalf("call after Goexit = (%v, %v)", v, err)
+	for _, tc := range []struct {
+		name  string
+		yield bool // the first task yields, and is the hub
+	}{
+		{"after a finished task", false},
+		{"under a hub", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var panics spindletest.Panics
+			ex := executor.New(executor.WithPanicHandler(panics.Handler))
+			ex.Start()
+			defer ex.Close()
+			var deferred atomic.Int32 // the first task's deferred call
+			fs, err := spindletest.Await(t, Call(ex, func() ([]*Future[int], error) {
+				return []*Future[int]{
+					Spawn(ex, func(ctx context.Context) (int, error) {
+						defer deferred.Add(1)
+						if tc.yield {
+							if err := Yield(ctx); err != nil {
+								return 0, err
+							}
+						}
+						if deferred.Load() != 0 {
+							return 0, errors.New("deferred call ran before the body returned")
+						}
+						return 1, nil
+					}),
+					Spawn(ex, func(context.Context) (int, error) { runtime.Goexit(); return 0, nil }),
+					Spawn(ex, func(context.Context) (int, error) { return 3, nil }),
+				}, nil
+			}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v, err := spindletest.Await(t, fs[0]); v != 1 || err != nil {
+				t.Fatalf("first task = (%v, %v), want (1, nil)", v, err)
+			}
+			if _, err := spindletest.Await(t, fs[1]); !errors.Is(err, ErrGoexit) {
+				t.Fatalf("task that called Goexit: %v, want ErrGoexit", err)
+			}
+			if v, err := spindletest.Await(t, fs[2]); v != 3 || err != nil {
+				t.Fatalf("task after Goexit = (%v, %v)", v, err)
+			}
+			if n := deferred.Load(); n != 1 {
+				t.Fatalf("first task's deferred call ran %d times, want once", n)
+			}
+			if handled := panics.Got(); len(handled) != 1 || handled[0] != ErrGoexit {
+				t.Fatalf("panic handler got %v, want ErrGoexit once", handled)
+			}
+			// The loop was handed on: it still serves.
+			if v, err := spindletest.Await(t, Call(ex, func() (int, error) { return 4, nil })); v != 4 || err != nil {
+				t.Fatalf("call after Goexit = (%v, %v)", v, err)
+			}
+		})
 	}
 }
 
