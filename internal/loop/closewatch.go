@@ -13,14 +13,13 @@ package loop
 //   - a timer whose callback owes one is made by AfterFuncClose, whose
 //     closed func runs instead (Sleep, Timeout);
 //   - a suspended task is resumed with ErrClosed (Interrupter);
-//   - anything else registers a CloseWatch, and is interrupted on the loop
-//     while the executor closes: a function future.Go runs on a goroutine
-//     of its own, a listener, a dial, the loop's socket reactor (Watch,
-//     any goroutine, under a lock), or loop-owned code (WatchOnLoop, no
-//     lock). Both add and remove are O(1) and allocate nothing but the
-//     amortised growth of the list, so an owner registers when it gets
-//     its first pending future and unregisters when its last one leaves,
-//     and costs nothing while it has none;
+//   - anything else registers a CloseWatch (Watch, any goroutine, under a
+//     lock), and is interrupted on the loop while the executor closes: a
+//     function future.Go runs on a goroutine of its own, a listener, a
+//     dial, the loop's socket reactor. Both add and remove are O(1) and
+//     allocate nothing but the amortised growth of the list, so an owner
+//     registers when it gets its first pending future and unregisters when
+//     its last one leaves, and costs nothing while it has none;
 //   - an owner whose pending futures come and go many times a turn (a
 //     channel with pending Send, Recv or SelectFuture futures) embeds a
 //     CloseHold instead: it gets a slot in the loop's hold table once, on
@@ -43,12 +42,6 @@ package loop
 //     unlocking, so an Interrupt may call Unwatch (or anything else that
 //     takes mu) and a concurrent Unwatch of a taken watch is a no-op;
 //   - list gives its memory back when a burst of watches has gone.
-//
-// WatchOnLoop's list (loopWatches) keeps the same rules, loop-owned: it is
-// read and written only by the goroutine that holds the loop, and finish
-// fires it after the phase is closed, which is how WatchOnLoop refuses a
-// watch once closing is done. A CloseWatch is in at most one of the two
-// lists; it is removed with the Unwatch of the Watch that added it.
 //
 // Invariants of the hold table (closeWatches.holds, loop-owned):
 //   - a CloseHold h has a slot from its first accepted Hold until a sweep
@@ -255,30 +248,12 @@ func (e *Loop) Unwatch(c *CloseWatch) {
 	l.mu.Unlock()
 }
 
-// WatchOnLoop is Watch for code that holds the loop: it takes no lock.
-// While the executor closes, w.Interrupt(ErrClosed) is called on the loop,
-// unless UnwatchOnLoop came first. It returns false, and registers
-// nothing, once the executor has closed. Loop only.
-func (e *Loop) WatchOnLoop(c *CloseWatch, w Interrupter) bool {
-	if e.phase.Load() == phaseClosed {
-		return false
-	}
-	e.loopWatches = enlist(e.loopWatches, c, w)
-	return true
-}
-
 // enlist appends c, which will interrupt w, to list.
 func enlist(list []*CloseWatch, c *CloseWatch, w Interrupter) []*CloseWatch {
 	c.w = w
 	list = append(list, c)
 	c.pos = len(list)
 	return list
-}
-
-// UnwatchOnLoop removes c, registered by WatchOnLoop; it does nothing if c
-// is not registered (any more). Loop only.
-func (e *Loop) UnwatchOnLoop(c *CloseWatch) {
-	e.loopWatches = unlist(e.loopWatches, c)
 }
 
 // unlist removes c from list in O(1), moving the last watch into its
@@ -301,7 +276,7 @@ func unlist(list []*CloseWatch, c *CloseWatch) []*CloseWatch {
 	return list
 }
 
-// fireWatches interrupts every registered watch, of both lists. Called on
+// fireWatches interrupts every registered watch and every held owner. Called on
 // the loop by finish, once the phase is closed.
 func (e *Loop) fireWatches() {
 	l := &e.watches
@@ -311,9 +286,6 @@ func (e *Loop) fireWatches() {
 	l.list = nil
 	forget(list) // under mu: a concurrent Unwatch reads pos
 	l.mu.Unlock()
-	interrupt(list)
-	list, e.loopWatches = e.loopWatches, nil
-	forget(list)
 	interrupt(list)
 	e.fireHolds()
 }

@@ -154,9 +154,8 @@ type Loop struct {
 	localCache   [localCacheSize]localCached // loop-owned: in front of locals (locals.go)
 	flushers     []Flusher                   // loop-owned: called at every batch boundary (flush.go)
 	hooks        hookState
-	health       health        // stall detection, busy and idle time, delay (health.go)
-	watches      closeWatches  // told when the executor closes (closewatch.go)
-	loopWatches  []*CloseWatch // loop-owned: told when the executor closes (closewatch.go)
+	health       health       // stall detection, busy and idle time, delay (health.go)
+	watches      closeWatches // told when the executor closes (closewatch.go)
 
 	// Parked holds the wake-up channels of goroutines that wait off the
 	// loop for its work (future's Await and Do), for package future to
