@@ -119,6 +119,14 @@ func (c *Chan[T]) RecvWait(ctx context.Context) (T, error) {
 	if ctx == nil {
 		panic("channel: RecvWait with nil context")
 	}
+	return c.recvWait(fib, ctx, nil)
+}
+
+// recvWait is RecvWait for the task of fib (nil outside a task). r is the
+// state of a range over All, or nil: a range waits with one node from
+// wait to wait and watches ctx once (r.end gives both back); a lone
+// RecvWait takes a node and watches ctx for this wait only.
+func (c *Chan[T]) recvWait(fib *loop.Fiber, ctx context.Context, r *ranged[T]) (T, error) {
 	var zero T
 	if c.ex.Closed() {
 		return zero, executor.ErrClosed
@@ -132,17 +140,38 @@ func (c *Chan[T]) RecvWait(ctx context.Context) (T, error) {
 	if fib == nil {
 		return zero, future.ErrDeadlock
 	}
-	tw, err := c.newTaskWait(fib, ctx)
-	if err != nil {
-		return zero, err
+	var tw *taskWait[T]
+	var err error
+	switch {
+	case r == nil || r.tw == nil:
+		if tw, err = c.newTaskWait(fib, ctx); err != nil {
+			return zero, err
+		}
+		if r != nil {
+			r.tw, r.stop = tw, tw.Watch()
+		}
+	default:
+		tw = r.tw
+		if err := tw.Rearm(); err != nil {
+			return zero, err // in no queue: r.end puts it back
+		}
 	}
 	c.recvq.push(c, waiter[T]{ref: tw, kind: kindTask})
-	if err := tw.Wait(); err != nil {
-		c.recvq.withdrawn(c)
+	if r == nil {
+		err = tw.Wait()
+	} else {
+		err = tw.Suspend()
+	}
+	if err != nil {
+		c.recvq.withdrawn(c) // the node may still be queued; it is not reused
 		return zero, err
 	}
-	v, err := tw.val, tw.err
-	c.putTaskWait(tw)
+	v, err := tw.val, tw.err // the claim popped the node
+	if r == nil {
+		c.putTaskWait(tw)
+	} else {
+		tw.val, tw.err = zero, nil // it waits again for the same range
+	}
 	return v, err
 }
 
@@ -171,8 +200,8 @@ func (c *Chan[T]) All(ctx context.Context) iter.Seq[T] {
 		r := ranged[T]{c: c}
 		defer r.end()
 		for {
-			v, ok := r.next(fib, ctx)
-			if !ok || !yield(v) {
+			v, err := c.recvWait(fib, ctx, &r)
+			if err != nil || !yield(v) {
 				return
 			}
 		}
@@ -180,42 +209,11 @@ func (c *Chan[T]) All(ctx context.Context) iter.Seq[T] {
 }
 
 // ranged is the state of one range over All: the waiter node it reuses
-// from wait to wait, and the stop of its watch on ctx.
+// from wait to wait (recvWait), and the stop of its watch on ctx.
 type ranged[T any] struct {
 	c    *Chan[T]
 	tw   *taskWait[T]
 	stop func() bool
-}
-
-// next is RecvWait with r's node: it returns the next item, or false where
-// RecvWait would return an error.
-func (r *ranged[T]) next(fib *loop.Fiber, ctx context.Context) (v T, ok bool) {
-	c := r.c
-	if c.ex.Closed() {
-		return v, false
-	}
-	if v, ok = c.tryRecv(); ok || c.closed || fib == nil {
-		return v, ok
-	}
-	tw := r.tw
-	if tw == nil {
-		var err error
-		if tw, err = c.newTaskWait(fib, ctx); err != nil {
-			return v, false
-		}
-		r.tw, r.stop = tw, tw.Watch()
-	} else if tw.Rearm() != nil {
-		return v, false // in no queue: end puts it back
-	}
-	c.recvq.push(c, waiter[T]{ref: tw, kind: kindTask})
-	if tw.Suspend() != nil {
-		c.recvq.withdrawn(c) // the node may still be queued; it is not reused
-		return v, false
-	}
-	var zero T
-	v, err := tw.val, tw.err // the claim popped the node: it can wait again
-	tw.val, tw.err = zero, nil
-	return v, err == nil
 }
 
 // end stops the watch and gives the node back, unless it was withdrawn
