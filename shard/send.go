@@ -155,9 +155,8 @@ func addUpdate[T, A any](src, dst *shard, s *Sharded[T], fn func(*T, A), arg A, 
 			src.selfOpen = b
 			src.ex.PostRunnable(b, nil, 0)
 		}
-		b.items[b.n] = update[T, A]{fn: fn, arg: arg}
-		if b.n++; b.n == updateBatch {
-			src.selfOpen = nil
+		if b.add(fn, arg) {
+			filled(src, nil)
 		}
 		return nil
 	}
@@ -173,11 +172,27 @@ func addUpdate[T, A any](src, dst *shard, s *Sharded[T], fn func(*T, A), arg A, 
 		l.open = b
 		src.markDirty(l)
 	}
-	b.items[b.n] = update[T, A]{fn: fn, arg: arg}
-	if b.n++; b.n == updateBatch {
-		l.seal()
+	if b.add(fn, arg) {
+		filled(src, l)
 	}
 	return nil
+}
+
+// add appends an update to b, and reports whether b is full now.
+func (b *batch[T, A]) add(fn func(*T, A), arg A) bool {
+	b.items[b.n] = update[T, A]{fn: fn, arg: arg}
+	b.n++
+	return b.n == updateBatch
+}
+
+// filled stops the adding to a batch that is full: the one open on l, or
+// with l nil the one src has open to itself.
+func filled(src *shard, l *lane) {
+	if l != nil {
+		l.seal()
+	} else {
+		src.selfOpen = nil
+	}
 }
 
 // Updater makes Update's one-way updates of a Sharded service's instances
@@ -247,14 +262,9 @@ func (u *Updater[T, A]) Update(to int, arg A) error {
 		d := &u.dests[to]
 		if b, ok := (*d.where).(*batch[T, A]); ok && b == d.last && b.s == u.s &&
 			!src.ex.Closed() && !d.dst.ex.Closed() {
-			b.items[b.n] = update[T, A]{fn: u.fn, arg: arg}
-			if b.n++; b.n == updateBatch {
+			if b.add(u.fn, arg) {
 				d.last = nil
-				if l := d.lane; l != nil {
-					l.seal()
-				} else {
-					src.selfOpen = nil
-				}
+				filled(src, d.lane)
 			}
 			return nil
 		}
