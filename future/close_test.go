@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -209,7 +208,8 @@ func TestCrossExecutorWaitReleasedOnClose(t *testing.T) {
 // runtime.Goexit in a task body (a t.FailNow) fails the task's future, the
 // panic handler is told, and an executor started with Start keeps serving.
 func TestGoexitInTask(t *testing.T) {
-	ex, handled := handledExecutor()
+	var panics spindletest.Panics
+	ex := executor.New(executor.WithPanicHandler(panics.Handler))
 	ex.Start()
 	defer ex.Close()
 	f := future.Spawn(ex, func(context.Context) (int, error) {
@@ -238,25 +238,8 @@ func TestGoexitInTask(t *testing.T) {
 	if v, err := spindletest.Await(t, future.Call(ex, func() (int, error) { return 3, nil })); v != 3 || err != nil {
 		t.Fatalf("Call after Goexit = %v, %v", v, err)
 	}
-	if got := handled(); len(got) != 4 || got[0] != future.ErrGoexit {
+	if got := panics.Got(); len(got) != 4 || got[0] != future.ErrGoexit {
 		t.Fatalf("panic handler got %v, want ErrGoexit four times", got)
-	}
-}
-
-// handledExecutor returns an executor whose panic handler records what it
-// is given, and a func that returns the record so far.
-func handledExecutor() (*executor.Executor, func() []any) {
-	var mu sync.Mutex
-	var handled []any
-	ex := executor.New(executor.WithPanicHandler(func(v any) {
-		mu.Lock()
-		handled = append(handled, v)
-		mu.Unlock()
-	}))
-	return ex, func() []any {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(handled)
 	}
 }
 
@@ -264,7 +247,8 @@ func handledExecutor() (*executor.Executor, func() []any) {
 // not stop the loop silently either: the panic handler is told, a Then's
 // future fails, and the executor keeps serving.
 func TestGoexitInCallback(t *testing.T) {
-	ex, handled := handledExecutor()
+	var panics spindletest.Panics
+	ex := executor.New(executor.WithPanicHandler(panics.Handler))
 	ex.Start()
 	defer ex.Close()
 	alive := func(what string) {
@@ -292,7 +276,7 @@ func TestGoexitInCallback(t *testing.T) {
 	alive("AfterFunc")
 	future.Resolved(ex, 1).OnComplete(func(int, error) { runtime.Goexit() })
 	alive("OnComplete")
-	got := handled()
+	got := panics.Got()
 	if len(got) != 4 {
 		t.Fatalf("panic handler got %v, want ErrGoexit four times", got)
 	}

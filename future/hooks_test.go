@@ -241,13 +241,8 @@ func TestHooksRemoveStopsFutureCalls(t *testing.T) {
 // A panicking hook is reported to the panic handler; the continuation runs
 // once and its future completes.
 func TestHooksPanickingHook(t *testing.T) {
-	var mu sync.Mutex
-	var panics []string
-	ex := executor.New(executor.WithPanicHandler(func(v any) {
-		mu.Lock()
-		panics = append(panics, fmt.Sprint(v))
-		mu.Unlock()
-	}))
+	var panics spindletest.Panics
+	ex := executor.New(executor.WithPanicHandler(panics.Handler))
 	defer ex.Close()
 	ex.AddHooks(hooks.Hooks{
 		Init:    func(hooks.ID, hooks.Kind, hooks.ID) { panic("init") },
@@ -266,11 +261,9 @@ func TestHooksPanickingHook(t *testing.T) {
 	if v, err := f.Await(context.Background()); v != 2 || err != nil || runs != 1 {
 		t.Fatalf("continuation ran %d times, result %d, %v", runs, v, err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	want := []string{"init", "resolve", "init", "before", "resolve", "after"}
-	if !slices.Equal(panics, want) {
-		t.Fatalf("panic handler got %v, want %v", panics, want)
+	want := []any{"init", "resolve", "init", "before", "resolve", "after"}
+	if got := panics.Got(); !slices.Equal(got, want) {
+		t.Fatalf("panic handler got %v, want %v", got, want)
 	}
 }
 

@@ -117,13 +117,8 @@ func TestHooksRemoveStopsCalls(t *testing.T) {
 // A panicking hook goes to the panic handler; the continuation still runs,
 // once, and the other hooks still run.
 func TestHookPanicGoesToHandler(t *testing.T) {
-	var mu sync.Mutex
-	var panics []any
-	ex := executor.New(executor.WithPanicHandler(func(v any) {
-		mu.Lock()
-		panics = append(panics, v)
-		mu.Unlock()
-	}))
+	var panics spindletest.Panics
+	ex := executor.New(executor.WithPanicHandler(panics.Handler))
 	defer ex.Close()
 	rec := hooktest.New(ex)
 	ex.AddHooks(hooks.Hooks{
@@ -138,10 +133,8 @@ func TestHookPanicGoesToHandler(t *testing.T) {
 		t.Fatalf("continuation ran %d times, want 1", runs)
 	}
 	rec.Check(t, "init 1 timer 0", "before 1", "after 1")
-	mu.Lock()
-	defer mu.Unlock()
-	if !slices.Equal(panics, []any{"init", "before", "after"}) {
-		t.Fatalf("panic handler got %v, want [init before after]", panics)
+	if !slices.Equal(panics.Got(), []any{"init", "before", "after"}) {
+		t.Fatalf("panic handler got %v, want [init before after]", panics.Got())
 	}
 }
 
