@@ -61,19 +61,11 @@ func (n *node[T, U]) CatchPanic(v any, stack []byte) {
 	n.release()
 }
 
-// completeAndRelease completes the derived future with the continuation's
-// result and lets the source go (release).
-func (n *node[T, U]) completeAndRelease(u U, err error) {
-	if n.out.complete(u, err, fromLoop) {
-		n.src = nil // done by us: no Cancel reads src any more
-		return
-	}
-	n.release()
-}
-
 // release lets the source be collected once the derived future is done
 // (completed by the continuation or by Cancel). While a Cancel is between
-// its claim and its publish, src stays: Cancel reads it (sourceOf).
+// its claim and its publish, src stays: Cancel reads it (sourceOf). A
+// continuation that completed the future itself clears src at once: no
+// Cancel can read it any more.
 func (n *node[T, U]) release() {
 	if n.out.ready() {
 		n.src = nil
@@ -129,7 +121,11 @@ func (n *thenNode[T, U]) Run() {
 	if err == nil {
 		u, err = fn(src.val)
 	}
-	n.completeAndRelease(u, err)
+	if n.out.complete(u, err, fromLoop) {
+		n.src = nil // see release
+		return
+	}
+	n.release()
 }
 
 // transformNode is one Transform link.
@@ -172,7 +168,11 @@ func (n *transformNode[T, U]) Run() {
 		return
 	}
 	u, err := fn(src.val, src.err)
-	n.completeAndRelease(u, err)
+	if n.out.complete(u, err, fromLoop) {
+		n.src = nil // see release
+		return
+	}
+	n.release()
 }
 
 // OnComplete registers fn to run on the loop with f's value and error once f
