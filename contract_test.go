@@ -13,7 +13,7 @@ import (
 	"github.com/spindle-rt/spindle/shard"
 )
 
-// The public API contract of DESIGN.md, name by name and shape by shape:
+// The public API contract of docs/design.md, name by name and shape by shape:
 // this file stops compiling if any of them changes.
 var (
 	_ func(...executor.Option) *executor.Executor                     = executor.New
