@@ -81,7 +81,8 @@ type connExt struct {
 	raddr   net.Addr
 	flushq  []flushWait
 	lingerT *executor.Timer
-	dialExt // the backend's dial state
+	done    *future.Promise[error] // Done's, made on first use
+	dialExt                        // the backend's dial state
 }
 
 // newConnOf returns a connection whose addresses are laddr and raddr, or,
@@ -125,6 +126,7 @@ func (c *Conn) attach(r *reactor, cfg *listenConfig) bool {
 		return false
 	}
 	r.conns++
+	inc(&r.stats.opened)
 	return true
 }
 
@@ -565,6 +567,29 @@ func (c *Conn) release() {
 	c.rbuf, c.held = nil, 0
 	c.recvq = nil
 	c.r.conns--
+	inc(&c.r.stats.closed)
+	if x := c.ext; x != nil && x.done != nil {
+		x.done.Resolve(c.rerr)
+	}
+}
+
+// Done returns a future that completes once c's socket has been closed,
+// with the reason as its value: io.EOF when the peer left (see "Peers that
+// leave" in the package documentation), the socket's error on a failure,
+// net.ErrClosed after Close, ErrOutputLimit, executor.ErrClosed when the
+// executor closed. It never fails. It tells an owner that has no receive
+// pending that its connection has gone, as context.Context's Done tells a
+// function that its work is no longer wanted. Loop only.
+func (c *Conn) Done() *future.Future[error] {
+	c.mustLoop("Done")
+	if c.released {
+		return future.Resolved(c.exe(), c.rerr)
+	}
+	x := c.x()
+	if x.done == nil {
+		x.done = future.NewPromise[error](c.exe())
+	}
+	return x.done.Future()
 }
 
 // String describes c for logs: its addresses.
