@@ -17,6 +17,8 @@ package web
 //     nothing is parsed or written.
 
 import (
+	"io"
+
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/netio"
 )
@@ -50,6 +52,9 @@ type conn struct {
 	started  int64 // when the current request's first bytes came
 
 	prev, next *conn // the loop's connections
+
+	sink io.Writer     // without nc (Exchange): where the output goes
+	done chan struct{} // without nc: closed once the connection is done
 }
 
 // maxRounds bounds how many receives one connection handles before it
@@ -67,15 +72,25 @@ func (c *conn) head() *Request {
 }
 
 func (c *conn) write(p []byte) {
-	if !c.closed && !c.hijacked {
-		c.nc.Write(p)
+	if c.closed || c.hijacked {
+		return
 	}
+	if c.nc == nil {
+		c.sink.Write(p)
+		return
+	}
+	c.nc.Write(p)
 }
 
 func (c *conn) writeString(s string) {
-	if !c.closed && !c.hijacked {
-		c.nc.WriteString(s)
+	if c.closed || c.hijacked {
+		return
 	}
+	if c.nc == nil {
+		io.WriteString(c.sink, s)
+		return
+	}
+	c.nc.WriteString(s)
 }
 
 func (c *conn) getReq() *Request {
@@ -123,6 +138,10 @@ func (c *conn) serve() {
 		}
 		c.in, c.off, c.inPend = nil, 0, false
 		c.continue100()
+		if c.nc == nil { // Exchange: the input has ended
+			c.close()
+			return
+		}
 		data, ok, err := c.nc.PollRecv(c)
 		if !ok && err == nil {
 			c.arm()
@@ -302,6 +321,9 @@ func (c *conn) hijack(w *ResponseWriter) (*netio.Conn, []byte, error) {
 	if c.closed {
 		return nil, nil, ErrDone
 	}
+	if c.nc == nil {
+		return nil, nil, ErrNoConn
+	}
 	if c.head() != w.r {
 		return nil, nil, ErrNotFirst
 	}
@@ -335,7 +357,11 @@ func (c *conn) close() {
 		r.w.done = true
 	}
 	c.reqs = nil
-	c.nc.Close()
+	if c.nc != nil {
+		c.nc.Close()
+	} else {
+		close(c.done)
+	}
 	c.ls.remove(c)
 	c.srv.connGone()
 }

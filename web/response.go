@@ -28,6 +28,9 @@ var (
 	// ErrNotFirst is returned by Hijack when responses to earlier requests
 	// of the connection are still unfinished.
 	ErrNotFirst = errors.New("web: Hijack while earlier responses are unfinished")
+	// ErrNoConn is returned by Hijack on a request served by Exchange,
+	// which has no connection to hand over.
+	ErrNoConn = errors.New("web: Hijack without a connection")
 )
 
 // Header is a list of response header fields. Names are kept as given and
