@@ -138,16 +138,28 @@ func (c *conn) serve() {
 		}
 		c.in, c.off, c.inPend = nil, 0, false
 		c.continue100()
-		if c.nc == nil { // Exchange: the input has ended
-			c.close()
-			return
+		var data []byte
+		var ok bool
+		var err error
+		if c.nc == nil {
+			err = io.EOF // Exchange: the input has ended
+		} else {
+			data, ok, err = c.nc.PollRecv(c)
 		}
-		data, ok, err := c.nc.PollRecv(c)
 		if !ok && err == nil {
 			c.arm()
 			return // Wake comes when input may have arrived
 		}
 		if err != nil {
+			if err == io.EOF && (c.cur != nil || len(c.pend) > 0) {
+				// The input ended inside a request: as net/http, 400.
+				r := c.cur
+				if r == nil {
+					r = c.getReq()
+				}
+				c.cur = nil
+				c.fail(r, errMalformed)
+			}
 			c.close()
 			return
 		}
@@ -253,6 +265,12 @@ func (c *conn) parseAll() bool {
 func (c *conn) dispatch(r *Request) {
 	c.reqs = append(c.reqs, r)
 	w := &r.w
+	if r.method == "OPTIONS" && r.Target() == "*" {
+		// As net/http: the server answers OPTIONS * itself.
+		w.Header().Set("Content-Length", "0")
+		w.End()
+		return
+	}
 	c.srv.handler().ServeHTTP(w, r)
 	if !w.later && !w.done && !w.hijacked {
 		w.End()
