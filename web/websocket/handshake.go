@@ -48,7 +48,7 @@ func check(method string, values func(name string) []string) (key string, r *ref
 	if len(keys) != 1 || !validKey(keys[0]) {
 		return "", &refusal{400, "websocket: the Sec-WebSocket-Key header is missing or not 16 bytes in base64", "", ""}
 	}
-	return keys[0], nil
+	return strings.TrimSpace(keys[0]), nil
 }
 
 // validKey reports whether k is 16 bytes in base64, as a client's
@@ -76,11 +76,4 @@ func hasToken(vs []string, tok string) bool {
 		}
 	}
 	return false
-}
-
-// appendResponse appends the 101 answer to an upgrade whose key is key.
-func appendResponse(b []byte, key string) []byte {
-	b = append(b, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: "...)
-	b = append(b, AcceptKey(strings.TrimSpace(key))...)
-	return append(b, "\r\n\r\n"...)
 }

@@ -26,8 +26,8 @@ const (
 // the opcode of the data message being put together in msg (fragmented,
 // or a frame spanning receives), 0 when none, and msg[:valid] is known to
 // be whole UTF-8 when it is text; ctl gathers a control frame that spans
-// receives; held says msg or ctl was returned by the last next, which
-// releases them first.
+// receives; held (ctlHeld) says msg (ctl) was returned by the last next,
+// which releases it first.
 type reader struct {
 	in      []byte
 	off     int
@@ -46,6 +46,7 @@ type reader struct {
 	inFrame bool
 	msgOp   byte
 	held    bool
+	ctlHeld bool
 }
 
 // feed gives r the next bytes received; r unmasks them in place.
@@ -63,7 +64,10 @@ func (r *reader) release() {
 func (r *reader) next() (ev event, op byte, p []byte, err *CloseError) {
 	if r.held {
 		r.held = false
-		r.msg, r.ctl, r.valid = putBuf(r.msg), nil, 0
+		r.msg, r.valid = putBuf(r.msg), 0
+	}
+	if r.ctlHeld {
+		r.ctl, r.ctlHeld = nil, false
 	}
 	for r.off < len(r.in) {
 		if !r.inFrame {
@@ -116,7 +120,7 @@ func (r *reader) next() (ev event, op byte, p []byte, err *CloseError) {
 			if r.rem > 0 {
 				continue
 			}
-			r.inFrame, r.held = false, true
+			r.inFrame, r.ctlHeld = false, true
 			return evControl, r.fop, r.ctl, nil
 		}
 		r.msg = appendBuf(r.msg, p, r.maxSize)
