@@ -240,7 +240,7 @@ func (c *conn) parseAll() bool {
 		switch st {
 		case parseMore:
 			return true
-		case parseError_:
+		case parseBad:
 			c.cur = nil
 			c.off = len(c.in)
 			c.fail(r, e)

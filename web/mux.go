@@ -373,22 +373,22 @@ func (n *node) matchPath(path string, i int, base int32, r *Request) *node {
 	}
 	k := len(r.values)
 	if n.wild != nil && seg != "/" {
-		r.values = append(r.values, pathValue{v: spanOf(base, i+1, next, path, r)})
+		r.values = append(r.values, pathValue{v: spanOf(base, i+1, next)})
 		if f := n.wild.matchPath(path, next, base, r); f != nil {
 			return f
 		}
 		r.values = r.values[:k]
 	}
 	if n.multi != nil && n.multi.pat != nil {
-		r.values = append(r.values, pathValue{v: spanOf(base, i+1, len(path), path, r)})
+		r.values = append(r.values, pathValue{v: spanOf(base, i+1, len(path))})
 		return n.multi
 	}
 	return nil
 }
 
-// spanOf returns the span of path[i:j] in r's bytes, or a span over the
-// value itself kept aside when path is not in them.
-func spanOf(base int32, i, j int, path string, r *Request) span {
+// spanOf returns the span of path[i:j] in the request's bytes, where path
+// starts at base; an empty span when path is not in them (base < 0).
+func spanOf(base int32, i, j int) span {
 	if base >= 0 {
 		return span{base + int32(i), base + int32(j)}
 	}
