@@ -54,9 +54,9 @@ type limits struct {
 type parseState int8
 
 const (
-	parseDone   parseState = iota // a whole request, head and body
-	parseMore                     // more bytes are needed
-	parseBad                   // a malformed request: answer and close
+	parseDone parseState = iota // a whole request, head and body
+	parseMore                   // more bytes are needed
+	parseBad                    // a malformed request: answer and close
 )
 
 // parser parses requests; it keeps what it learnt of an incomplete
