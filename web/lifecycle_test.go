@@ -236,3 +236,19 @@ func TestServeGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestShutdownAfterExecutorClose: Shutdown returns when the executor
+// closed first (netio closed the connections with it).
+func TestShutdownAfterExecutorClose(t *testing.T) {
+	srv := &web.Server{Handler: webRoutes()}
+	addr, ex := serve(t, srv)
+	c := dial(t, addr)
+	io.WriteString(c, "GET /kv/a HTTP/1.1\r\nHost: x\r\n\r\n")
+	readResponse(t, bufio.NewReader(c), "GET")
+	ex.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+}
