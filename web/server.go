@@ -374,9 +374,7 @@ func (l *loopState) tickEvery() time.Duration {
 }
 
 func (l *loopState) add(c *conn) {
-	if l.now == 0 {
-		l.now = time.Now().UnixNano()
-	}
+	l.now = time.Now().UnixNano() // the clock stands still while no connection is served
 	c.next = l.conns
 	if c.next != nil {
 		c.next.prev = c
