@@ -28,7 +28,6 @@ type conn struct {
 	ls  *loopState
 	ex  *executor.Executor
 	nc  *netio.Conn
-	lim limits
 
 	in      []byte
 	off     int
@@ -37,8 +36,6 @@ type conn struct {
 	p       parser
 	cur     *Request // the request being parsed
 	reqs    []*Request
-	free    []*Request
-	hbuf    []byte // the head being built
 	onReady func()
 
 	serving    bool // serve is on the stack
@@ -47,14 +44,21 @@ type conn struct {
 	hijacked   bool
 	sent100    bool
 	lastPOST   bool
+	streaming  *Request // the request whose body is being received, streamed
 
 	deadline int64 // on ls's coarse clock; 0: none
 	started  int64 // when the current request's first bytes came
 
 	prev, next *conn // the loop's connections
 
-	sink io.Writer     // without nc (Exchange): where the output goes
-	done chan struct{} // without nc: closed once the connection is done
+	x *exchange // without nc (Exchange)
+}
+
+// exchange is what a connection served by Exchange has instead of a
+// socket.
+type exchange struct {
+	sink io.Writer     // where the output goes
+	done chan struct{} // closed once the connection is done
 }
 
 // maxRounds bounds how many receives one connection handles before it
@@ -76,7 +80,7 @@ func (c *conn) write(p []byte) {
 		return
 	}
 	if c.nc == nil {
-		c.sink.Write(p)
+		c.x.sink.Write(p)
 		return
 	}
 	c.nc.Write(p)
@@ -87,20 +91,17 @@ func (c *conn) writeString(s string) {
 		return
 	}
 	if c.nc == nil {
-		io.WriteString(c.sink, s)
+		io.WriteString(c.x.sink, s)
 		return
 	}
 	c.nc.WriteString(s)
 }
 
+// getReq returns a request to parse into, from the loop's pool: an idle
+// connection holds none.
 func (c *conn) getReq() *Request {
-	var r *Request
-	if n := len(c.free); n > 0 {
-		r = c.free[n-1]
-		c.free = c.free[:n-1]
-	} else {
-		r = &Request{c: c}
-	}
+	r := c.ls.getReq()
+	r.c = c
 	r.reset()
 	return r
 }
@@ -114,17 +115,25 @@ func (c *conn) serve() {
 	c.serving = true
 	defer func() { c.serving = false }()
 	for range maxRounds {
-		if !c.parseAll() {
+		if c.streaming == nil && !c.parseAll() {
 			return
 		}
-		if len(c.reqs) > 0 {
+		if c.streaming != nil {
+			if c.streaming.pipe.waiting {
+				return // pieceRead calls serve again
+			}
+		} else if len(c.reqs) > 0 {
 			return // finished() calls serve again
 		}
-		if c.closeAfter {
+		if c.closeAfter && c.streaming == nil {
 			c.close()
 			return
 		}
-		if c.srv.draining.Load() && c.cur == nil && c.off == len(c.in) && len(c.pend) == 0 {
+		if c.streaming == nil && c.cur != nil && c.p.headEnd > 0 && !c.cur.chunked && c.cur.length > 0 && c.srv.streams(c.cur) {
+			c.startStream(c.in[c.off:])
+			continue
+		}
+		if c.srv.draining.Load() && c.streaming == nil && c.cur == nil && c.off == len(c.in) && len(c.pend) == 0 {
 			c.close()
 			return
 		}
@@ -147,10 +156,17 @@ func (c *conn) serve() {
 			data, ok, err = c.nc.PollRecv(c)
 		}
 		if !ok && err == nil {
+			if len(c.pend) == 0 {
+				c.pend = nil // an idle connection holds no buffer
+			}
 			c.arm()
 			return // Wake comes when input may have arrived
 		}
 		if err != nil {
+			if r := c.streaming; r != nil {
+				r.pipe.fail(io.ErrUnexpectedEOF)
+				c.streaming = nil
+			}
 			if err == io.EOF && (c.cur != nil || len(c.pend) > 0) {
 				// The input ended inside a request: as net/http, 400.
 				r := c.cur
@@ -162,6 +178,12 @@ func (c *conn) serve() {
 			}
 			c.close()
 			return
+		}
+		if c.streaming != nil {
+			data = c.streamData(data)
+			if len(data) == 0 {
+				continue
+			}
 		}
 		if len(c.pend) == 0 {
 			c.in = data
@@ -180,7 +202,7 @@ func (c *conn) arm() {
 	s := c.srv
 	var d int64
 	switch {
-	case c.cur != nil && c.p.headEnd > 0:
+	case c.streaming != nil || c.cur != nil && c.p.headEnd > 0:
 		d = c.started + int64(s.bodyReadTimeout())
 	case len(c.pend) > 0:
 		d = c.started + int64(s.readHeaderTimeout())
@@ -194,8 +216,14 @@ func (c *conn) arm() {
 // continue100 answers Expect: 100-continue for a request whose body is
 // about to be read.
 func (c *conn) continue100() {
-	r := c.cur
-	if r == nil || c.sent100 || !r.expect || c.p.headEnd == 0 || !r.ProtoAtLeast(1, 1) {
+	if c.p.headEnd == 0 {
+		return
+	}
+	c.continue100For(c.cur)
+}
+
+func (c *conn) continue100For(r *Request) {
+	if r == nil || c.sent100 || !r.expect || !r.ProtoAtLeast(1, 1) {
 		return
 	}
 	c.sent100 = true
@@ -233,11 +261,11 @@ func (c *conn) parseAll() bool {
 			c.p.reset()
 			c.sent100 = false
 		}
-		st, n, e := c.p.parse(b, r, &c.lim)
+		st, n, e := c.p.parse(b, r, &c.ls.lim)
 		switch st {
 		case parseMore:
 			return true
-		case parseError_:
+		case parseBad:
 			c.cur = nil
 			c.off = len(c.in)
 			c.fail(r, e)
@@ -247,7 +275,7 @@ func (c *conn) parseAll() bool {
 			// An upgrade waits for the responses before it, so that its
 			// handler may Hijack; it is parsed again then.
 			c.cur = nil
-			c.free = append(c.free, r)
+			c.ls.putReq(r)
 			return true
 		}
 		c.cur = nil
@@ -257,6 +285,11 @@ func (c *conn) parseAll() bool {
 			c.closeAfter = true
 		}
 		c.dispatch(r)
+		if r.upgrade && !r.w.done {
+			// What follows an upgrade is the new protocol's, not requests:
+			// wait for the handler to Hijack or answer.
+			return !c.closed && !c.hijacked
+		}
 	}
 	return !c.closed && !c.hijacked
 }
@@ -271,6 +304,15 @@ func (c *conn) dispatch(r *Request) {
 		w.End()
 		return
 	}
+	defer func() {
+		if v := recover(); v != nil {
+			// As net/http: the connection closes, and the panic goes on to
+			// the executor's panic handler (http.ErrAbortHandler included,
+			// which aborts the response on purpose).
+			c.close()
+			panic(v)
+		}
+	}()
 	c.srv.handler().ServeHTTP(w, r)
 	if !w.later && !w.done && !w.hijacked {
 		w.End()
@@ -289,9 +331,12 @@ func (c *conn) fail(r *Request, e *parseError) {
 	w.status = e.code
 	w.hdr.Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteString(statusText(e.code))
+	w.WriteString(": ")
+	w.WriteString(e.reason)
 	w.End()
 }
 
+// statusText is "404 Not Found" for 404.
 func statusText(code int) string { return statusLine(code)[len("HTTP/1.1 ") : len(statusLine(code))-2] }
 
 // finished is called when r's response is finished: the responses that
@@ -303,7 +348,7 @@ func (c *conn) finished(r *Request) {
 		c.reqs[len(c.reqs)-1] = nil
 		c.reqs = c.reqs[:len(c.reqs)-1]
 		if !f.w.later {
-			c.free = append(c.free, f)
+			c.ls.putReq(f)
 		}
 		if f.w.close {
 			c.closeAfter = true
@@ -347,12 +392,12 @@ func (c *conn) hijack(w *ResponseWriter) (*netio.Conn, []byte, error) {
 	}
 	if w.status != 0 && !w.headSent {
 		// The head as set, without framing of a body: a 101, usually.
-		h := append(c.hbuf[:0], statusLine(w.status)...)
+		h := append(c.ls.hbuf[:0], statusLine(w.status)...)
 		for _, f := range w.hdr.kv {
 			h = appendField(h, f.name, f.value)
 		}
 		h = append(h, '\r', '\n')
-		c.hbuf = h
+		c.ls.hbuf = h
 		c.write(h)
 		w.headSent = true
 	}
@@ -371,6 +416,10 @@ func (c *conn) close() {
 		return
 	}
 	c.closed = true
+	if r := c.streaming; r != nil {
+		r.pipe.fail(io.ErrUnexpectedEOF)
+		c.streaming = nil
+	}
 	for _, r := range c.reqs {
 		r.w.done = true
 	}
@@ -378,7 +427,7 @@ func (c *conn) close() {
 	if c.nc != nil {
 		c.nc.Close()
 	} else {
-		close(c.done)
+		close(c.x.done)
 	}
 	c.ls.remove(c)
 	c.srv.connGone()

@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"io"
 	"iter"
 	"net/http"
 	"strconv"
@@ -273,6 +274,13 @@ func (w *ResponseWriter) End() {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
+	if w.c.streaming == w.r {
+		// The handler is done before its body: what is left of it cannot
+		// be told from the next request without reading it; close.
+		w.close = true
+		w.c.streaming = nil
+		w.r.pipe.fail(io.ErrUnexpectedEOF)
+	}
 	if !w.headSent {
 		w.sendHead(true)
 	} else {
@@ -357,7 +365,7 @@ func (w *ResponseWriter) sendHead(final bool) {
 	w.headSent = true
 	c := w.c
 	r := w.r
-	h := c.hbuf[:0]
+	h := c.ls.hbuf[:0]
 	h = append(h, statusLine(w.status)...)
 	allowed := bodyAllowed(w.status)
 	isHead := r.method == "HEAD"
@@ -414,7 +422,7 @@ func (w *ResponseWriter) sendHead(final bool) {
 		h = append(h, "Connection: keep-alive\r\n"...)
 	}
 	h = append(h, '\r', '\n')
-	c.hbuf = h
+	c.ls.hbuf = h
 	w.emit(h)
 	if isHead {
 		w.sent = 0
