@@ -81,7 +81,8 @@ type connExt struct {
 	raddr   net.Addr
 	flushq  []flushWait
 	lingerT *executor.Timer
-	dialExt // the backend's dial state
+	dialExt          // the host backend's dial state
+	sim     *simConn // the simulated backend's state (backend_sim.go)
 }
 
 // newConnOf returns a connection whose addresses are laddr and raddr, or,
@@ -131,7 +132,7 @@ func (c *Conn) attach(r *reactor, cfg *listenConfig) bool {
 // interrupt closes the connection at once when the executor closes: what
 // is pending fails with executor.ErrClosed.
 func (c *Conn) interrupt() {
-	c.lastWrite()
+	c.r.be.lastWrite(c)
 	c.abort(executor.ErrClosed)
 }
 
@@ -225,20 +226,6 @@ func (c *Conn) pump() {
 	}
 }
 
-// sweep drops the waiters whose futures completed while they waited (they
-// were cancelled), so receives given up leave nothing behind.
-func sweep[T any](q []*future.Promise[T]) []*future.Promise[T] {
-	k := 0
-	for _, p := range q {
-		if !p.Future().Ready() {
-			q[k] = p
-			k++
-		}
-	}
-	clear(q[k:])
-	return q[:k]
-}
-
 func (c *Conn) pumpLater() {
 	c.pumping = false
 	c.pump()
@@ -255,7 +242,7 @@ func (c *Conn) receive() ([]byte, error, bool) {
 	if c.rerr != nil {
 		return nil, c.rerr, true
 	}
-	n, err, ok := c.readNow()
+	n, err, ok := c.r.be.readNow(c)
 	if !ok {
 		return nil, nil, false
 	}
@@ -442,7 +429,7 @@ func (c *Conn) drained() {
 		c.release()
 	case c.wshut && !c.wshutOK:
 		c.wshutOK = true
-		if err := c.shutWrite(); err != nil {
+		if err := c.r.be.shutWrite(c); err != nil {
 			c.abort(err)
 		}
 	}
@@ -559,7 +546,7 @@ func (c *Conn) release() {
 	}
 	c.failRecv(c.rerr)
 	c.failFlush()
-	c.closeSock()
+	c.r.be.closeSock(c)
 	// The last bytes received may still be read by the code that closed
 	// c: the read buffer is left to the garbage collector, not pooled.
 	c.rbuf, c.held = nil, 0

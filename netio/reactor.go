@@ -48,8 +48,9 @@ type reactor struct {
 	conns  int  // connections attached and not yet released
 	closed bool // the executor has closed: no connection is attached any more
 	watch  loop.CloseWatch
+	be     backend // what serves the loop's sockets (backend.go)
 
-	poller // the backend's part (epoll on Linux, nothing for the fallback)
+	poller // the host backend's part (epoll on Linux, nothing for the fallback)
 }
 
 // reactorOf returns lp's reactor, making it on first use. Loop only.
@@ -57,16 +58,20 @@ func reactorOf(lp *loop.Loop) (*reactor, error) {
 	if r, ok := lp.Local(reactorKey{}).(*reactor); ok {
 		return r, nil
 	}
-	r := &reactor{lp: lp, ex: (*executor.Executor)(lp)}
-	if !lp.Watch(&r.watch, (*reactorWatch)(r)) {
-		return nil, executor.ErrClosed
-	}
-	if err := r.initPoller(); err != nil {
-		lp.Unwatch(&r.watch)
+	r := &reactor{lp: lp, ex: (*executor.Executor)(lp), be: backendOf(lp)}
+	io, err := r.be.init(r)
+	if err != nil {
 		return nil, err
 	}
-	lp.SetLocal(reactorKey{}, r)
-	lp.AddFlusher(r)
+	if !lp.Attach(loop.Attachment{
+		Key: reactorKey{}, Value: r,
+		Watch: &r.watch, OnClose: (*reactorWatch)(r),
+		IO:      io,
+		Flusher: r,
+	}) {
+		r.be.shut(r)
+		return nil, executor.ErrClosed
+	}
 	return r, nil
 }
 
@@ -79,10 +84,10 @@ type reactorWatch reactor
 func (w *reactorWatch) Interrupt(error) {
 	r := (*reactor)(w)
 	r.closed = true
-	for _, c := range r.allConns() {
+	for _, c := range r.be.conns(r) {
 		c.interrupt()
 	}
-	r.shutPoller()
+	r.be.shut(r)
 }
 
 // Flush hands the output of every dirty connection to the kernel: the
@@ -95,7 +100,7 @@ func (r *reactor) Flush() {
 			d[i] = nil
 			c.dirty = false
 			if !c.released {
-				c.flushOut()
+				r.be.flushOut(c)
 			}
 		}
 		r.spare = d[:0]
