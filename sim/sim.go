@@ -146,6 +146,10 @@ func (w *World) Partition(a, b *Host) { w.net.Partition(a.h, b.h) }
 // Heal joins a and b again.
 func (w *World) Heal(a, b *Host) { w.net.Heal(a.h, b.h) }
 
+// Reset resets every open connection with an end on h: both ends fail
+// with ECONNRESET.
+func (w *World) Reset(h *Host) { w.net.ResetHost(h.h) }
+
 // Stall keeps ex's loop from running for d of the world's time, as a
 // task that held the loop would: its sockets' events and its timers wait.
 func (w *World) Stall(ex *executor.Executor, d time.Duration) {

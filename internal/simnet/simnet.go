@@ -83,6 +83,7 @@ type Net struct {
 	nextID uint64
 	port   int
 	trace  hash.Hash64
+	socks  []*Sock // every socket made, for ResetHost
 	buf    [32]byte
 }
 
@@ -451,6 +452,7 @@ func (p *Poller) Dial(network, address string) (*Sock, error) {
 	}
 	n.nextID++
 	s := &Sock{ID: n.nextID, p: p, Remote: addr}
+	n.socks = append(n.socks, s)
 	if _, ok := addr.(*net.TCPAddr); ok {
 		n.port++
 		s.Local = &net.TCPAddr{IP: p.Host.IP, Port: n.port}
@@ -494,6 +496,7 @@ func (n *Net) syn(s *Sock, key string, tries int) {
 		srv.Local = &net.TCPAddr{IP: ta.IP, Port: ta.Port}
 	}
 	s.peer = srv
+	n.socks = append(n.socks, srv)
 	l.backlog = append(l.backlog, srv)
 	n.Record('S', s.ID, srv.ID, nil)
 	l.notify()
@@ -700,6 +703,24 @@ func (s *Sock) resetBy() {
 		return
 	}
 	s.notify(Readable | Writable)
+}
+
+// ResetHost resets every open connection with an end on h.
+func (n *Net) ResetHost(h *Host) {
+	live := n.socks[:0]
+	for _, s := range n.socks {
+		if s.closed || s.err != nil {
+			continue
+		}
+		live = append(live, s)
+	}
+	clear(n.socks[len(live):])
+	n.socks = live
+	for _, s := range live {
+		if s.p.Host == h && s.connected && s.err == nil && !s.closed {
+			s.Reset()
+		}
+	}
 }
 
 // String describes s for logs.
