@@ -273,7 +273,7 @@ func (m *model) gen(rng *rand.Rand, id int) op {
 		k, v, ms := key("t"), val(), 1+rng.Intn(30)
 		// The server's clock is in whole milliseconds: a millisecond of
 		// slack on either side.
-		tk := &ttlKey{v: v, low: time.Duration(ms-1) * time.Millisecond, high: time.Duration(1<<62)}
+		tk := &ttlKey{v: v, low: time.Duration(ms-1) * time.Millisecond, high: time.Duration(1 << 62)}
 		o := op{req: cmd("SET", k, v, "PX", strconv.Itoa(ms)), after: func() { m.ttl[k] = tk }}
 		o.check = func(reply string, sent, got time.Duration) error {
 			if reply != simple("OK") {
