@@ -242,7 +242,7 @@ func (c *Conn) receive() ([]byte, error, bool) {
 	if c.rerr != nil {
 		return nil, c.rerr, true
 	}
-	n, err, ok := c.r.be.readNow(c)
+	n, err, ok := c.r.readNow(c)
 	if !ok {
 		return nil, nil, false
 	}

@@ -48,7 +48,8 @@ type reactor struct {
 	conns  int  // connections attached and not yet released
 	closed bool // the executor has closed: no connection is attached any more
 	watch  loop.CloseWatch
-	be     backend // what serves the loop's sockets (backend.go)
+	be     backend     // what serves the loop's sockets (backend.go)
+	sim    *simBackend // be, when the loop is simulated; nil on the host backend
 
 	poller // the host backend's part (epoll on Linux, nothing for the fallback)
 }
@@ -59,6 +60,7 @@ func reactorOf(lp *loop.Loop) (*reactor, error) {
 		return r, nil
 	}
 	r := &reactor{lp: lp, ex: (*executor.Executor)(lp), be: backendOf(lp)}
+	r.sim, _ = r.be.(*simBackend)
 	io, err := r.be.init(r)
 	if err != nil {
 		return nil, err
@@ -100,11 +102,29 @@ func (r *reactor) Flush() {
 			d[i] = nil
 			c.dirty = false
 			if !c.released {
-				r.be.flushOut(c)
+				r.flushOut(c)
 			}
 		}
 		r.spare = d[:0]
 	}
+}
+
+// readNow is r.be.readNow, and flushOut r.be.flushOut: on the two paths
+// every request takes, the host backend is called directly (a branch
+// rather than an interface call).
+func (r *reactor) readNow(c *Conn) (int, error, bool) {
+	if r.sim == nil {
+		return c.readNow()
+	}
+	return r.sim.readNow(c)
+}
+
+func (r *reactor) flushOut(c *Conn) {
+	if r.sim == nil {
+		c.flushOut()
+		return
+	}
+	r.sim.flushOut(c)
 }
 
 // pop takes a buffer from a pool, or returns nil.
