@@ -56,6 +56,10 @@ type backend interface {
 	lastWrite(c *Conn)
 	// shutWrite shuts the write side of c's socket.
 	shutWrite(c *Conn) error
+	// mayReset reports whether closing c's socket now could make the peer
+	// see a reset and lose output: input arrived that was not read, or
+	// output taken is not yet delivered.
+	mayReset(c *Conn) bool
 	// closeSock closes c's socket and gives its buffers back.
 	closeSock(c *Conn)
 
@@ -115,3 +119,5 @@ func (hostBackend) listen(l *Listener, network, address string) (net.Addr, error
 func (hostBackend) dial(ctx context.Context, lp *loop.Loop, network, address string, p *future.Promise[*Conn]) {
 	dial(ctx, lp, network, address, p)
 }
+
+func (hostBackend) mayReset(c *Conn) bool { return c.mayReset() }

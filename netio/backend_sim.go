@@ -179,6 +179,8 @@ func (b *simBackend) shutWrite(c *Conn) error {
 	return nil
 }
 
+func (b *simBackend) mayReset(c *Conn) bool { return c.ext.sim.s.Unsettled() }
+
 func (b *simBackend) closeSock(c *Conn) {
 	x := c.ext.sim
 	x.s.Close()

@@ -181,6 +181,19 @@ func (c *Conn) shutWrite() error {
 	return nil
 }
 
+// mayReset reports whether closing the socket now could make the kernel
+// reset the connection and lose output: input has arrived that was not
+// read, or output the kernel took has not been acknowledged by the peer.
+func (c *Conn) mayReset() bool {
+	fd := int(c.sk.fd)
+	in, err := unix.IoctlGetInt(fd, unix.SIOCINQ)
+	if err != nil || in > 0 {
+		return true
+	}
+	out, err := unix.IoctlGetInt(fd, unix.TIOCOUTQ)
+	return err != nil || out > 0
+}
+
 // closeSock closes the socket and frees its slot.
 func (c *Conn) closeSock() {
 	s := &c.sk

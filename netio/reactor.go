@@ -50,6 +50,7 @@ type reactor struct {
 	watch  loop.CloseWatch
 	be     backend     // what serves the loop's sockets (backend.go)
 	sim    *simBackend // be, when the loop is simulated; nil on the host backend
+	stats  *counters
 
 	poller // the host backend's part (epoll on Linux, nothing for the fallback)
 }
@@ -59,7 +60,7 @@ func reactorOf(lp *loop.Loop) (*reactor, error) {
 	if r, ok := lp.Local(reactorKey{}).(*reactor); ok {
 		return r, nil
 	}
-	r := &reactor{lp: lp, ex: (*executor.Executor)(lp), be: backendOf(lp)}
+	r := &reactor{lp: lp, ex: (*executor.Executor)(lp), be: backendOf(lp), stats: &counters{}}
 	r.sim, _ = r.be.(*simBackend)
 	io, err := r.be.init(r)
 	if err != nil {
@@ -74,6 +75,7 @@ func reactorOf(lp *loop.Loop) (*reactor, error) {
 		r.be.shut(r)
 		return nil, executor.ErrClosed
 	}
+	registry.Store(lp, r.stats)
 	return r, nil
 }
 
@@ -90,6 +92,7 @@ func (w *reactorWatch) Interrupt(error) {
 		c.interrupt()
 	}
 	r.be.shut(r)
+	registry.Delete(r.lp)
 }
 
 // Flush hands the output of every dirty connection to the kernel: the

@@ -664,11 +664,23 @@ func (s *Sock) ShutWrite() {
 	s.peer.send(piece{fin: true})
 }
 
+// Unsettled reports whether closing s now would reset its peer or lose
+// output: bytes arrived that were not read, or bytes written are still on
+// the way.
+func (s *Sock) Unsettled() bool {
+	return len(s.rbuf) > 0 || s.onWay > 0 || (s.peer != nil && s.peer.onWay > 0)
+}
+
 // Close closes s: its output ends (the peer reads EOF after the bytes
-// written before), and bytes that reach it later reset the peer.
+// written before), and bytes that reach it later reset the peer. As the
+// kernel does, a close with bytes arrived and not read resets the
+// connection instead (what was on the way to the peer is lost).
 func (s *Sock) Close() {
 	if s.closed {
 		return
+	}
+	if len(s.rbuf) > 0 && s.err == nil && s.connected {
+		s.Reset()
 	}
 	s.p.Host.net.Record('X', s.ID, 0, nil)
 	if !s.wshut && s.peer != nil && s.err == nil {
