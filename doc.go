@@ -26,6 +26,9 @@
 //     between shards in batches, and state sharded by key.
 //   - [github.com/spindle-rt/spindle/netio]: TCP and Unix sockets served by
 //     the loop itself (Listen, Dial, Conn, ServeGroup).
+//   - [github.com/spindle-rt/spindle/sim]: a program of executors, shards
+//     and sockets on a simulated network and fake time, stepped in an
+//     order one seed decides, so that a run replays byte for byte.
 //   - [github.com/spindle-rt/spindle/metrics]: the loop's figures through
 //     expvar and Prometheus' text format; the nested modules
 //     contrib/prometheus and contrib/otel export them to Prometheus client
