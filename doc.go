@@ -31,6 +31,9 @@
 //     answer later, net/http handlers mounted per route, Hijack for
 //     upgrades; [github.com/spindle-rt/spindle/web/webtest] runs its
 //     handlers without sockets.
+//   - [github.com/spindle-rt/spindle/sim]: a program of executors, shards
+//     and sockets on a simulated network and fake time, stepped in an
+//     order one seed decides, so that a run replays byte for byte.
 //   - [github.com/spindle-rt/spindle/metrics]: the loop's figures through
 //     expvar and Prometheus' text format; the nested modules
 //     contrib/prometheus and contrib/otel export them to Prometheus client

@@ -83,7 +83,8 @@ type connExt struct {
 	flushq  []flushWait
 	lingerT *executor.Timer
 	done    *future.Promise[error] // Done's, made on first use
-	dialExt                        // the backend's dial state
+	dialExt                        // the host backend's dial state
+	sim     *simConn               // the simulated backend's state (backend_sim.go)
 }
 
 // newConnOf returns a connection whose addresses are laddr and raddr, or,
@@ -134,7 +135,7 @@ func (c *Conn) attach(r *reactor, cfg *listenConfig) bool {
 // interrupt closes the connection at once when the executor closes: what
 // is pending fails with executor.ErrClosed.
 func (c *Conn) interrupt() {
-	c.lastWrite()
+	c.r.be.lastWrite(c)
 	c.abort(executor.ErrClosed)
 }
 
@@ -228,20 +229,6 @@ func (c *Conn) pump() {
 	}
 }
 
-// sweep drops the waiters whose futures completed while they waited (they
-// were cancelled), so receives given up leave nothing behind.
-func sweep[T any](q []*future.Promise[T]) []*future.Promise[T] {
-	k := 0
-	for _, p := range q {
-		if !p.Future().Ready() {
-			q[k] = p
-			k++
-		}
-	}
-	clear(q[k:])
-	return q[:k]
-}
-
 func (c *Conn) pumpLater() {
 	c.pumping = false
 	c.pump()
@@ -258,7 +245,7 @@ func (c *Conn) receive() ([]byte, error, bool) {
 	if c.rerr != nil {
 		return nil, c.rerr, true
 	}
-	n, err, ok := c.readNow()
+	n, err, ok := c.r.readNow(c)
 	if !ok {
 		return nil, nil, false
 	}
@@ -449,7 +436,7 @@ func (c *Conn) drained() {
 		c.lingerClose()
 	case c.wshut && !c.wshutOK:
 		c.wshutOK = true
-		if err := c.shutWrite(); err != nil {
+		if err := c.r.be.shutWrite(c); err != nil {
 			c.abort(err)
 		}
 	}
@@ -529,13 +516,13 @@ func (c *Conn) lingerClose() {
 	if c.released || c.lingerin {
 		return
 	}
-	if c.werr != nil || !c.mayReset() {
+	if c.werr != nil || !c.r.be.mayReset(c) {
 		c.release()
 		return
 	}
 	if !c.wshutOK {
 		c.wshutOK = true
-		if err := c.shutWrite(); err != nil {
+		if err := c.r.be.shutWrite(c); err != nil {
 			c.release()
 			return
 		}
@@ -556,7 +543,7 @@ func (c *Conn) discardInput() {
 		if c.released {
 			return
 		}
-		n, err, ok := c.readNow()
+		n, err, ok := c.r.readNow(c)
 		if !ok {
 			return // the backend calls readable once there is more
 		}
@@ -627,7 +614,7 @@ func (c *Conn) release() {
 	}
 	c.failRecv(c.rerr)
 	c.failFlush()
-	c.closeSock()
+	c.r.be.closeSock(c)
 	// The last bytes received may still be read by the code that closed
 	// c: the read buffer is left to the garbage collector, not pooled.
 	c.rbuf, c.held = nil, 0

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/spindle-rt/spindle/internal/loop"
 )
 
 const maxEvents = 256
@@ -75,9 +77,11 @@ func (r *reactor) initPoller() error {
 	p.epfd, p.efd = epfd, efd
 	p.one[0] = 1
 	p.events = make([]unix.EpollEvent, maxEvents)
-	r.lp.SetIO(r)
 	return nil
 }
+
+// loopIO is what the loop waits in: epoll_wait.
+func (r *reactor) loopIO() loop.IO { return r }
 
 // allConns returns the connections in the socket table.
 func (r *reactor) allConns() []*Conn {

@@ -46,6 +46,10 @@ func (r *reactor) initPoller() error {
 	return nil
 }
 
+// loopIO is nil: the goroutines hand their results through the inbox,
+// and the loop waits as it does without sockets.
+func (r *reactor) loopIO() loop.IO { return nil }
+
 // allConns returns the open connections.
 func (r *reactor) allConns() []*Conn {
 	cs := make([]*Conn, 0, len(r.poller.all))

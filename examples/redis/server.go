@@ -76,6 +76,10 @@ type Config struct {
 	// Clock returns the time in Unix milliseconds; default the system
 	// clock. Tests move it.
 	Clock func() int64
+	// KeyHash places keys on shards; default a maphash with a seed of
+	// the process's. A simulation gives a fixed one, so that a seed
+	// replays the same placement.
+	KeyHash func(key []byte) uint64
 }
 
 func (c *Config) defaults() {
@@ -118,10 +122,17 @@ type Server struct {
 
 // NewServer starts the shards.
 func NewServer(cfg Config) *Server {
+	s := newServer(cfg, shard.New(cfg.Shards, executor.WithName("redis")))
+	s.g.Start()
+	return s
+}
+
+// newServer makes a server over g, which the caller starts (or a
+// simulation steps).
+func newServer(cfg Config, g *shard.Group) *Server {
 	cfg.defaults()
 	s := &Server{cfg: cfg, seed: maphash.MakeSeed(), start: time.Now(), drained: make(chan struct{})}
-	s.g = shard.New(cfg.Shards, executor.WithName("redis"))
-	s.g.Start()
+	s.g = g
 	s.dbs = shard.NewSharded(s.g, func(i int) *db {
 		d := newDB(cfg.Clock)
 		d.index, d.ex = i, s.g.Shard(i)
@@ -214,6 +225,9 @@ func (s *Server) markDrained() { s.once.Do(func() { close(s.drained) }) }
 func (s *Server) owner(key []byte) int {
 	if s.g.Len() == 1 {
 		return 0
+	}
+	if s.cfg.KeyHash != nil {
+		return s.g.Of(s.cfg.KeyHash(key))
 	}
 	return s.g.Of(maphash.Bytes(s.seed, key))
 }
@@ -380,7 +394,19 @@ func (c *client) recv() {
 
 // Wake is netio's signal that input may have arrived (executor.Waker): it
 // runs recv as a task of its own, outside netio's call.
-func (c *client) Wake() { c.d.ex.Post(c.onReady) }
+func (c *client) Wake() {
+	if plantedBugs.lostWake && c.work != nil && len(c.pend) > 0 {
+		return // planted: a wake-up for a connection with a partial request is lost
+	}
+	c.d.ex.Post(c.onReady)
+}
+
+// plantedBugs are bugs a test plants to show that the simulation finds
+// them (sim_test.go); nothing else sets them.
+var plantedBugs struct {
+	localFirst bool // finish writes the replies made on the connection's shard before the others
+	lostWake   bool // Wake drops the wake-up of a connection holding a partial request
+}
 
 func (c *client) close() {
 	if c.closed {
@@ -560,7 +586,11 @@ func (c *client) dispatch(argv [][]byte) {
 // closing).
 func (c *client) finish() bool {
 	out := c.out[:0]
-	for _, s := range c.slots {
+	slots := c.slots
+	if plantedBugs.localFirst {
+		slots = c.localFirst()
+	}
+	for _, s := range slots {
 		refs := c.refs[s.first : s.first+s.n]
 		switch s.comb {
 		case combOne:
@@ -619,6 +649,24 @@ func (c *client) finish() bool {
 		return false
 	}
 	return true
+}
+
+// localFirst is the planted bug's order: the slots answered on the
+// connection's own shard, then the others.
+func (c *client) localFirst() []slot {
+	var local, remote []slot
+	for _, s := range c.slots {
+		isLocal := true
+		for _, r := range c.refs[s.first : s.first+s.n] {
+			isLocal = isLocal && int(r.shard) == c.d.index
+		}
+		if isLocal {
+			local = append(local, s)
+		} else {
+			remote = append(remote, s)
+		}
+	}
+	return append(local, remote...)
 }
 
 func (c *client) appendResult(out []byte, r ref) []byte {

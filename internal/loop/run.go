@@ -176,6 +176,9 @@ func (e *Loop) run(ctx context.Context, untilIdle bool, first func()) (err error
 			return ctx.Err()
 		}
 		if e.q.Len() > 0 {
+			if e.stepOnce {
+				return nil // Step: one batch at a time (sim.go)
+			}
 			continue
 		}
 		if e.phase.Load() != phaseOpen && !e.hasInbox.Load() {
@@ -183,6 +186,10 @@ func (e *Loop) run(ctx context.Context, untilIdle bool, first func()) (err error
 			return nil
 		}
 		if untilIdle {
+			if e.stepOnce {
+				e.ioPoll() // Step: what the I/O has ready runs in the next step
+				return nil
+			}
 			if e.hasInbox.Load() {
 				continue
 			}
@@ -352,7 +359,7 @@ func (e *Loop) sleep(ctxDone <-chan struct{}) {
 	e.sleeping = true
 	e.mu.Unlock()
 	e.idleBegin()
-	d, ok := e.timers.next()
+	d, ok := e.timers.next(e.now())
 	if !ok {
 		d = -1
 	} else if d < 0 {
