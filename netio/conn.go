@@ -89,7 +89,7 @@ type connExt struct {
 	raddr   net.Addr
 	flushq  []flushWait
 	lingerT *executor.Timer
-	dl      *deadlines // read, write and idle deadlines, once one is set
+	dl      *deadlines
 	dialExt // the backend's dial state
 }
 
@@ -134,6 +134,9 @@ func (c *Conn) attach(r *reactor, cfg *listenConfig) bool {
 		return false
 	}
 	r.conns++
+	if cfg.idle > 0 {
+		c.SetIdleTimeout(cfg.idle)
+	}
 	return true
 }
 

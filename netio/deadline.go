@@ -196,6 +196,12 @@ func (c *Conn) SetIdleTimeout(d time.Duration) {
 	dl.idleT.set(c, dl.last.Add(d), c.checkIdle)
 }
 
+// WithIdleTimeout sets the idle timeout of every connection the listener
+// accepts (see Conn.SetIdleTimeout).
+func WithIdleTimeout(d time.Duration) ListenOption {
+	return optionFunc(func(c *listenConfig) { c.idle = d })
+}
+
 // touch records activity for the idle timeout.
 func (c *Conn) touch() { c.ext.dl.last = time.Now() }
 
