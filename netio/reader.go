@@ -69,7 +69,8 @@ const (
 //
 // A read fails with the connection's error (io.EOF once the peer has
 // closed its side and every byte before was read; io.ErrUnexpectedEOF if
-// it closed in the middle of a token), with os.ErrDeadlineExceeded past a
+// it closed in the middle of a token; net.ErrClosed once the connection is
+// closed, even with bytes still buffered), with os.ErrDeadlineExceeded past a
 // read deadline (the bytes already received stay for the next read), and
 // with ErrTooLong past the limit. A read that is cancelled or times out
 // loses no byte.
@@ -274,6 +275,9 @@ func (r *Reader) read(op readOp, delim byte, n int, w executor.Waker) ([]byte, b
 	if r.err != nil {
 		return nil, false, r.err
 	}
+	if c := r.c; c.closing || c.released {
+		return nil, false, c.rerr // closed: what is buffered is not delivered
+	}
 	for {
 		tok, ok, err := r.find(op, delim, n)
 		if ok {
@@ -451,7 +455,8 @@ func (r *Reader) serveFuture() {
 // ReadLines calls fn on the loop with every line r reads (as ReadLine
 // returns them, valid until fn returns), as they arrive, until fn returns
 // an error or a read fails; the future then fails with that error (io.EOF
-// when the peer closed its side after a whole line). It allocates nothing
+// when the peer closed its side after a whole line, net.ErrClosed once fn
+// or anything else closed the connection, whatever follows in the buffer). It allocates nothing
 // per line. Cancelling the future stops it at once; the lines not yet read
 // stay for the next read. Loop only.
 func (r *Reader) ReadLines(fn func(line []byte) error) *future.Future[struct{}] {
