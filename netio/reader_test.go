@@ -83,7 +83,7 @@ func TestReaderNoAllocs(t *testing.T) {
 						}
 					}))
 				}
-				read(1) // warm the pools up
+				read(1)                             // warm the pools up
 				small, big := read(100), read(1800) // 3802 lines in all
 				allocs = (big - small) / 1700
 			}
