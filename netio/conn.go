@@ -29,6 +29,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -71,6 +72,13 @@ type Conn struct {
 	wshut    bool // CloseWrite has been asked
 	wshutOK  bool // the write side has been shut
 	released bool
+	rtimeout bool // the read deadline has passed (deadline.go)
+	wtimeout bool // the write deadline has passed
+	idle     bool // an idle timeout is set: receives and writes record the time
+	partial  bool // a Reader holds the start of a token (reader.go)
+	drain    bool // a Server is shutting down: a receive that would wait fails (server.go)
+	oidx     int32
+	owner    *connSet // the Server's connections on this loop, if a Server serves c
 
 	sk sock // the backend's part
 }
@@ -83,6 +91,7 @@ type connExt struct {
 	flushq  []flushWait
 	lingerT *executor.Timer
 	done    *future.Promise[error] // Done's, made on first use
+	dl      *deadlines             // read, write and idle deadlines, once one is set
 	dialExt                        // the host backend's dial state
 	sim     *simConn               // the simulated backend's state (backend_sim.go)
 }
@@ -129,6 +138,9 @@ func (c *Conn) attach(r *reactor, cfg *listenConfig) bool {
 	}
 	r.conns++
 	inc(&r.stats.opened)
+	if cfg.idle > 0 {
+		c.SetIdleTimeout(cfg.idle)
+	}
 	return true
 }
 
@@ -237,6 +249,9 @@ func (c *Conn) pumpLater() {
 // receive is one receive: the next bytes, a sticky error, or !ok when
 // nothing is readable yet (the backend then calls readable once it may be).
 func (c *Conn) receive() ([]byte, error, bool) {
+	if c.rtimeout {
+		return nil, os.ErrDeadlineExceeded, true // nothing consumed
+	}
 	if c.held > 0 {
 		n := c.held
 		c.held = 0
@@ -247,11 +262,17 @@ func (c *Conn) receive() ([]byte, error, bool) {
 	}
 	n, err, ok := c.r.readNow(c)
 	if !ok {
+		if c.drain && !c.partial {
+			return nil, ErrServerClosed, true
+		}
 		return nil, nil, false
 	}
 	if n > 0 {
 		if err != nil && !errors.Is(err, io.EOF) {
 			c.rerr = err
+		}
+		if c.idle {
+			c.touch()
 		}
 		return c.rbuf[:n], nil, true
 	}
@@ -334,6 +355,9 @@ func write[S []byte | string](c *Conn, op string, p S) (int, error) {
 	if c.closing || c.wshut {
 		return 0, net.ErrClosed
 	}
+	if c.wtimeout {
+		return 0, os.ErrDeadlineExceeded
+	}
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -397,6 +421,9 @@ func (c *Conn) SetLinger(d time.Duration) {
 // if c fails or is closed first. Loop only.
 func (c *Conn) Flush() *future.Future[struct{}] {
 	c.mustLoop("Flush")
+	if c.wtimeout && c.werr == nil {
+		return future.Failed[struct{}](c.exe(), os.ErrDeadlineExceeded)
+	}
 	if c.written == c.taken {
 		if c.werr != nil && !c.closing {
 			return future.Failed[struct{}](c.exe(), c.werr)
@@ -416,6 +443,9 @@ func (c *Conn) Flush() *future.Future[struct{}] {
 // took records that the kernel took n more bytes of output.
 func (c *Conn) took(n int) {
 	c.taken += uint64(n)
+	if c.idle && n > 0 {
+		c.touch()
+	}
 	for q := c.flushq(); len(q) > 0 && q[0].target <= c.taken; q = c.ext.flushq {
 		p := q[0].p
 		copy(q, q[1:])
@@ -479,13 +509,16 @@ func (c *Conn) Close() error {
 	return nil
 }
 
-func (c *Conn) closeOn() {
+func (c *Conn) closeOn() { c.closeErr(net.ErrClosed) }
+
+// closeErr is Close with err for the receives (ErrIdleTimeout).
+func (c *Conn) closeErr(err error) {
 	if c.closing || c.released {
 		return
 	}
 	c.closing = true
-	c.failRecv(net.ErrClosed)
-	c.rerr = net.ErrClosed
+	c.rerr = err
+	c.failRecv(err)
 	if c.linger <= 0 || c.werr != nil {
 		c.abort(net.ErrClosed)
 		return
@@ -605,6 +638,10 @@ func (c *Conn) release() {
 	if c.ext != nil && c.ext.lingerT != nil {
 		c.ext.lingerT.Stop()
 		c.ext.lingerT = nil
+	}
+	c.stopTimers()
+	if c.owner != nil {
+		c.owner.remove(c)
 	}
 	if c.werr == nil {
 		c.werr = net.ErrClosed

@@ -38,7 +38,9 @@
 // Conn (TryRecv, PollRecv, Write, Buffered, Flush, CloseWrite and the
 // setters) is loop-only: call it from a callback or task body of the
 // connection's executor. Off the loop it panics with a message that names
-// Submit, the way to get onto the loop.
+// Submit, the way to get onto the loop. A Reader is loop-only too. A
+// Server's Serve may be called from any goroutine, its Shutdown and Close
+// from any goroutine but its loops' (they wait for the loops).
 //
 // # Receiving, and the lifetime of the bytes
 //
@@ -61,6 +63,51 @@
 // everything before was received; with the socket's error on a failure
 // (errors.Is(err, syscall.ECONNRESET) for a reset); with net.ErrClosed once
 // the connection is closed; with executor.ErrClosed once its executor is.
+//
+// # Lines, delimiters and counts: Reader
+//
+// A Reader buffers a connection's receives for protocols that frame their
+// messages: ReadLine (up to "\n", without the "\n" or "\r\n"), ReadSlice
+// (up to a delimiter), ReadN (exactly n bytes) and Recv (whatever is
+// there). A token that lies in one receive is returned as a slice of the
+// connection's read buffer, with no copy; only the start of a token that
+// straddles two receives is carried in a buffer of the Reader's, which goes
+// back to the loop's pool once read, so an idle Reader holds none. The
+// slice is valid until the next read. A line or token longer than the
+// Reader's limit fails with ErrTooLong (bufio.ErrTooLong's meaning: the
+// framing is lost, the Reader is done), so a peer cannot make it buffer
+// without bound. No byte is lost across reads, cancelled reads or
+// timeouts.
+//
+// Each read has the forms a Conn's receive has: a future (ReadLine), a try
+// form that returns at once (TryReadLine: the bytes are already there), a
+// form for a spawned task that suspends it (NextLine, through future.Next)
+// and, for raw bytes, PollRecv. ReadLines calls a function with every line
+// as it arrives until the reading ends, and its future says why:
+//
+//	netio.NewReader(c, 4096).ReadLines(func(line []byte) error {
+//		return handle(c, line) // an error stops the reading
+//	}).OnComplete(func(_ struct{}, err error) {
+//		c.Close() // io.EOF, ErrTooLong, a reset, Close, ErrServerClosed...
+//	})
+//
+// ReadLines, NextLine and the try forms allocate nothing per line.
+//
+// # Deadlines
+//
+// SetReadDeadline, SetWriteDeadline and SetDeadline work as a net.Conn's:
+// past the read deadline the pending receives and every later one fail
+// with os.ErrDeadlineExceeded (errors.Is), until the deadline is moved. A
+// receive that times out is withdrawn, not abandoned: it consumed nothing,
+// so the bytes that arrive later (and those a Reader holds) go to the next
+// receive, which future.Timeout around a Recv cannot promise (the
+// abandoned Recv still takes the next bytes). Past the write deadline,
+// Write and Flush fail with os.ErrDeadlineExceeded; the output already
+// written stays and keeps leaving. SetIdleTimeout (WithIdleTimeout for a
+// listener's connections) closes a connection on which no byte was
+// received or sent for that long; its receives fail with ErrIdleTimeout.
+// Deadlines are timers of the loop: no goroutine watches them, and moving
+// a deadline later starts no timer.
 //
 // # Writing and backpressure
 //
@@ -93,6 +140,26 @@
 // listener and connection of the executor at once and fails what is pending
 // with executor.ErrClosed; no goroutine and no file descriptor of theirs
 // outlives it.
+//
+// # Servers and graceful shutdown
+//
+// A Server serves the connections of its listeners with its Handler and
+// keeps track of them, on each loop, without a lock:
+//
+//	srv := &netio.Server{Handler: handle, IdleTimeout: time.Minute}
+//	srv.Serve(l) // or srv.ServeGroup(g, "tcp", ":7000")
+//	...
+//	err := srv.Shutdown(ctx)
+//
+// Shutdown works as http.Server's: it closes the listeners, then lets every
+// connection finish what its peer already sent. A receive that would wait
+// for more fails with ErrServerClosed; one that has bytes to return, or
+// whose Reader holds the start of a token, goes on. A handler therefore
+// answers the requests it has, sees ErrServerClosed at its next read and
+// closes the connection as on any receive error; Close sends what was
+// written. Shutdown returns once every connection is closed and its output
+// sent, or, when ctx ends first, closes the rest at once and returns ctx's
+// error. Close closes the listeners and every connection at once.
 //
 // # Shards
 //

@@ -21,6 +21,7 @@ type listenConfig struct {
 	reusePort   bool
 	outputLimit int
 	linger      time.Duration
+	idle        time.Duration // WithIdleTimeout (deadline.go)
 }
 
 func defaultListenConfig() listenConfig {
