@@ -83,6 +83,11 @@ type connExt struct {
 	flushq  []flushWait
 	lingerT *executor.Timer
 	done    *future.Promise[error] // Done's, made on first use
+
+	// The output limit's stall: since when the output has been over the
+	// limit with the socket full, and how much the kernel had taken then.
+	stallAt    time.Duration // since epoch; 0: no stall
+	stallTaken uint64
 	dialExt                        // the backend's dial state
 }
 
@@ -350,7 +355,7 @@ func write[S []byte | string](c *Conn, op string, p S) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if c.limit > 0 && c.Buffered()+len(p) > c.limit {
+	if c.limit > 0 && c.Buffered()+len(p) > c.limit && c.overLimit(len(p)) {
 		c.abort(ErrOutputLimit)
 		return 0, ErrOutputLimit
 	}
@@ -362,6 +367,38 @@ func write[S []byte | string](c *Conn, op string, p S) (int, error) {
 	c.markDirty()
 	return len(p), nil
 }
+
+// outputStall is how long output over the limit may wait, with the socket
+// full and the kernel taking none of it, before the connection is cut: the
+// peer has stopped reading.
+const outputStall = time.Second
+
+// outputCeiling is how many times its limit a connection's output may
+// reach, however the peer reads.
+const outputCeiling = 4
+
+// overLimit reports whether a Write of n more bytes, which takes the
+// output past the limit, fails the connection (see SetOutputLimit): the
+// output would pass the ceiling, or the peer has stopped reading.
+func (c *Conn) overLimit(n int) bool {
+	waiting := int64(c.Buffered()) + int64(n)
+	if waiting > outputCeiling*int64(c.limit) {
+		return true
+	}
+	if !c.full() {
+		return false // the kernel takes what it can at the end of the batch
+	}
+	now := time.Since(epoch)
+	x := c.x()
+	if x.stallAt == 0 || c.taken != x.stallTaken {
+		x.stallAt, x.stallTaken = now, c.taken // the stall starts now
+		return false
+	}
+	return now-x.stallAt >= outputStall
+}
+
+// epoch is what the stall clock counts from (monotonic).
+var epoch = time.Now()
 
 func (c *Conn) markDirty() {
 	if !c.dirty {

@@ -181,6 +181,11 @@ func (c *Conn) shutWrite() error {
 	return nil
 }
 
+// full reports whether the socket has refused output that is still
+// waiting: the last write could not take everything and no EPOLLOUT edge
+// has come since.
+func (c *Conn) full() bool { return !c.sk.wready && c.out != nil }
+
 // mayReset reports whether closing the socket now could make the kernel
 // reset the connection and lose output: input has arrived that was not
 // read, or output the kernel took has not been acknowledged by the peer.

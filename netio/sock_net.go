@@ -211,6 +211,11 @@ func (c *Conn) shutWrite() error {
 	return nil
 }
 
+// full reports whether output is waiting for the kernel: a write is in
+// flight on the writer goroutine (package net's Write returns once the
+// kernel has taken all of it).
+func (c *Conn) full() bool { return c.sk.writing }
+
 // mayReset reports whether closing the socket now could make the kernel
 // reset the connection and lose output: package net does not say whether
 // input waits unread or output is unacknowledged, so any connection that
