@@ -263,6 +263,9 @@ func (c *Conn) receive() ([]byte, error, bool) {
 	if c.rerr != nil {
 		return nil, c.rerr, true
 	}
+	if c.r.draining {
+		return nil, nil, false // Shutdown: nothing more is read for a receive
+	}
 	n, err, ok := c.readNow()
 	if !ok {
 		return nil, nil, false
@@ -529,13 +532,17 @@ func (c *Conn) Close() error {
 	return nil
 }
 
-func (c *Conn) closeOn() {
+func (c *Conn) closeOn() { c.closeWith(net.ErrClosed) }
+
+// closeWith is Close on the loop: pending and later receives fail with
+// err.
+func (c *Conn) closeWith(err error) {
 	if c.closing || c.released {
 		return
 	}
 	c.closing = true
-	c.failRecv(net.ErrClosed)
-	c.rerr = net.ErrClosed
+	c.failRecv(err)
+	c.rerr = err
 	if c.linger <= 0 || c.werr != nil {
 		c.abort(net.ErrClosed)
 		return

@@ -199,6 +199,13 @@ func (c *Conn) mayReset() bool {
 	return err != nil || out > 0
 }
 
+// undelivered reports whether output the kernel took has not yet been
+// acknowledged by the peer.
+func (c *Conn) undelivered() bool {
+	out, err := unix.IoctlGetInt(int(c.sk.fd), unix.TIOCOUTQ)
+	return err == nil && out > 0
+}
+
 // closeSock closes the socket and frees its slot.
 func (c *Conn) closeSock() {
 	s := &c.sk

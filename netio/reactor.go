@@ -50,6 +50,10 @@ type reactor struct {
 	watch  loop.CloseWatch
 	stats  *counters
 
+	// Shutdown (drain.go)
+	draining  bool                   // the executor drains: no accept, no read for a receive
+	listeners map[*Listener]struct{} // those accepting on this loop, closed when the drain begins
+
 	poller // the backend's part (epoll on Linux, nothing for the fallback)
 }
 
@@ -69,6 +73,7 @@ func reactorOf(lp *loop.Loop) (*reactor, error) {
 	registry.Store(lp, r.stats)
 	lp.SetLocal(reactorKey{}, r)
 	lp.AddFlusher(r)
+	lp.AddDrainer(r)
 	return r, nil
 }
 
@@ -91,6 +96,9 @@ func (w *reactorWatch) Interrupt(error) {
 // Flush hands the output of every dirty connection to the kernel: the
 // loop calls it at every batch boundary.
 func (r *reactor) Flush() {
+	if !r.draining && r.lp.Closing() {
+		r.beginDrain()
+	}
 	if len(r.dirty) > 0 {
 		d := r.dirty
 		r.dirty = r.spare[:0]

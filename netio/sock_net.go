@@ -64,8 +64,6 @@ type sock struct {
 	want    chan []byte
 	wreq    chan []byte
 	quit    chan struct{}
-	onRead  func()
-	onWrite func()
 
 	// loop-owned
 	reading  bool
@@ -98,24 +96,33 @@ func newConn(r *reactor, nc net.Conn, cfg *listenConfig) *Conn {
 	s.want = make(chan []byte, 1)
 	s.wreq = make(chan []byte, 1)
 	s.quit = make(chan struct{})
-	s.onRead = c.readDone
-	s.onWrite = c.writeDone
 	go c.readLoop()
 	go c.writeLoop()
 	return c
 }
 
 func (c *Conn) readLoop() {
-	c.sk.serve(c.lp, c.sk.want, c.sk.nc.Read, &c.sk.rn, &c.sk.rerr, c.sk.onRead)
+	c.sk.serve(c.lp, c.sk.want, c.sk.nc.Read, &c.sk.rn, &c.sk.rerr, (*readDone)(c))
 }
 
 func (c *Conn) writeLoop() {
-	c.sk.serve(c.lp, c.sk.wreq, c.sk.nc.Write, &c.sk.wn, &c.sk.werr, c.sk.onWrite)
+	c.sk.serve(c.lp, c.sk.wreq, c.sk.nc.Write, &c.sk.wn, &c.sk.werr, (*writeDone)(c))
 }
+
+// readDone and writeDone hand a read's or a write's result to the loop.
+// They are scheduled (accepted while the executor drains, so that a
+// Shutdown still sees output leave), not submitted.
+type (
+	readDone  Conn
+	writeDone Conn
+)
+
+func (r *readDone) Run()  { (*Conn)(r).readDone() }
+func (w *writeDone) Run() { (*Conn)(w).writeDone() }
 
 // serve is the body of a reader or writer goroutine: for each buffer the
 // loop sends on req it calls op and hands the result to the loop (done).
-func (s *sock) serve(lp *loop.Loop, req <-chan []byte, op func([]byte) (int, error), n *int, err *error, done func()) {
+func (s *sock) serve(lp *loop.Loop, req <-chan []byte, op func([]byte) (int, error), n *int, err *error, done loop.Runnable) {
 	for {
 		var b []byte
 		select {
@@ -124,7 +131,7 @@ func (s *sock) serve(lp *loop.Loop, req <-chan []byte, op func([]byte) (int, err
 			return
 		}
 		*n, *err = op(b)
-		if lp.Submit(done) != nil {
+		if lp.Schedule(done, nil, 0) != nil {
 			return
 		}
 	}
@@ -221,6 +228,11 @@ func (c *Conn) full() bool { return c.sk.writing }
 // input waits unread or output is unacknowledged, so any connection that
 // was written to may.
 func (c *Conn) mayReset() bool { return c.written > 0 }
+
+// undelivered reports whether output the kernel took has not yet been
+// acknowledged by the peer: package net does not say, so the fallback
+// assumes it has.
+func (c *Conn) undelivered() bool { return false }
 
 // closeSock closes the socket; the goroutines see quit and exit.
 func (c *Conn) closeSock() {
