@@ -19,6 +19,14 @@
 //					return struct{}{}, nil // io.EOF, a reset, Close
 //				}
 //				c.Write(b) // never blocks; leaves at the end of the batch
+//				if c.Buffered() > 64<<10 {
+//					// The peer reads slower than it sends: wait until the
+//					// kernel has taken the output, receiving nothing meanwhile,
+//					// so TCP holds the peer back.
+//					if _, err := c.Flush().Await(ctx); err != nil {
+//						return struct{}{}, nil
+//					}
+//				}
 //			}
 //		})
 //	})
