@@ -88,7 +88,7 @@ type connExt struct {
 	// limit with the socket full, and how much the kernel had taken then.
 	stallAt    time.Duration // since epoch; 0: no stall
 	stallTaken uint64
-	dialExt                        // the backend's dial state
+	dialExt    // the backend's dial state
 }
 
 // newConnOf returns a connection whose addresses are laddr and raddr, or,

@@ -60,10 +60,10 @@ func (r *reactor) shutPoller() {}
 
 // sock is the backend's part of a connection.
 type sock struct {
-	nc      net.Conn
-	want    chan []byte
-	wreq    chan []byte
-	quit    chan struct{}
+	nc   net.Conn
+	want chan []byte
+	wreq chan []byte
+	quit chan struct{}
 
 	// loop-owned
 	reading  bool
