@@ -68,6 +68,8 @@ type Conn struct {
 	dirty    bool
 	closing  bool // Close has begun: output is being sent, then the socket closes
 	lingerin bool // Close has sent the output and shut the write side: input is discarded until EOF
+	gone     bool // the peer left while nobody received: the socket is freed once the output has left
+	recvd    bool // a receive has returned bytes
 	wshut    bool // CloseWrite has been asked
 	wshutOK  bool // the write side has been shut
 	released bool
@@ -274,6 +276,7 @@ func (c *Conn) receive() ([]byte, error, bool) {
 		if err != nil && !errors.Is(err, io.EOF) {
 			c.rerr = err
 		}
+		c.recvd = true
 		return c.rbuf[:n], nil, true
 	}
 	if err == nil {
@@ -297,6 +300,32 @@ func (c *Conn) readable() {
 		c.pollw = nil
 		w.Wake()
 	}
+}
+
+// receiving reports whether a receive is pending (a queued Recv, a
+// PollRecv waiting): the peer's end is then delivered to it.
+func (c *Conn) receiving() bool { return len(c.recvq) > 0 || c.pollw != nil }
+
+// leave ends a connection whose peer has gone while nobody received from
+// it: err (io.EOF, or the socket's error) is what receives fail with from
+// now on, and the socket is freed at once when nothing is left to send
+// (after the output otherwise, or at once on an error). A peer's EOF after
+// bytes were received is left to the next receive instead: the peer may
+// have shut only its write side and wait for a reply.
+func (c *Conn) leave(err error) {
+	if c.released || c.closing || c.rerr != nil || c.held > 0 {
+		return
+	}
+	if err == io.EOF && c.recvd {
+		return
+	}
+	c.rerr = err
+	if err != io.EOF || c.written == c.taken {
+		c.werr = net.ErrClosed // writes fail as after Close
+		c.abort(err)
+		return
+	}
+	c.gone = true // drained releases it
 }
 
 // TryRecv returns bytes that are already readable on c, without waiting:
@@ -487,6 +516,8 @@ func (c *Conn) drained() {
 	switch {
 	case c.closing:
 		c.lingerClose()
+	case c.gone:
+		c.release()
 	case c.wshut && !c.wshutOK:
 		c.wshutOK = true
 		if err := c.shutWrite(); err != nil {

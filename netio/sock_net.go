@@ -28,6 +28,7 @@ package netio
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 
 	"github.com/spindle-rt/spindle/executor"
@@ -74,6 +75,8 @@ type sock struct {
 	// written by the goroutines, read by the loop in onRead / onWrite
 	rn   int
 	rerr error
+	perr error  // what watchEnd found
+	pk   peeker // watchEnd's state (peek_unix.go)
 	wn   int
 	werr error
 }
@@ -101,8 +104,49 @@ func newConn(r *reactor, nc net.Conn, cfg *listenConfig) *Conn {
 	return c
 }
 
+// readLoop is the body of the reader goroutine. While the loop asks for
+// nothing it waits for the socket to become readable and peeks, so that a
+// peer that leaves while nobody receives is found out (peerGone) without a
+// byte being read for a receive not asked for.
 func (c *Conn) readLoop() {
-	c.sk.serve(c.lp, c.sk.want, c.sk.nc.Read, &c.sk.rn, &c.sk.rerr, (*readDone)(c))
+	s := &c.sk
+	for {
+		var b []byte
+		select {
+		case b = <-s.want:
+		case <-s.quit:
+			return
+		default:
+			if s.watchEnd() && c.lp.Schedule((*peerGone)(c), nil, 0) != nil {
+				return
+			}
+			select {
+			case b = <-s.want:
+			case <-s.quit:
+				return
+			}
+		}
+		s.rn, s.rerr = s.nc.Read(b)
+		if c.lp.Schedule((*readDone)(c), nil, 0) != nil {
+			return
+		}
+	}
+}
+
+// peerGone tells the loop that the peer left (perr: nil for its EOF) while
+// nothing was asked of the reader goroutine.
+type peerGone Conn
+
+func (g *peerGone) Run() {
+	c := (*Conn)(g)
+	if c.released || c.receiving() || c.sk.reading || c.sk.got {
+		return // a receive will say so
+	}
+	if err := c.sk.perr; err != nil {
+		c.leave(sockErr(err))
+		return
+	}
+	c.leave(io.EOF)
 }
 
 func (c *Conn) writeLoop() {
