@@ -368,9 +368,9 @@ func (c *Conn) PollRecv(w executor.Waker) ([]byte, bool, error) {
 // current batch (so the replies to pipelined requests leave in one system
 // call) and the rest as the socket can take more. After Close, CloseWrite
 // or a failure it writes nothing and returns net.ErrClosed (or the
-// connection's error). A Write that would take Buffered past the output
-// limit fails the connection with ErrOutputLimit. Loop only: off the loop
-// it panics; use Submit.
+// connection's error). A Write past the output limit fails the connection
+// with ErrOutputLimit when the peer has stopped reading (see
+// SetOutputLimit). Loop only: off the loop it panics; use Submit.
 func (c *Conn) Write(p []byte) (int, error) { return write(c, "Write", p) }
 
 // WriteString is Write of a string, without converting it.
@@ -446,11 +446,16 @@ func (c *Conn) Buffered() int {
 	return int(c.written - c.taken)
 }
 
-// SetOutputLimit sets how many bytes may wait in c's output buffer
-// (Buffered); a Write past it fails the connection with ErrOutputLimit,
-// so a peer that never reads costs its own connection only. n <= 0 means
-// no limit. The default is DefaultOutputLimit, or what WithOutputLimit
-// gave the listener. Loop only.
+// SetOutputLimit sets the output limit of c, which bounds the output held
+// for a peer that stopped reading, so that such a peer costs its own
+// connection only. A Write that takes the output waiting (Buffered, with
+// its bytes) past n fails the connection with ErrOutputLimit when the
+// socket is full and the kernel has taken none of c's output for a second,
+// or when the output would pass 4*n, however the peer reads. Output the
+// kernel takes never counts: one large Write, or a burst of Writes in one
+// batch, to a peer that reads goes through. n <= 0 means no limit. The
+// default is DefaultOutputLimit, or what WithOutputLimit gave the
+// listener. Loop only.
 func (c *Conn) SetOutputLimit(n int) {
 	c.mustLoop("SetOutputLimit")
 	c.limit = n
@@ -546,7 +551,11 @@ func (c *Conn) CloseWrite() error {
 
 // Close closes c. Output written before Close is still sent, for at most
 // the linger time (SetLinger), so a peer that never reads cannot hold the
-// connection open; then the socket is closed. Pending receives fail with
+// connection open; then the socket is closed. If input arrived that was
+// not read, or output is not yet acknowledged, the close lingers (the
+// write side is shut and input discarded until the peer's EOF, within the
+// linger time), so the kernel does not reset the connection and lose the
+// output. Pending receives fail with
 // net.ErrClosed at once, and so do later receives and writes. Close is
 // idempotent and may be called from any goroutine; it returns nil.
 // Executor.Close closes every connection of the executor at once.

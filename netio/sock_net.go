@@ -30,6 +30,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
@@ -110,6 +111,7 @@ func newConn(r *reactor, nc net.Conn, cfg *listenConfig) *Conn {
 // byte being read for a receive not asked for.
 func (c *Conn) readLoop() {
 	s := &c.sk
+	var failed error // the socket's error, which the peek took: the next read returns it
 	for {
 		var b []byte
 		select {
@@ -117,8 +119,11 @@ func (c *Conn) readLoop() {
 		case <-s.quit:
 			return
 		default:
-			if s.watchEnd() && c.lp.Schedule((*peerGone)(c), nil, 0) != nil {
-				return
+			if failed == nil && s.watchEnd() {
+				failed = s.perr
+				if c.lp.Schedule((*peerGone)(c), nil, 0) != nil {
+					return
+				}
 			}
 			select {
 			case b = <-s.want:
@@ -126,7 +131,11 @@ func (c *Conn) readLoop() {
 				return
 			}
 		}
-		s.rn, s.rerr = s.nc.Read(b)
+		if failed != nil {
+			s.rn, s.rerr = 0, c.opError(failed)
+		} else {
+			s.rn, s.rerr = s.nc.Read(b)
+		}
 		if c.lp.Schedule((*readDone)(c), nil, 0) != nil {
 			return
 		}
@@ -143,7 +152,7 @@ func (g *peerGone) Run() {
 		return // a receive will say so
 	}
 	if err := c.sk.perr; err != nil {
-		c.leave(sockErr(err))
+		c.leave(c.opError(err))
 		return
 	}
 	c.leave(io.EOF)
@@ -288,6 +297,12 @@ func (c *Conn) closeSock() {
 		c.r.putW(c.out)
 	}
 	c.out = nil
+}
+
+// opError wraps a socket's error from a peek as package net would a
+// read's.
+func (c *Conn) opError(err error) error {
+	return &net.OpError{Op: "read", Net: c.ext.laddr.Network(), Source: c.ext.laddr, Addr: c.ext.raddr, Err: os.NewSyscallError("read", err)}
 }
 
 // sockErr strips package net's wrapping where the error is ours to name.
