@@ -69,6 +69,8 @@ type Conn struct {
 	dirty    bool
 	closing  bool // Close has begun: output is being sent, then the socket closes
 	lingerin bool // Close has sent the output and shut the write side: input is discarded until EOF
+	gone     bool // the peer left while nobody received: the socket is freed once the output has left
+	recvd    bool // a receive has returned bytes
 	wshut    bool // CloseWrite has been asked
 	wshutOK  bool // the write side has been shut
 	released bool
@@ -92,8 +94,13 @@ type connExt struct {
 	lingerT *executor.Timer
 	done    *future.Promise[error] // Done's, made on first use
 	dl      *deadlines             // read, write and idle deadlines, once one is set
-	dialExt                        // the host backend's dial state
-	sim     *simConn               // the simulated backend's state (backend_sim.go)
+
+	// The output limit's stall: since when the output has been over the
+	// limit with the socket full, and how much the kernel had taken then.
+	stallAt    time.Duration // since epoch; 0: no stall
+	stallTaken uint64
+	dialExt             // the host backend's dial state
+	sim        *simConn // the simulated backend's state (backend_sim.go)
 }
 
 // newConnOf returns a connection whose addresses are laddr and raddr, or,
@@ -260,6 +267,9 @@ func (c *Conn) receive() ([]byte, error, bool) {
 	if c.rerr != nil {
 		return nil, c.rerr, true
 	}
+	if c.r.draining {
+		return nil, nil, false // Shutdown: nothing more is read for a receive
+	}
 	n, err, ok := c.r.readNow(c)
 	if !ok {
 		if c.drain && !c.partial {
@@ -274,6 +284,7 @@ func (c *Conn) receive() ([]byte, error, bool) {
 		if c.idle {
 			c.touch()
 		}
+		c.recvd = true
 		return c.rbuf[:n], nil, true
 	}
 	if err == nil {
@@ -297,6 +308,32 @@ func (c *Conn) readable() {
 		c.pollw = nil
 		w.Wake()
 	}
+}
+
+// receiving reports whether a receive is pending (a queued Recv, a
+// PollRecv waiting): the peer's end is then delivered to it.
+func (c *Conn) receiving() bool { return len(c.recvq) > 0 || c.pollw != nil }
+
+// leave ends a connection whose peer has gone while nobody received from
+// it: err (io.EOF, or the socket's error) is what receives fail with from
+// now on, and the socket is freed at once when nothing is left to send
+// (after the output otherwise, or at once on an error). A peer's EOF after
+// bytes were received is left to the next receive instead: the peer may
+// have shut only its write side and wait for a reply.
+func (c *Conn) leave(err error) {
+	if c.released || c.closing || c.rerr != nil || c.held > 0 {
+		return
+	}
+	if err == io.EOF && c.recvd {
+		return
+	}
+	c.rerr = err
+	if err != io.EOF || c.written == c.taken {
+		c.werr = net.ErrClosed // writes fail as after Close
+		c.abort(err)
+		return
+	}
+	c.gone = true // drained releases it
 }
 
 // TryRecv returns bytes that are already readable on c, without waiting:
@@ -339,9 +376,9 @@ func (c *Conn) PollRecv(w executor.Waker) ([]byte, bool, error) {
 // current batch (so the replies to pipelined requests leave in one system
 // call) and the rest as the socket can take more. After Close, CloseWrite
 // or a failure it writes nothing and returns net.ErrClosed (or the
-// connection's error). A Write that would take Buffered past the output
-// limit fails the connection with ErrOutputLimit. Loop only: off the loop
-// it panics; use Submit.
+// connection's error). A Write past the output limit fails the connection
+// with ErrOutputLimit when the peer has stopped reading (see
+// SetOutputLimit). Loop only: off the loop it panics; use Submit.
 func (c *Conn) Write(p []byte) (int, error) { return write(c, "Write", p) }
 
 // WriteString is Write of a string, without converting it.
@@ -361,7 +398,7 @@ func write[S []byte | string](c *Conn, op string, p S) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if c.limit > 0 && c.Buffered()+len(p) > c.limit {
+	if c.limit > 0 && c.Buffered()+len(p) > c.limit && c.overLimit(len(p)) {
 		c.abort(ErrOutputLimit)
 		return 0, ErrOutputLimit
 	}
@@ -373,6 +410,38 @@ func write[S []byte | string](c *Conn, op string, p S) (int, error) {
 	c.markDirty()
 	return len(p), nil
 }
+
+// outputStall is how long output over the limit may wait, with the socket
+// full and the kernel taking none of it, before the connection is cut: the
+// peer has stopped reading.
+const outputStall = time.Second
+
+// outputCeiling is how many times its limit a connection's output may
+// reach, however the peer reads.
+const outputCeiling = 4
+
+// overLimit reports whether a Write of n more bytes, which takes the
+// output past the limit, fails the connection (see SetOutputLimit): the
+// output would pass the ceiling, or the peer has stopped reading.
+func (c *Conn) overLimit(n int) bool {
+	waiting := int64(c.Buffered()) + int64(n)
+	if waiting > outputCeiling*int64(c.limit) {
+		return true
+	}
+	if !c.full() {
+		return false // the kernel takes what it can at the end of the batch
+	}
+	now := time.Since(epoch)
+	x := c.x()
+	if x.stallAt == 0 || c.taken != x.stallTaken {
+		x.stallAt, x.stallTaken = now, c.taken // the stall starts now
+		return false
+	}
+	return now-x.stallAt >= outputStall
+}
+
+// epoch is what the stall clock counts from (monotonic).
+var epoch = time.Now()
 
 func (c *Conn) markDirty() {
 	if !c.dirty {
@@ -388,11 +457,16 @@ func (c *Conn) Buffered() int {
 	return int(c.written - c.taken)
 }
 
-// SetOutputLimit sets how many bytes may wait in c's output buffer
-// (Buffered); a Write past it fails the connection with ErrOutputLimit,
-// so a peer that never reads costs its own connection only. n <= 0 means
-// no limit. The default is DefaultOutputLimit, or what WithOutputLimit
-// gave the listener. Loop only.
+// SetOutputLimit sets the output limit of c, which bounds the output held
+// for a peer that stopped reading, so that such a peer costs its own
+// connection only. A Write that takes the output waiting (Buffered, with
+// its bytes) past n fails the connection with ErrOutputLimit when the
+// socket is full and the kernel has taken none of c's output for a second,
+// or when the output would pass 4*n, however the peer reads. Output the
+// kernel takes never counts: one large Write, or a burst of Writes in one
+// batch, to a peer that reads goes through. n <= 0 means no limit. The
+// default is DefaultOutputLimit, or what WithOutputLimit gave the
+// listener. Loop only.
 func (c *Conn) SetOutputLimit(n int) {
 	c.mustLoop("SetOutputLimit")
 	c.limit = n
@@ -464,6 +538,8 @@ func (c *Conn) drained() {
 	switch {
 	case c.closing:
 		c.lingerClose()
+	case c.gone:
+		c.release()
 	case c.wshut && !c.wshutOK:
 		c.wshutOK = true
 		if err := c.r.be.shutWrite(c); err != nil {
@@ -492,7 +568,11 @@ func (c *Conn) CloseWrite() error {
 
 // Close closes c. Output written before Close is still sent, for at most
 // the linger time (SetLinger), so a peer that never reads cannot hold the
-// connection open; then the socket is closed. Pending receives fail with
+// connection open; then the socket is closed. If input arrived that was
+// not read, or output is not yet acknowledged, the close lingers (the
+// write side is shut and input discarded until the peer's EOF, within the
+// linger time), so the kernel does not reset the connection and lose the
+// output. Pending receives fail with
 // net.ErrClosed at once, and so do later receives and writes. Close is
 // idempotent and may be called from any goroutine; it returns nil.
 // Executor.Close closes every connection of the executor at once.
@@ -509,16 +589,17 @@ func (c *Conn) Close() error {
 	return nil
 }
 
-func (c *Conn) closeOn() { c.closeErr(net.ErrClosed) }
+func (c *Conn) closeOn() { c.closeWith(net.ErrClosed) }
 
-// closeErr is Close with err for the receives (ErrIdleTimeout).
-func (c *Conn) closeErr(err error) {
+// closeWith is Close on the loop: pending and later receives fail with
+// err.
+func (c *Conn) closeWith(err error) {
 	if c.closing || c.released {
 		return
 	}
 	c.closing = true
-	c.rerr = err
 	c.failRecv(err)
+	c.rerr = err
 	if c.linger <= 0 || c.werr != nil {
 		c.abort(net.ErrClosed)
 		return

@@ -18,6 +18,7 @@ package netio
 //     buffered, so an idle connection holds no buffer;
 
 import (
+	"io"
 	"net"
 	"os"
 
@@ -70,6 +71,9 @@ func (c *Conn) event(ev uint32) {
 	if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
 		s.rready = true
 		c.readable()
+		if s.hup && !c.released && !c.receiving() {
+			c.peerEnd()
+		}
 	}
 	if ev&(unix.EPOLLOUT|unix.EPOLLHUP|unix.EPOLLERR) != 0 && !c.released {
 		s.wready = true
@@ -181,6 +185,33 @@ func (c *Conn) shutWrite() error {
 	return nil
 }
 
+// full reports whether the socket has refused output that is still
+// waiting: the last write could not take everything and no EPOLLOUT edge
+// has come since.
+func (c *Conn) full() bool { return !c.sk.wready && c.out != nil }
+
+// peerEnd looks at a socket whose peer has shut its side (or reset) while
+// nobody receives from it: if nothing it sent is left unread, the
+// connection has ended (see leave). A peek, so no byte is taken from a
+// receive to come.
+func (c *Conn) peerEnd() {
+	var b [1]byte
+	for {
+		n, _, err := unix.Recvfrom(int(c.sk.fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return
+		case err != nil:
+			c.leave(c.opError("read", err))
+		case n == 0:
+			c.leave(io.EOF)
+		}
+		return
+	}
+}
+
 // mayReset reports whether closing the socket now could make the kernel
 // reset the connection and lose output: input has arrived that was not
 // read, or output the kernel took has not been acknowledged by the peer.
@@ -192,6 +223,13 @@ func (c *Conn) mayReset() bool {
 	}
 	out, err := unix.IoctlGetInt(fd, unix.TIOCOUTQ)
 	return err != nil || out > 0
+}
+
+// undelivered reports whether output the kernel took has not yet been
+// acknowledged by the peer.
+func (c *Conn) undelivered() bool {
+	out, err := unix.IoctlGetInt(int(c.sk.fd), unix.TIOCOUTQ)
+	return err == nil && out > 0
 }
 
 // closeSock closes the socket and frees its slot.

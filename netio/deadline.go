@@ -214,7 +214,7 @@ func (c *Conn) checkIdle() {
 	if !dl.idleT.due(c) {
 		return
 	}
-	c.closeErr(ErrIdleTimeout)
+	c.closeWith(ErrIdleTimeout)
 }
 
 // stopTimers stops c's deadline timers; called when c is released.

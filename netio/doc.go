@@ -19,6 +19,14 @@
 //					return struct{}{}, nil // io.EOF, a reset, Close
 //				}
 //				c.Write(b) // never blocks; leaves at the end of the batch
+//				if c.Buffered() > 64<<10 {
+//					// The peer reads slower than it sends: wait until the
+//					// kernel has taken the output, receiving nothing meanwhile,
+//					// so TCP holds the peer back.
+//					if _, err := c.Flush().Await(ctx); err != nil {
+//						return struct{}{}, nil
+//					}
+//				}
 //			}
 //		})
 //	})
@@ -121,25 +129,66 @@
 //
 // A peer that never reads would make the output grow for ever, so each
 // connection has an output limit (DefaultOutputLimit; WithOutputLimit,
-// Conn.SetOutputLimit): the Write that would cross it fails with
-// ErrOutputLimit and the connection is closed at once. A peer that
-// vanished without a FIN or a reset (a half-open connection) is found out
-// by TCP keep-alive probes (every 15 seconds of silence, as package net
-// sets them) and its receives fail with the socket's error. Such peers, a
-// peer that resets, or one that sends garbage cost their own connection
-// only; the loop goes on serving the others.
+// Conn.SetOutputLimit), which bounds what is held for a peer that stopped
+// reading, and only that. Output the kernel takes is never held: a Write
+// of any size, or any number of Writes in one batch, goes to the kernel at
+// the batch's end. A Write fails with ErrOutputLimit, and the connection
+// is closed at once, when the output waiting (Buffered, with the new
+// bytes) would pass the limit and either the peer has stopped reading (the
+// socket is full and the kernel has taken none of the output for a
+// second) or the output would pass four times the limit whatever the peer
+// does. A peer that reads, however slowly, is never cut below four times
+// the limit; a writer that awaits Flush never comes near it.
+//
+// A peer that vanished without a FIN or a reset (a half-open connection) is
+// found out by TCP keep-alive probes (every 15 seconds of silence, as
+// package net sets them) and its receives fail with the socket's error.
+// Such peers, a peer that resets, or one that sends garbage cost their own
+// connection only; the loop goes on serving the others.
+//
+// # Peers that leave
+//
+// A peer that closes or resets its connection while a receive is pending
+// ends that receive (io.EOF, or the socket's error). While none is pending
+// netio still hears of it (epoll's hang-up report; the portable backend's
+// reader goroutine peeks at an idle socket): a reset, or an EOF on a
+// connection from which nothing was received yet, ends the connection at
+// once: the socket is freed as soon as nothing is left to send, the next
+// receive fails at once with io.EOF (or the error), and Conn.Done, a
+// future an owner may hold instead of a receive, completes with it. An EOF
+// after bytes were received is left to the next receive, since the peer
+// may have shut only its write side and wait for a reply (a half-close).
 //
 // # Closing
 //
 // Close sends what was written before it, for at most the linger time
 // (DefaultLinger; WithLinger, Conn.SetLinger), then closes the socket;
-// pending receives fail with net.ErrClosed at once. CloseWrite shuts the
-// write side once the buffered output is sent (the peer reads EOF) and
-// receiving goes on. Listener.Close frees the address before it returns.
-// Executor.Close (and Shutdown, once it has drained the queue) closes every
-// listener and connection of the executor at once and fails what is pending
-// with executor.ErrClosed; no goroutine and no file descriptor of theirs
-// outlives it.
+// pending receives fail with net.ErrClosed at once. When the socket may
+// still reset (input arrived that was not read, or output is not yet
+// acknowledged), closing it at once would make the kernel send a reset and
+// lose the output, so Close lingers as nginx and net/http do: it shuts the
+// write side (the peer reads everything, then EOF), reads and discards
+// input until the peer's EOF, then closes; the linger time bounds all of
+// it. CloseWrite shuts the write side once the buffered output is sent
+// (the peer reads EOF) and receiving goes on. Listener.Close frees the
+// address before it returns.
+//
+// Executor.Close closes every listener and connection of the executor at
+// once and fails what is pending with executor.ErrClosed; no goroutine and
+// no file descriptor of theirs outlives it. Executor.Shutdown drains
+// instead, the same on every backend: at its first batch boundary every
+// listener being accepted from closes (new connections are refused at
+// once; Serve stops); nothing more is read for a receive, so peers that
+// keep sending cannot keep the drain going; the work already received
+// runs, its output is sent, and each connection still holding output once
+// the queue is empty is closed as Close closes it. The executor closes when
+// the queue is empty and every closing connection has handed its output to
+// the kernel (on Linux, until the peer acknowledged it), within the linger
+// time; then the connections still open close with executor.ErrClosed. A
+// Shutdown whose ctx ends first becomes a Close.
+//
+// StatsOf returns an executor's connection counts (open, accepted, closed,
+// failed accepts); package metrics publishes them.
 //
 // # Servers and graceful shutdown
 //

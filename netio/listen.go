@@ -161,6 +161,16 @@ func (l *Listener) acceptOn(p *future.Promise[*Conn]) {
 			return
 		}
 		l.r = r
+		if r.draining {
+			l.closeSocket()
+			l.finish(executor.ErrClosed)
+			p.Reject(l.doneErr)
+			return
+		}
+		if r.listeners == nil {
+			r.listeners = make(map[*Listener]struct{})
+		}
+		r.listeners[l] = struct{}{}
 	}
 	l.acceptq = append(sweep(l.acceptq), p)
 	if len(l.acceptq) == 1 {
@@ -243,6 +253,9 @@ func (l *Listener) finish(err error) {
 		l.done, l.doneErr = true, err
 		l.lp.Unwatch(&l.watch)
 		l.be.forget(l)
+		if l.r != nil {
+			delete(l.r.listeners, l)
+		}
 	}
 	for len(l.acceptq) > 0 {
 		l.popAccept().Reject(l.doneErr)

@@ -52,7 +52,11 @@ type reactor struct {
 	sim    *simBackend // be, when the loop is simulated; nil on the host backend
 	stats  *counters
 
-	poller // the host backend's part (epoll on Linux, nothing for the fallback)
+	// Shutdown (drain.go)
+	draining  bool                   // the executor drains: no accept, no read for a receive
+	listeners map[*Listener]struct{} // those accepting on this loop, closed when the drain begins
+
+	poller // the backend's part (epoll on Linux, nothing for the fallback)
 }
 
 // reactorOf returns lp's reactor, making it on first use. Loop only.
@@ -76,6 +80,7 @@ func reactorOf(lp *loop.Loop) (*reactor, error) {
 		return nil, executor.ErrClosed
 	}
 	registry.Store(lp, r.stats)
+	lp.AddDrainer(r)
 	return r, nil
 }
 
@@ -98,6 +103,9 @@ func (w *reactorWatch) Interrupt(error) {
 // Flush hands the output of every dirty connection to the kernel: the
 // loop calls it at every batch boundary.
 func (r *reactor) Flush() {
+	if !r.draining && r.lp.Closing() {
+		r.beginDrain()
+	}
 	if len(r.dirty) > 0 {
 		d := r.dirty
 		r.dirty = r.spare[:0]

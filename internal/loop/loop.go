@@ -156,6 +156,8 @@ type Loop struct {
 	locals       []localEntry                // loop-owned
 	localCache   [localCacheSize]localCached // loop-owned: in front of locals (locals.go)
 	flushers     []Flusher                   // loop-owned: called at every batch boundary (flush.go)
+	drainers     []Drainer                   // loop-owned: asked before a drain finishes (drain.go)
+	drainWait    bool                        // loop-owned: a drainer owes work, so a draining loop sleeps
 	hooks        hookState
 	health       health       // stall detection, busy and idle time, delay (health.go)
 	watches      closeWatches // told when the executor closes (closewatch.go)

@@ -182,8 +182,22 @@ func (e *Loop) run(ctx context.Context, untilIdle bool, first func()) (err error
 			continue
 		}
 		if e.phase.Load() != phaseOpen && !e.hasInbox.Load() {
-			e.finish(false)
-			return nil
+			if !e.drainOwed() {
+				e.finish(false)
+				return nil
+			}
+			if e.q.Len() > 0 {
+				continue
+			}
+			if untilIdle {
+				return nil // leave finishes the drain
+			}
+			// Work is owed outside the queue (drain.go): sleep until I/O,
+			// a timer or submitted work, then ask again.
+			e.drainWait = true
+			e.sleep(ctxDone)
+			e.drainWait = false
+			continue
 		}
 		if untilIdle {
 			if e.stepOnce {
@@ -352,7 +366,7 @@ func (e *Loop) takeInbox() {
 // Submit that comes after the check wakes it.
 func (e *Loop) sleep(ctxDone <-chan struct{}) {
 	e.mu.Lock()
-	if e.hasInbox.Load() || e.phase.Load() != phaseOpen || e.stopReq.Load() {
+	if e.hasInbox.Load() || (e.phase.Load() != phaseOpen && !e.drainWait) || e.stopReq.Load() {
 		e.mu.Unlock()
 		return
 	}
