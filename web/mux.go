@@ -229,6 +229,14 @@ func validName(s string) bool {
 
 // ServeHTTP routes r to the handler of the pattern that matches it best.
 func (m *Mux) ServeHTTP(w *ResponseWriter, r *Request) {
+	if r.Target() == "*" {
+		// As ServeMux: "*" names no resource.
+		if r.ProtoAtLeast(1, 1) {
+			w.Header().Set("Connection", "close")
+		}
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
 	p := r.Path()
 	if r.method != "CONNECT" && !isClean(p) {
 		cp := cleanPath(p)

@@ -692,3 +692,5 @@ func indexString(s, sub string) int {
 	}
 	return -1
 }
+
+func (e *parseError) Error() string { return "web: " + e.reason }
