@@ -240,7 +240,7 @@ func (c *conn) parseAll() bool {
 		switch st {
 		case parseMore:
 			return true
-		case parseError_:
+		case parseBad:
 			c.cur = nil
 			c.off = len(c.in)
 			c.fail(r, e)
@@ -260,6 +260,11 @@ func (c *conn) parseAll() bool {
 			c.closeAfter = true
 		}
 		c.dispatch(r)
+		if r.upgrade && !r.w.done {
+			// What follows an upgrade is the new protocol's, not requests:
+			// wait for the handler to Hijack or answer.
+			return !c.closed && !c.hijacked
+		}
 	}
 	return !c.closed && !c.hijacked
 }
@@ -274,6 +279,15 @@ func (c *conn) dispatch(r *Request) {
 		w.End()
 		return
 	}
+	defer func() {
+		if v := recover(); v != nil {
+			// As net/http: the connection closes, and the panic goes on to
+			// the executor's panic handler (http.ErrAbortHandler included,
+			// which aborts the response on purpose).
+			c.close()
+			panic(v)
+		}
+	}()
 	c.srv.handler().ServeHTTP(w, r)
 	if !w.later && !w.done && !w.hijacked {
 		w.End()
@@ -292,9 +306,12 @@ func (c *conn) fail(r *Request, e *parseError) {
 	w.status = e.code
 	w.hdr.Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteString(statusText(e.code))
+	w.WriteString(": ")
+	w.WriteString(e.reason)
 	w.End()
 }
 
+// statusText is "404 Not Found" for 404.
 func statusText(code int) string { return statusLine(code)[len("HTTP/1.1 ") : len(statusLine(code))-2] }
 
 // finished is called when r's response is finished: the responses that

@@ -261,7 +261,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.connGoneCheck()
 	}
 	for _, l := range ls {
-		l.ex.Submit(l.drain)
+		if l.ex.Submit(l.drain) != nil {
+			l.forget()
+		}
 	}
 	select {
 	case <-idle:
@@ -302,8 +304,8 @@ func (s *Server) Close() error {
 	for _, l := range ls {
 		if l.ex.OnLoop() {
 			l.closeAll()
-		} else {
-			l.ex.Submit(l.closeAll)
+		} else if l.ex.Submit(l.closeAll) != nil {
+			l.forget()
 		}
 	}
 	return nil
@@ -372,9 +374,7 @@ func (l *loopState) tickEvery() time.Duration {
 }
 
 func (l *loopState) add(c *conn) {
-	if l.now == 0 {
-		l.now = time.Now().UnixNano()
-	}
+	l.now = time.Now().UnixNano() // the clock stands still while no connection is served
 	c.next = l.conns
 	if c.next != nil {
 		c.next.prev = c
@@ -432,6 +432,22 @@ func (l *loopState) drain() {
 		}
 		c = next
 	}
+}
+
+// forget counts the connections of a loop whose executor has closed as
+// gone: netio closed their sockets with the executor. Off the loop, once
+// the loop has stopped.
+func (l *loopState) forget() {
+	go func() {
+		<-l.ex.Done()
+		l.srv.mu.Lock()
+		n := l.n
+		l.n, l.conns = 0, nil
+		l.srv.mu.Unlock()
+		for range n {
+			l.srv.connGone()
+		}
+	}()
 }
 
 // closeAll closes every connection of the loop.
