@@ -31,6 +31,9 @@
 //     answer later, net/http handlers mounted per route, Hijack for
 //     upgrades; [github.com/spindle-rt/spindle/web/webtest] runs its
 //     handlers without sockets.
+//   - [github.com/spindle-rt/spindle/web/websocket]: WebSocket (RFC 6455)
+//     on the same loop after an upgrade: frames parsed in place, ping/pong,
+//     close codes, UTF-8 checks, a message limit, Flush for backpressure.
 //   - [github.com/spindle-rt/spindle/sim]: a program of executors, shards
 //     and sockets on a simulated network and fake time, stepped in an
 //     order one seed decides, so that a run replays byte for byte.
@@ -49,6 +52,8 @@
 //     bench/peers.
 //   - [github.com/spindle-rt/spindle/bench/webcase]: the servers and the
 //     load generator of the Web benchmarks.
+//   - [github.com/spindle-rt/spindle/bench/wscase]: the WebSocket cases of
+//     the Web benchmarks, a server process and its clients.
 //
 // Programs: the examples under examples/ and the benchmark suite
 // (go run ./bench).
