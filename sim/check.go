@@ -65,7 +65,7 @@ func Check(t *testing.T, runs int, body func(t *testing.T, w *World)) {
 // ./pkg) shows a passing test's output only with -v, yet a run asked for
 // by -sim.seed or -sim.runs is run to read its lines: then, without -v,
 // the line goes to the go command's own standard output (where the go
-// command runs the test binary, on Linux), so that it is seen once in
+// command runs the test binary, on Linux: parentStdout), so that it is seen once in
 // either mode. Otherwise, and wherever that is not possible, it goes to
 // the test's standard output as usual.
 func say(line string) {
@@ -80,21 +80,6 @@ func say(line string) {
 		}
 	}
 	fmt.Print(line)
-}
-
-// parentStdout opens the standard output of the process that runs this
-// one when that process is the go command; nil otherwise.
-func parentStdout() *os.File {
-	ppid := os.Getppid()
-	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", ppid))
-	if err != nil || strings.TrimSpace(string(comm)) != "go" {
-		return nil
-	}
-	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/1", ppid), os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return nil
-	}
-	return f
 }
 
 // Replay returns the command that reruns test t with seed alone.
