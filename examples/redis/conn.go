@@ -41,9 +41,9 @@ import (
 type connState uint8
 
 const (
-	stIdle    connState = iota // reading, or waiting for input
-	stBusy                     // waiting for batches or for the output to drain
-	stLinger                   // replies out, write side shut: dropping input until the peer closes
+	stIdle   connState = iota // reading, or waiting for input
+	stBusy                    // waiting for batches or for the output to drain
+	stLinger                  // replies out, write side shut: dropping input until the peer closes
 	stClosed
 )
 
@@ -141,6 +141,7 @@ func (c *client) pump() bool {
 			if !c.write(pl.combine()) {
 				return false
 			}
+			pl.out = shrink(pl.out) // written: netio holds a copy
 			if pl.pending() { // units left on shards that stopped at the budget
 				if c.held() {
 					return false
@@ -326,4 +327,3 @@ func (c *client) abort() {
 	}
 	c.close()
 }
-
