@@ -142,7 +142,7 @@ func (c *client) pump() bool {
 				return false
 			}
 			pl.out = shrink(pl.out) // written: netio holds a copy
-			if pl.pending() { // units left on shards that stopped at the budget
+			if pl.pending() {       // units left on shards that stopped at the budget
 				if c.held() {
 					return false
 				}
