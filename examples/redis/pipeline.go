@@ -397,8 +397,9 @@ func (p *pipeline) endRound() {
 	}
 	t := p.p.tail()
 	if len(p.pend) > 0 && len(p.buf) > 0 && &p.buf[0] == &p.pend[0] {
-		n := copy(p.pend, p.pend[t:])
-		p.pend = p.pend[:n]
+		if t > 0 { // a request still arriving stays where it is: no copy per receive
+			p.pend = p.pend[:copy(p.pend, p.pend[t:])]
+		}
 	} else {
 		p.pend = append(p.pend[:0], p.buf[t:]...)
 	}
