@@ -67,16 +67,12 @@ type client struct {
 
 func (s *Server) serve(conn *netio.Conn) {
 	st := s.shards.Local()
-	if s.draining.Load() {
-		conn.Close()
-		return
-	}
 	conn.SetOutputLimit(0) // the server's own policy bounds the output (above)
 	s.live.Add(1)
 	c := &client{srv: s, conn: conn, home: st, id: s.ids.Add(1)}
 	c.onReady = c.ready
 	st.add(c)
-	c.recv()
+	c.recv() // shutting down already: it lingers, and its peer reads the end of the stream
 }
 
 // maxRounds bounds how many receives in a row one connection handles

@@ -76,6 +76,17 @@ func TestSIGTERM(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Wait until the server has accepted them all: a connection still in
+	// the listener's backlog when it closes is reset by the kernel.
+	for {
+		info := infoClients(t, addr)
+		if info >= clients+1 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the server accepted %d of %d clients", info-1, clients)
+		}
+	}
 	var first sync.Once
 	replied := make(chan struct{})
 	var done sync.WaitGroup
@@ -175,4 +186,31 @@ func cut(err error) error {
 		return errors.New("the stream ended inside a reply")
 	}
 	return err
+}
+
+// infoClients asks the server at addr for its connected_clients, its own
+// connection included.
+func infoClients(t *testing.T, addr string) int {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(spindletest.Safety))
+	_, _ = io.WriteString(c, multibulk("INFO", "clients"))
+	r := bufio.NewReader(c)
+	head, err := r.ReadString('\n')
+	if err != nil || len(head) < 4 {
+		t.Fatalf("INFO: %q %v", head, err)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(head[1:]))
+	body := make([]byte, n+2)
+	if _, err := io.ReadFull(r, body); err != nil {
+		t.Fatal(err)
+	}
+	_, v, _ := strings.Cut(string(body), "connected_clients:")
+	v, _, _ = strings.Cut(v, "\r\n")
+	got, _ := strconv.Atoi(v)
+	return got
 }
