@@ -214,3 +214,29 @@ func infoClients(t *testing.T, addr string) int {
 	got, _ := strconv.Atoi(v)
 	return got
 }
+
+// QUIT after a large reply, with more requests behind it: the client
+// receives the whole reply and +OK, then the end of the stream, not a
+// reset (the server shuts its write side, then drops the rest).
+func TestQuitWithUnreadInput(t *testing.T) {
+	s := start(t, Config{Shards: 2})
+	c := dial(t, s)
+	v := strings.Repeat("q", 4<<20)
+	c.do("SET", "big", v)
+	c.send(multibulk("GET", "big") + multibulk("QUIT"))
+	want := "$" + strconv.Itoa(len(v)) + "\r\n" + v + "\r\n+OK\r\n"
+	head, err := c.r.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bytes the server will not read arrive while the reply is on its way.
+	_, _ = io.WriteString(c.conn, strings.Repeat("PING\r\n", 1000))
+	rest, err := io.ReadAll(c.r)
+	got := head + string(rest)
+	if err != nil {
+		t.Fatalf("after %d of %d bytes: %v", len(got), len(want), err)
+	}
+	if got != want {
+		t.Fatalf("got %d bytes, want %d", len(got), len(want))
+	}
+}
