@@ -50,4 +50,10 @@
 // attribute "spindle.executor" (the same key as its pprof label,
 // executor.ProfileLabel). Executors published side by side need distinct
 // names (executor.WithName); a shard group's are ("<name>-<i>").
+//
+// ConnFigures lists netio's connection counts of each executor
+// (netio.StatsOf: open, accepted, closed, failed accepts) the same way;
+// Var, GroupVar, WriteText and Handler publish them after the executor's
+// figures (spindle_netio_open_connections, spindle_netio_accepted_total,
+// ...).
 package metrics

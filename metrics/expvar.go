@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/netio"
 	"github.com/spindle-rt/spindle/shard"
 )
 
@@ -17,7 +18,7 @@ func Var(ex *executor.Executor) expvar.Var {
 	if ex == nil {
 		panic("metrics: Var of nil executor")
 	}
-	return statsVar(ex.Stats)
+	return statsVar{ex}
 }
 
 // GroupVar returns an expvar.Var that shows a shard group's figures: a
@@ -46,12 +47,12 @@ func publish(name string, v expvar.Var) {
 	expvar.Publish(name, v)
 }
 
-// statsVar shows the Stats its func returns.
-type statsVar func() executor.Stats
+// statsVar shows an executor's figures.
+type statsVar struct{ ex *executor.Executor }
 
 func (v statsVar) String() string {
 	var b strings.Builder
-	writeStats(&b, v())
+	writeStats(&b, v.ex.Stats(), netio.StatsOf(v.ex))
 	return b.String()
 }
 
@@ -60,34 +61,45 @@ type groupVar struct{ g *shard.Group }
 func (v groupVar) String() string {
 	var b strings.Builder
 	b.WriteString(`{"Total": `)
-	writeStats(&b, v.g.Stats())
+	shards := make([]*executor.Executor, v.g.Len())
+	for i := range shards {
+		shards[i] = v.g.Shard(i)
+	}
+	writeStats(&b, v.g.Stats(), connStats(shards...))
 	b.WriteString(`, "Shards": {`)
-	for i := range v.g.Len() {
-		ex := v.g.Shard(i)
+	for i, ex := range shards {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		name, _ := json.Marshal(ex.Name())
 		b.Write(name)
 		b.WriteString(": ")
-		writeStats(&b, ex.Stats())
+		writeStats(&b, ex.Stats(), netio.StatsOf(ex))
 	}
 	b.WriteString("}}")
 	return b.String()
 }
 
-// writeStats writes s as a JSON object of the figures.
-func writeStats(b *strings.Builder, s executor.Stats) {
+// writeStats writes s and n as a JSON object of the figures.
+func writeStats(b *strings.Builder, s executor.Stats, n netio.Stats) {
 	b.WriteByte('{')
 	for i, f := range figures {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteByte('"')
-		b.WriteString(f.Key)
-		b.WriteString(`": `)
-		v, _ := json.Marshal(f.Value(s)) // a finite float64: cannot fail
-		b.Write(v)
+		writeFigure(b, f.Key, f.Value(s))
+	}
+	for _, f := range connFigures {
+		b.WriteString(", ")
+		writeFigure(b, f.Key, f.Value(n))
 	}
 	b.WriteByte('}')
+}
+
+func writeFigure(b *strings.Builder, key string, v float64) {
+	b.WriteByte('"')
+	b.WriteString(key)
+	b.WriteString(`": `)
+	j, _ := json.Marshal(v) // a finite float64: cannot fail
+	b.Write(j)
 }

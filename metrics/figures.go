@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/netio"
 )
 
 // Kind says how a figure behaves over time, which decides its type in each
@@ -64,10 +65,7 @@ type Figure struct {
 // figures is the one table every exporter reads: a figure added here
 // reaches expvar, the text format, Prometheus and OpenTelemetry at once.
 // The figures of other parts of the library that keep counters per
-// executor belong here too. netio's connections are the next: its reactor
-// counts them (reactor.conns), but loop-owned, so a figure needs a copy
-// that any goroutine may read (an atomic beside it, or a field of
-// executor.Stats), reached from Value.
+// executor are in tables of their own beside it (connFigures: netio's).
 var figures = []Figure{
 	{"TasksRun", "spindle_loop_tasks_total", "spindle.loop.tasks", "{task}",
 		"Tasks the loop has run: callbacks, continuations, timer callbacks and slices of spawned tasks.",
@@ -102,6 +100,49 @@ var figures = []Figure{
 }
 
 func seconds(d time.Duration) float64 { return d.Seconds() }
+
+// ConnFigure is one of netio's connection counts of an executor
+// (netio.StatsOf), as the exporters publish it: the fields are Figure's,
+// Value reads the figure from a netio.Stats.
+type ConnFigure struct {
+	Key, Prometheus, OTel, Unit, Help string
+	Kind                              Kind
+	Value                             func(netio.Stats) float64
+}
+
+// connFigures is netio's table: Var, GroupVar and WriteText publish it
+// after the executor's figures.
+var connFigures = []ConnFigure{
+	{"NetOpen", "spindle_netio_open_connections", "spindle.netio.open", "{connection}",
+		"Connections open now: accepted or dialled, not yet closed.",
+		UpDownCounter, func(s netio.Stats) float64 { return float64(s.Open) }},
+	{"NetAccepted", "spindle_netio_accepted_total", "spindle.netio.accepted", "{connection}",
+		"Connections the executor's listeners have accepted.",
+		Counter, func(s netio.Stats) float64 { return float64(s.Accepted) }},
+	{"NetClosed", "spindle_netio_closed_total", "spindle.netio.closed", "{connection}",
+		"Connections whose socket has been closed, for whatever reason.",
+		Counter, func(s netio.Stats) float64 { return float64(s.Closed) }},
+	{"NetAcceptErrors", "spindle_netio_accept_errors_total", "spindle.netio.accept.errors", "{error}",
+		"Accepts that failed other than by the listener closing (EMFILE, ENFILE, ...); Serve backs off and retries.",
+		Counter, func(s netio.Stats) float64 { return float64(s.AcceptErrors) }},
+}
+
+// ConnFigures returns netio's figures, in a fixed order. The slice is the
+// caller's.
+func ConnFigures() []ConnFigure { return append([]ConnFigure(nil), connFigures...) }
+
+// connStats sums netio's counts over exs.
+func connStats(exs ...*executor.Executor) netio.Stats {
+	var t netio.Stats
+	for _, ex := range exs {
+		s := netio.StatsOf(ex)
+		t.Open += s.Open
+		t.Accepted += s.Accepted
+		t.Closed += s.Closed
+		t.AcceptErrors += s.AcceptErrors
+	}
+	return t
+}
 
 // Figures returns the figures the exporters publish for each executor, in
 // a fixed order. The slice is the caller's.

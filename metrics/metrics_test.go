@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"expvar"
 	"fmt"
+	"net"
 	"net/http/httptest"
 	"regexp"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 	"github.com/spindle-rt/spindle/metrics"
+	"github.com/spindle-rt/spindle/netio"
 	"github.com/spindle-rt/spindle/shard"
 )
 
@@ -47,6 +49,9 @@ func TestVarShowsStats(t *testing.T) {
 	}
 	var want []string
 	for _, f := range metrics.Figures() {
+		want = append(want, f.Key)
+	}
+	for _, f := range metrics.ConnFigures() {
 		want = append(want, f.Key)
 	}
 	slices.Sort(want)
@@ -165,7 +170,7 @@ func ExampleVar() {
 	ex := executor.New(executor.WithName("api"))
 	defer ex.Close()
 	fmt.Println(metrics.Var(ex))
-	// Output: {"TasksRun": 0, "Queued": 0, "Timers": 0, "Suspended": 0, "BusySeconds": 0, "IdleSeconds": 0, "Stalls": 0, "DelayP50Seconds": 0, "DelayP99Seconds": 0, "DelayMaxSeconds": 0}
+	// Output: {"TasksRun": 0, "Queued": 0, "Timers": 0, "Suspended": 0, "BusySeconds": 0, "IdleSeconds": 0, "Stalls": 0, "DelayP50Seconds": 0, "DelayP99Seconds": 0, "DelayMaxSeconds": 0, "NetOpen": 0, "NetAccepted": 0, "NetClosed": 0, "NetAcceptErrors": 0}
 }
 
 // WriteText escapes the label value as the text format wants.
@@ -209,5 +214,51 @@ func ExamplePublish() {
 	var figures map[string]float64
 	_ = json.Unmarshal([]byte(expvar.Get("spindle.example.worker").String()), &figures)
 	fmt.Println(figures["TasksRun"], figures["Queued"], len(figures))
-	// Output: 0 0 10
+	// Output: 0 0 14
+}
+
+// netio's connection counts reach the exporters: a connection accepted and
+// closed shows in Var and in the text format.
+func TestConnFiguresPublished(t *testing.T) {
+	ex := executor.New(executor.WithName("conns"))
+	ex.Start()
+	defer ex.Close()
+	l, err := netio.Listen(ex, "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	nc, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := spindletest.Await(t, l.Accept())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := decode(t, metrics.Var(ex).String())
+	if m["NetAccepted"] != 1 || m["NetOpen"] != 1 || m["NetClosed"] != 0 {
+		t.Fatalf("after one accept: %v", m)
+	}
+	nc.Close()
+	c.Close()
+	// Close from off the loop reaches it through the inbox: a call to the
+	// loop after it has run it.
+	if _, err := future.Do(spindletest.Context(t), ex, func() (int, error) { return 0, nil }); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := metrics.WriteText(&b, ex); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`spindle_netio_accepted_total{executor="conns"} 1`,
+		`spindle_netio_closed_total{executor="conns"} 1`,
+		`spindle_netio_open_connections{executor="conns"} 0`,
+		`spindle_netio_accept_errors_total{executor="conns"} 0`,
+	} {
+		if !strings.Contains(b.String(), want+"\n") {
+			t.Errorf("text format lacks %q", want)
+		}
+	}
 }

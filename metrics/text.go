@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/netio"
 )
 
 // WriteText writes the figures of exs to w in Prometheus' text exposition
@@ -17,8 +18,10 @@ import (
 // Each executor's Stats is read once. The executors need distinct names.
 func WriteText(w io.Writer, exs ...*executor.Executor) error {
 	stats := make([]executor.Stats, len(exs))
+	conns := make([]netio.Stats, len(exs))
 	for i, ex := range exs {
 		stats[i] = ex.Stats()
+		conns[i] = netio.StatsOf(ex)
 	}
 	b := bufio.NewWriter(w)
 	for _, f := range figures {
@@ -31,6 +34,18 @@ func WriteText(w io.Writer, exs ...*executor.Executor) error {
 		for i, ex := range exs {
 			b.WriteString(f.Prometheus + "{" + PrometheusLabel + "=\"" + labelEscaper.Replace(ex.Name()) + "\"} ")
 			b.WriteString(strconv.FormatFloat(f.Value(stats[i]), 'g', -1, 64) + "\n")
+		}
+	}
+	for _, f := range connFigures {
+		typ := "gauge"
+		if f.Kind == Counter {
+			typ = "counter"
+		}
+		b.WriteString("# HELP " + f.Prometheus + " " + f.Help + "\n")
+		b.WriteString("# TYPE " + f.Prometheus + " " + typ + "\n")
+		for i, ex := range exs {
+			b.WriteString(f.Prometheus + "{" + PrometheusLabel + "=\"" + labelEscaper.Replace(ex.Name()) + "\"} ")
+			b.WriteString(strconv.FormatFloat(f.Value(conns[i]), 'g', -1, 64) + "\n")
 		}
 	}
 	return b.Flush()

@@ -29,6 +29,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -67,9 +68,19 @@ type Conn struct {
 	pumping  bool        // a pump runnable is queued
 	dirty    bool
 	closing  bool // Close has begun: output is being sent, then the socket closes
+	lingerin bool // Close has sent the output and shut the write side: input is discarded until EOF
+	gone     bool // the peer left while nobody received: the socket is freed once the output has left
+	recvd    bool // a receive has returned bytes
 	wshut    bool // CloseWrite has been asked
 	wshutOK  bool // the write side has been shut
 	released bool
+	rtimeout bool // the read deadline has passed (deadline.go)
+	wtimeout bool // the write deadline has passed
+	idle     bool // an idle timeout is set: receives and writes record the time
+	partial  bool // a Reader holds the start of a token (reader.go)
+	drain    bool // a Server is shutting down: a receive that would wait fails (server.go)
+	oidx     int32
+	owner    *connSet // the Server's connections on this loop, if a Server serves c
 
 	sk sock // the backend's part
 }
@@ -81,7 +92,15 @@ type connExt struct {
 	raddr   net.Addr
 	flushq  []flushWait
 	lingerT *executor.Timer
-	dialExt // the backend's dial state
+	done    *future.Promise[error] // Done's, made on first use
+	dl      *deadlines             // read, write and idle deadlines, once one is set
+
+	// The output limit's stall: since when the output has been over the
+	// limit with the socket full, and how much the kernel had taken then.
+	stallAt    time.Duration // since epoch; 0: no stall
+	stallTaken uint64
+	dialExt             // the host backend's dial state
+	sim        *simConn // the simulated backend's state (backend_sim.go)
 }
 
 // newConnOf returns a connection whose addresses are laddr and raddr, or,
@@ -125,13 +144,17 @@ func (c *Conn) attach(r *reactor, cfg *listenConfig) bool {
 		return false
 	}
 	r.conns++
+	inc(&r.stats.opened)
+	if cfg.idle > 0 {
+		c.SetIdleTimeout(cfg.idle)
+	}
 	return true
 }
 
 // interrupt closes the connection at once when the executor closes: what
 // is pending fails with executor.ErrClosed.
 func (c *Conn) interrupt() {
-	c.lastWrite()
+	c.r.be.lastWrite(c)
 	c.abort(executor.ErrClosed)
 }
 
@@ -225,20 +248,6 @@ func (c *Conn) pump() {
 	}
 }
 
-// sweep drops the waiters whose futures completed while they waited (they
-// were cancelled), so receives given up leave nothing behind.
-func sweep[T any](q []*future.Promise[T]) []*future.Promise[T] {
-	k := 0
-	for _, p := range q {
-		if !p.Future().Ready() {
-			q[k] = p
-			k++
-		}
-	}
-	clear(q[k:])
-	return q[:k]
-}
-
 func (c *Conn) pumpLater() {
 	c.pumping = false
 	c.pump()
@@ -247,6 +256,9 @@ func (c *Conn) pumpLater() {
 // receive is one receive: the next bytes, a sticky error, or !ok when
 // nothing is readable yet (the backend then calls readable once it may be).
 func (c *Conn) receive() ([]byte, error, bool) {
+	if c.rtimeout {
+		return nil, os.ErrDeadlineExceeded, true // nothing consumed
+	}
 	if c.held > 0 {
 		n := c.held
 		c.held = 0
@@ -255,14 +267,24 @@ func (c *Conn) receive() ([]byte, error, bool) {
 	if c.rerr != nil {
 		return nil, c.rerr, true
 	}
-	n, err, ok := c.readNow()
+	if c.r.draining {
+		return nil, nil, false // Shutdown: nothing more is read for a receive
+	}
+	n, err, ok := c.r.readNow(c)
 	if !ok {
+		if c.drain && !c.partial {
+			return nil, ErrServerClosed, true
+		}
 		return nil, nil, false
 	}
 	if n > 0 {
 		if err != nil && !errors.Is(err, io.EOF) {
 			c.rerr = err
 		}
+		if c.idle {
+			c.touch()
+		}
+		c.recvd = true
 		return c.rbuf[:n], nil, true
 	}
 	if err == nil {
@@ -275,6 +297,10 @@ func (c *Conn) receive() ([]byte, error, bool) {
 // readable is called by the backend, on the loop, when bytes may have
 // arrived since a receive found none.
 func (c *Conn) readable() {
+	if c.lingerin {
+		c.discardInput()
+		return
+	}
 	if len(c.recvq) > 0 && !c.pumping {
 		c.pump()
 	}
@@ -282,6 +308,32 @@ func (c *Conn) readable() {
 		c.pollw = nil
 		w.Wake()
 	}
+}
+
+// receiving reports whether a receive is pending (a queued Recv, a
+// PollRecv waiting): the peer's end is then delivered to it.
+func (c *Conn) receiving() bool { return len(c.recvq) > 0 || c.pollw != nil }
+
+// leave ends a connection whose peer has gone while nobody received from
+// it: err (io.EOF, or the socket's error) is what receives fail with from
+// now on, and the socket is freed at once when nothing is left to send
+// (after the output otherwise, or at once on an error). A peer's EOF after
+// bytes were received is left to the next receive instead: the peer may
+// have shut only its write side and wait for a reply.
+func (c *Conn) leave(err error) {
+	if c.released || c.closing || c.rerr != nil || c.held > 0 {
+		return
+	}
+	if err == io.EOF && c.recvd {
+		return
+	}
+	c.rerr = err
+	if err != io.EOF || c.written == c.taken {
+		c.werr = net.ErrClosed // writes fail as after Close
+		c.abort(err)
+		return
+	}
+	c.gone = true // drained releases it
 }
 
 // TryRecv returns bytes that are already readable on c, without waiting:
@@ -324,9 +376,9 @@ func (c *Conn) PollRecv(w executor.Waker) ([]byte, bool, error) {
 // current batch (so the replies to pipelined requests leave in one system
 // call) and the rest as the socket can take more. After Close, CloseWrite
 // or a failure it writes nothing and returns net.ErrClosed (or the
-// connection's error). A Write that would take Buffered past the output
-// limit fails the connection with ErrOutputLimit. Loop only: off the loop
-// it panics; use Submit.
+// connection's error). A Write past the output limit fails the connection
+// with ErrOutputLimit when the peer has stopped reading (see
+// SetOutputLimit). Loop only: off the loop it panics; use Submit.
 func (c *Conn) Write(p []byte) (int, error) { return write(c, "Write", p) }
 
 // WriteString is Write of a string, without converting it.
@@ -340,10 +392,13 @@ func write[S []byte | string](c *Conn, op string, p S) (int, error) {
 	if c.closing || c.wshut {
 		return 0, net.ErrClosed
 	}
+	if c.wtimeout {
+		return 0, os.ErrDeadlineExceeded
+	}
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if c.limit > 0 && c.Buffered()+len(p) > c.limit {
+	if c.limit > 0 && c.Buffered()+len(p) > c.limit && c.overLimit(len(p)) {
 		c.abort(ErrOutputLimit)
 		return 0, ErrOutputLimit
 	}
@@ -355,6 +410,38 @@ func write[S []byte | string](c *Conn, op string, p S) (int, error) {
 	c.markDirty()
 	return len(p), nil
 }
+
+// outputStall is how long output over the limit may wait, with the socket
+// full and the kernel taking none of it, before the connection is cut: the
+// peer has stopped reading.
+const outputStall = time.Second
+
+// outputCeiling is how many times its limit a connection's output may
+// reach, however the peer reads.
+const outputCeiling = 4
+
+// overLimit reports whether a Write of n more bytes, which takes the
+// output past the limit, fails the connection (see SetOutputLimit): the
+// output would pass the ceiling, or the peer has stopped reading.
+func (c *Conn) overLimit(n int) bool {
+	waiting := int64(c.Buffered()) + int64(n)
+	if waiting > outputCeiling*int64(c.limit) {
+		return true
+	}
+	if !c.full() {
+		return false // the kernel takes what it can at the end of the batch
+	}
+	now := time.Since(epoch)
+	x := c.x()
+	if x.stallAt == 0 || c.taken != x.stallTaken {
+		x.stallAt, x.stallTaken = now, c.taken // the stall starts now
+		return false
+	}
+	return now-x.stallAt >= outputStall
+}
+
+// epoch is what the stall clock counts from (monotonic).
+var epoch = time.Now()
 
 func (c *Conn) markDirty() {
 	if !c.dirty {
@@ -370,11 +457,16 @@ func (c *Conn) Buffered() int {
 	return int(c.written - c.taken)
 }
 
-// SetOutputLimit sets how many bytes may wait in c's output buffer
-// (Buffered); a Write past it fails the connection with ErrOutputLimit,
-// so a peer that never reads costs its own connection only. n <= 0 means
-// no limit. The default is DefaultOutputLimit, or what WithOutputLimit
-// gave the listener. Loop only.
+// SetOutputLimit sets the output limit of c, which bounds the output held
+// for a peer that stopped reading, so that such a peer costs its own
+// connection only. A Write that takes the output waiting (Buffered, with
+// its bytes) past n fails the connection with ErrOutputLimit when the
+// socket is full and the kernel has taken none of c's output for a second,
+// or when the output would pass 4*n, however the peer reads. Output the
+// kernel takes never counts: one large Write, or a burst of Writes in one
+// batch, to a peer that reads goes through. n <= 0 means no limit. The
+// default is DefaultOutputLimit, or what WithOutputLimit gave the
+// listener. Loop only.
 func (c *Conn) SetOutputLimit(n int) {
 	c.mustLoop("SetOutputLimit")
 	c.limit = n
@@ -403,6 +495,9 @@ func (c *Conn) SetLinger(d time.Duration) {
 // if c fails or is closed first. Loop only.
 func (c *Conn) Flush() *future.Future[struct{}] {
 	c.mustLoop("Flush")
+	if c.wtimeout && c.werr == nil {
+		return future.Failed[struct{}](c.exe(), os.ErrDeadlineExceeded)
+	}
 	if c.written == c.taken {
 		if c.werr != nil && !c.closing {
 			return future.Failed[struct{}](c.exe(), c.werr)
@@ -422,6 +517,9 @@ func (c *Conn) Flush() *future.Future[struct{}] {
 // took records that the kernel took n more bytes of output.
 func (c *Conn) took(n int) {
 	c.taken += uint64(n)
+	if c.idle && n > 0 {
+		c.touch()
+	}
 	for q := c.flushq(); len(q) > 0 && q[0].target <= c.taken; q = c.ext.flushq {
 		p := q[0].p
 		copy(q, q[1:])
@@ -439,10 +537,12 @@ func (c *Conn) took(n int) {
 func (c *Conn) drained() {
 	switch {
 	case c.closing:
+		c.lingerClose()
+	case c.gone:
 		c.release()
 	case c.wshut && !c.wshutOK:
 		c.wshutOK = true
-		if err := c.shutWrite(); err != nil {
+		if err := c.r.be.shutWrite(c); err != nil {
 			c.abort(err)
 		}
 	}
@@ -468,7 +568,11 @@ func (c *Conn) CloseWrite() error {
 
 // Close closes c. Output written before Close is still sent, for at most
 // the linger time (SetLinger), so a peer that never reads cannot hold the
-// connection open; then the socket is closed. Pending receives fail with
+// connection open; then the socket is closed. If input arrived that was
+// not read, or output is not yet acknowledged, the close lingers (the
+// write side is shut and input discarded until the peer's EOF, within the
+// linger time), so the kernel does not reset the connection and lose the
+// output. Pending receives fail with
 // net.ErrClosed at once, and so do later receives and writes. Close is
 // idempotent and may be called from any goroutine; it returns nil.
 // Executor.Close closes every connection of the executor at once.
@@ -485,19 +589,84 @@ func (c *Conn) Close() error {
 	return nil
 }
 
-func (c *Conn) closeOn() {
+func (c *Conn) closeOn() { c.closeWith(net.ErrClosed) }
+
+// closeWith is Close on the loop: pending and later receives fail with
+// err.
+func (c *Conn) closeWith(err error) {
 	if c.closing || c.released {
 		return
 	}
 	c.closing = true
-	c.failRecv(net.ErrClosed)
-	c.rerr = net.ErrClosed
-	if c.written == c.taken || c.linger <= 0 || c.werr != nil {
+	c.failRecv(err)
+	c.rerr = err
+	if c.linger <= 0 || c.werr != nil {
 		c.abort(net.ErrClosed)
 		return
 	}
+	if c.written == c.taken {
+		c.lingerClose()
+		return
+	}
 	c.markDirty()
-	c.x().lingerT = c.exe().AfterFunc(c.linger, func() { c.abort(net.ErrClosed) })
+	c.startLinger()
+}
+
+// startLinger bounds what is left of a Close by the linger time.
+func (c *Conn) startLinger() {
+	if x := c.x(); x.lingerT == nil {
+		x.lingerT = c.exe().AfterFunc(c.linger, func() { c.abort(net.ErrClosed) })
+	}
+}
+
+// lingerClose ends a Close once the output has all been taken by the
+// kernel. Closing a socket whose input holds bytes not read (or that
+// receives more) makes the kernel send a reset, which discards the output
+// it has not delivered yet. So unless the socket is clear (no input
+// unread, no output undelivered), the close lingers: the write side is
+// shut (the peer reads EOF after the output), input is read and discarded
+// until the peer's EOF, then the socket closes; the linger time bounds it.
+func (c *Conn) lingerClose() {
+	if c.released || c.lingerin {
+		return
+	}
+	if c.werr != nil || !c.r.be.mayReset(c) {
+		c.release()
+		return
+	}
+	if !c.wshutOK {
+		c.wshutOK = true
+		if err := c.r.be.shutWrite(c); err != nil {
+			c.release()
+			return
+		}
+	}
+	c.lingerin = true
+	c.startLinger()
+	c.discardInput()
+}
+
+// discardInputBurst is how many reads a lingering close makes in one go
+// before it lets the loop run something else.
+const discardInputBurst = 16
+
+// discardInput reads and drops the input of a lingering close until the
+// peer's EOF (or a failure), then closes the socket.
+func (c *Conn) discardInput() {
+	for range discardInputBurst {
+		if c.released {
+			return
+		}
+		n, err, ok := c.r.readNow(c)
+		if !ok {
+			return // the backend calls readable once there is more
+		}
+		if n == 0 || err != nil {
+			c.release()
+			return
+		}
+	}
+	c.lp.Post(c.discardInput) // a peer that keeps sending: go on after the rest of the loop
 }
 
 // failRecv fails every pending receive with err.
@@ -551,6 +720,10 @@ func (c *Conn) release() {
 		c.ext.lingerT.Stop()
 		c.ext.lingerT = nil
 	}
+	c.stopTimers()
+	if c.owner != nil {
+		c.owner.remove(c)
+	}
 	if c.werr == nil {
 		c.werr = net.ErrClosed
 	}
@@ -559,12 +732,35 @@ func (c *Conn) release() {
 	}
 	c.failRecv(c.rerr)
 	c.failFlush()
-	c.closeSock()
+	c.r.be.closeSock(c)
 	// The last bytes received may still be read by the code that closed
 	// c: the read buffer is left to the garbage collector, not pooled.
 	c.rbuf, c.held = nil, 0
 	c.recvq = nil
 	c.r.conns--
+	inc(&c.r.stats.closed)
+	if x := c.ext; x != nil && x.done != nil {
+		x.done.Resolve(c.rerr)
+	}
+}
+
+// Done returns a future that completes once c's socket has been closed,
+// with the reason as its value: io.EOF when the peer left (see "Peers that
+// leave" in the package documentation), the socket's error on a failure,
+// net.ErrClosed after Close, ErrOutputLimit, executor.ErrClosed when the
+// executor closed. It never fails. It tells an owner that has no receive
+// pending that its connection has gone, as context.Context's Done tells a
+// function that its work is no longer wanted. Loop only.
+func (c *Conn) Done() *future.Future[error] {
+	c.mustLoop("Done")
+	if c.released {
+		return future.Resolved(c.exe(), c.rerr)
+	}
+	x := c.x()
+	if x.done == nil {
+		x.done = future.NewPromise[error](c.exe())
+	}
+	return x.done.Future()
 }
 
 // String describes c for logs: its addresses.

@@ -19,6 +19,14 @@
 //					return struct{}{}, nil // io.EOF, a reset, Close
 //				}
 //				c.Write(b) // never blocks; leaves at the end of the batch
+//				if c.Buffered() > 64<<10 {
+//					// The peer reads slower than it sends: wait until the
+//					// kernel has taken the output, receiving nothing meanwhile,
+//					// so TCP holds the peer back.
+//					if _, err := c.Flush().Await(ctx); err != nil {
+//						return struct{}{}, nil
+//					}
+//				}
 //			}
 //		})
 //	})
@@ -38,7 +46,9 @@
 // Conn (TryRecv, PollRecv, Write, Buffered, Flush, CloseWrite and the
 // setters) is loop-only: call it from a callback or task body of the
 // connection's executor. Off the loop it panics with a message that names
-// Submit, the way to get onto the loop.
+// Submit, the way to get onto the loop. A Reader is loop-only too. A
+// Server's Serve may be called from any goroutine, its Shutdown and Close
+// from any goroutine but its loops' (they wait for the loops).
 //
 // # Receiving, and the lifetime of the bytes
 //
@@ -62,6 +72,51 @@
 // (errors.Is(err, syscall.ECONNRESET) for a reset); with net.ErrClosed once
 // the connection is closed; with executor.ErrClosed once its executor is.
 //
+// # Lines, delimiters and counts: Reader
+//
+// A Reader buffers a connection's receives for protocols that frame their
+// messages: ReadLine (up to "\n", without the "\n" or "\r\n"), ReadSlice
+// (up to a delimiter), ReadN (exactly n bytes) and Recv (whatever is
+// there). A token that lies in one receive is returned as a slice of the
+// connection's read buffer, with no copy; only the start of a token that
+// straddles two receives is carried in a buffer of the Reader's, which goes
+// back to the loop's pool once read, so an idle Reader holds none. The
+// slice is valid until the next read. A line or token longer than the
+// Reader's limit fails with ErrTooLong (bufio.ErrTooLong's meaning: the
+// framing is lost, the Reader is done), so a peer cannot make it buffer
+// without bound. No byte is lost across reads, cancelled reads or
+// timeouts.
+//
+// Each read has the forms a Conn's receive has: a future (ReadLine), a try
+// form that returns at once (TryReadLine: the bytes are already there), a
+// form for a spawned task that suspends it (NextLine, through future.Next)
+// and, for raw bytes, PollRecv. ReadLines calls a function with every line
+// as it arrives until the reading ends, and its future says why:
+//
+//	netio.NewReader(c, 4096).ReadLines(func(line []byte) error {
+//		return handle(c, line) // an error stops the reading
+//	}).OnComplete(func(_ struct{}, err error) {
+//		c.Close() // io.EOF, ErrTooLong, a reset, Close, ErrServerClosed...
+//	})
+//
+// ReadLines, NextLine and the try forms allocate nothing per line.
+//
+// # Deadlines
+//
+// SetReadDeadline, SetWriteDeadline and SetDeadline work as a net.Conn's:
+// past the read deadline the pending receives and every later one fail
+// with os.ErrDeadlineExceeded (errors.Is), until the deadline is moved. A
+// receive that times out is withdrawn, not abandoned: it consumed nothing,
+// so the bytes that arrive later (and those a Reader holds) go to the next
+// receive, which future.Timeout around a Recv cannot promise (the
+// abandoned Recv still takes the next bytes). Past the write deadline,
+// Write and Flush fail with os.ErrDeadlineExceeded; the output already
+// written stays and keeps leaving. SetIdleTimeout (WithIdleTimeout for a
+// listener's connections) closes a connection on which no byte was
+// received or sent for that long; its receives fail with ErrIdleTimeout.
+// Deadlines are timers of the loop: no goroutine watches them, and moving
+// a deadline later starts no timer.
+//
 // # Writing and backpressure
 //
 // Write copies into the connection's output buffer and never blocks. At the
@@ -74,25 +129,86 @@
 //
 // A peer that never reads would make the output grow for ever, so each
 // connection has an output limit (DefaultOutputLimit; WithOutputLimit,
-// Conn.SetOutputLimit): the Write that would cross it fails with
-// ErrOutputLimit and the connection is closed at once. A peer that
-// vanished without a FIN or a reset (a half-open connection) is found out
-// by TCP keep-alive probes (every 15 seconds of silence, as package net
-// sets them) and its receives fail with the socket's error. Such peers, a
-// peer that resets, or one that sends garbage cost their own connection
-// only; the loop goes on serving the others.
+// Conn.SetOutputLimit), which bounds what is held for a peer that stopped
+// reading, and only that. Output the kernel takes is never held: a Write
+// of any size, or any number of Writes in one batch, goes to the kernel at
+// the batch's end. A Write fails with ErrOutputLimit, and the connection
+// is closed at once, when the output waiting (Buffered, with the new
+// bytes) would pass the limit and either the peer has stopped reading (the
+// socket is full and the kernel has taken none of the output for a
+// second) or the output would pass four times the limit whatever the peer
+// does. A peer that reads, however slowly, is never cut below four times
+// the limit; a writer that awaits Flush never comes near it.
+//
+// A peer that vanished without a FIN or a reset (a half-open connection) is
+// found out by TCP keep-alive probes (every 15 seconds of silence, as
+// package net sets them) and its receives fail with the socket's error.
+// Such peers, a peer that resets, or one that sends garbage cost their own
+// connection only; the loop goes on serving the others.
+//
+// # Peers that leave
+//
+// A peer that closes or resets its connection while a receive is pending
+// ends that receive (io.EOF, or the socket's error). While none is pending
+// netio still hears of it (epoll's hang-up report; the portable backend's
+// reader goroutine peeks at an idle socket): a reset, or an EOF on a
+// connection from which nothing was received yet, ends the connection at
+// once: the socket is freed as soon as nothing is left to send, the next
+// receive fails at once with io.EOF (or the error), and Conn.Done, a
+// future an owner may hold instead of a receive, completes with it. An EOF
+// after bytes were received is left to the next receive, since the peer
+// may have shut only its write side and wait for a reply (a half-close).
 //
 // # Closing
 //
 // Close sends what was written before it, for at most the linger time
 // (DefaultLinger; WithLinger, Conn.SetLinger), then closes the socket;
-// pending receives fail with net.ErrClosed at once. CloseWrite shuts the
-// write side once the buffered output is sent (the peer reads EOF) and
-// receiving goes on. Listener.Close frees the address before it returns.
-// Executor.Close (and Shutdown, once it has drained the queue) closes every
-// listener and connection of the executor at once and fails what is pending
-// with executor.ErrClosed; no goroutine and no file descriptor of theirs
-// outlives it.
+// pending receives fail with net.ErrClosed at once. When the socket may
+// still reset (input arrived that was not read, or output is not yet
+// acknowledged), closing it at once would make the kernel send a reset and
+// lose the output, so Close lingers as nginx and net/http do: it shuts the
+// write side (the peer reads everything, then EOF), reads and discards
+// input until the peer's EOF, then closes; the linger time bounds all of
+// it. CloseWrite shuts the write side once the buffered output is sent
+// (the peer reads EOF) and receiving goes on. Listener.Close frees the
+// address before it returns.
+//
+// Executor.Close closes every listener and connection of the executor at
+// once and fails what is pending with executor.ErrClosed; no goroutine and
+// no file descriptor of theirs outlives it. Executor.Shutdown drains
+// instead, the same on every backend: at its first batch boundary every
+// listener being accepted from closes (new connections are refused at
+// once; Serve stops); nothing more is read for a receive, so peers that
+// keep sending cannot keep the drain going; the work already received
+// runs, its output is sent, and each connection still holding output once
+// the queue is empty is closed as Close closes it. The executor closes when
+// the queue is empty and every closing connection has handed its output to
+// the kernel (on Linux, until the peer acknowledged it), within the linger
+// time; then the connections still open close with executor.ErrClosed. A
+// Shutdown whose ctx ends first becomes a Close.
+//
+// StatsOf returns an executor's connection counts (open, accepted, closed,
+// failed accepts); package metrics publishes them.
+//
+// # Servers and graceful shutdown
+//
+// A Server serves the connections of its listeners with its Handler and
+// keeps track of them, on each loop, without a lock:
+//
+//	srv := &netio.Server{Handler: handle, IdleTimeout: time.Minute}
+//	srv.Serve(l) // or srv.ServeGroup(g, "tcp", ":7000")
+//	...
+//	err := srv.Shutdown(ctx)
+//
+// Shutdown works as http.Server's: it closes the listeners, then lets every
+// connection finish what its peer already sent. A receive that would wait
+// for more fails with ErrServerClosed; one that has bytes to return, or
+// whose Reader holds the start of a token, goes on. A handler therefore
+// answers the requests it has, sees ErrServerClosed at its next read and
+// closes the connection as on any receive error; Close sends what was
+// written. Shutdown returns once every connection is closed and its output
+// sent, or, when ctx ends first, closes the rest at once and returns ctx's
+// error. Close closes the listeners and every connection at once.
 //
 // # Shards
 //
@@ -108,7 +224,9 @@
 // netio fits servers that speak their own protocol over TCP or Unix
 // sockets (RESP, line protocols, binary framing, proxies) and want the
 // state they serve owned by the loop, without a lock and without a
-// goroutine per connection. For HTTP, use net/http: it parses HTTP, does
-// TLS and HTTP/2, and its handlers can reach a loop with future.Do; netio
-// does none of that.
+// goroutine per connection. For HTTP/1.1 on the loop, use package
+// github.com/spindle-rt/spindle/web, which serves it over netio (and
+// mounts net/http handlers for the routes that need them); net/http
+// itself remains the choice for HTTP/2, its handlers reaching a loop with
+// future.Do.
 package netio

@@ -14,7 +14,10 @@ import (
 
 // An echo server: each connection is a spawned task that receives with
 // future.Next and writes the bytes back. The replies leave at the end of
-// the loop's batch; the client here is package net.
+// the loop's batch; a task whose output piles up (its peer reads slower
+// than it sends) awaits Flush before it receives more, so the peer is held
+// back by TCP instead of failing with ErrOutputLimit. The client here is
+// package net.
 func Example() {
 	ex := executor.New()
 	ex.Start()
@@ -34,6 +37,11 @@ func Example() {
 					return struct{}{}, nil // io.EOF: the client is done
 				}
 				c.Write(b)
+				if c.Buffered() > 64<<10 { // backpressure
+					if _, err := c.Flush().Await(ctx); err != nil {
+						return struct{}{}, nil
+					}
+				}
 			}
 		})
 	})

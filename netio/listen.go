@@ -46,7 +46,9 @@ type Listener struct {
 	done    bool  // pending accepts have been failed for good
 	doneErr error // what they failed with
 
-	ls lsock // the backend's part
+	be backend      // what serves the listener (backend.go)
+	ls lsock        // the host backend's part
+	sl *simListener // the simulated backend's part
 }
 
 // Listen opens a listening socket on address and binds it to ex: accepts,
@@ -75,8 +77,8 @@ func Listen(ex *executor.Executor, network, address string, opts ...ListenOption
 	if lp.Closing() {
 		return nil, fmt.Errorf("netio: listen %s %s: %w", network, address, executor.ErrClosed)
 	}
-	l := &Listener{ex: ex, lp: lp, cfg: cfg}
-	addr, err := l.listenSock(network, address)
+	l := &Listener{ex: ex, lp: lp, cfg: cfg, be: backendOf(lp)}
+	addr, err := l.be.listen(l, network, address)
 	if err != nil {
 		return nil, fmt.Errorf("netio: %w", err)
 	}
@@ -84,7 +86,7 @@ func Listen(ex *executor.Executor, network, address string, opts ...ListenOption
 	if !lp.Watch(&l.watch, (*listenWatch)(l)) {
 		l.mu.Lock()
 		l.closed = true
-		_ = l.closeSock()
+		_ = l.be.closeListener(l)
 		l.mu.Unlock()
 		return nil, fmt.Errorf("netio: listen %s %s: %w", network, address, executor.ErrClosed)
 	}
@@ -159,6 +161,16 @@ func (l *Listener) acceptOn(p *future.Promise[*Conn]) {
 			return
 		}
 		l.r = r
+		if r.draining {
+			l.closeSocket()
+			l.finish(executor.ErrClosed)
+			p.Reject(l.doneErr)
+			return
+		}
+		if r.listeners == nil {
+			r.listeners = make(map[*Listener]struct{})
+		}
+		r.listeners[l] = struct{}{}
 	}
 	l.acceptq = append(sweep(l.acceptq), p)
 	if len(l.acceptq) == 1 {
@@ -174,17 +186,21 @@ func (l *Listener) pump() {
 		if c == nil {
 			var err error
 			var ok bool
-			c, err, ok = l.acceptNow()
+			c, err, ok = l.be.acceptNow(l)
 			if !ok {
 				return
 			}
 			if err != nil {
+				if !errors.Is(err, net.ErrClosed) {
+					inc(&l.r.stats.acceptErrors)
+				}
 				l.popAccept().Reject(fmt.Errorf("netio: accept: %w", err))
 				continue
 			}
 			if c == nil {
 				continue // the executor closed under it
 			}
+			inc(&l.r.stats.accepted)
 		}
 		for c != nil && len(l.acceptq) > 0 {
 			if l.popAccept().Resolve(c) {
@@ -227,7 +243,7 @@ func (l *Listener) closeSocket() error {
 		return nil
 	}
 	l.closed = true
-	return l.closeSock()
+	return l.be.closeListener(l)
 }
 
 // finish fails the pending accepts with err for good and lets the listener
@@ -236,7 +252,10 @@ func (l *Listener) finish(err error) {
 	if !l.done {
 		l.done, l.doneErr = true, err
 		l.lp.Unwatch(&l.watch)
-		l.forget()
+		l.be.forget(l)
+		if l.r != nil {
+			delete(l.r.listeners, l)
+		}
 	}
 	for len(l.acceptq) > 0 {
 		l.popAccept().Reject(l.doneErr)
@@ -288,34 +307,6 @@ func Dial(ctx context.Context, ex *executor.Executor, network, address string) *
 		return future.Failed[*Conn](ex, executor.ErrClosed)
 	}
 	p := future.NewPromise[*Conn](ex)
-	dial(ctx, lp, network, address, p)
+	backendOf(lp).dial(ctx, lp, network, address, p)
 	return p.Future()
-}
-
-// onLoop is work handed to a loop from another goroutine: fn runs on the
-// loop, or drop runs (anywhere) if the loop closes first.
-type onLoop struct {
-	fn, drop func()
-}
-
-func (o *onLoop) Run()  { o.fn() }
-func (o *onLoop) Drop() { o.drop() }
-
-// onLoopFuture returns the future of a promise that fn is given on lp's
-// loop: at once when the caller holds it, through the inbox otherwise. If
-// the loop closes first the future fails with executor.ErrClosed.
-func onLoopFuture[T any](lp *loop.Loop, fn func(*future.Promise[T])) *future.Future[T] {
-	p := future.NewPromise[T]((*executor.Executor)(lp))
-	if lp.OnLoop() {
-		fn(p)
-	} else {
-		toLoop(lp, func() { fn(p) }, func() { p.Reject(executor.ErrClosed) })
-	}
-	return p.Future()
-}
-
-// toLoop runs fn on lp's loop, or drop if the loop has closed or closes
-// before it runs fn. Any goroutine.
-func toLoop(lp *loop.Loop, fn, drop func()) {
-	_ = lp.Schedule(&onLoop{fn: fn, drop: drop}, nil, 0) // Schedule drops it when refused
 }

@@ -3,8 +3,9 @@ package netio
 import "time"
 
 // DefaultOutputLimit is the output limit of a connection unless
-// WithOutputLimit or Conn.SetOutputLimit says otherwise: how many bytes may
-// wait in its output buffer, written but not yet taken by the kernel.
+// WithOutputLimit or Conn.SetOutputLimit says otherwise: how many bytes,
+// written but not yet taken by the kernel, may wait for a peer that stopped
+// reading (see Conn.SetOutputLimit).
 const DefaultOutputLimit = 4 << 20
 
 // DefaultLinger bounds how long Close keeps a connection open to send the
@@ -21,6 +22,7 @@ type listenConfig struct {
 	reusePort   bool
 	outputLimit int
 	linger      time.Duration
+	idle        time.Duration // WithIdleTimeout (deadline.go)
 }
 
 func defaultListenConfig() listenConfig {

@@ -48,6 +48,13 @@ type reactor struct {
 	conns  int  // connections attached and not yet released
 	closed bool // the executor has closed: no connection is attached any more
 	watch  loop.CloseWatch
+	be     backend     // what serves the loop's sockets (backend.go)
+	sim    *simBackend // be, when the loop is simulated; nil on the host backend
+	stats  *counters
+
+	// Shutdown (drain.go)
+	draining  bool                   // the executor drains: no accept, no read for a receive
+	listeners map[*Listener]struct{} // those accepting on this loop, closed when the drain begins
 
 	poller // the backend's part (epoll on Linux, nothing for the fallback)
 }
@@ -57,16 +64,23 @@ func reactorOf(lp *loop.Loop) (*reactor, error) {
 	if r, ok := lp.Local(reactorKey{}).(*reactor); ok {
 		return r, nil
 	}
-	r := &reactor{lp: lp, ex: (*executor.Executor)(lp)}
-	if !lp.Watch(&r.watch, (*reactorWatch)(r)) {
-		return nil, executor.ErrClosed
-	}
-	if err := r.initPoller(); err != nil {
-		lp.Unwatch(&r.watch)
+	r := &reactor{lp: lp, ex: (*executor.Executor)(lp), be: backendOf(lp), stats: &counters{}}
+	r.sim, _ = r.be.(*simBackend)
+	io, err := r.be.init(r)
+	if err != nil {
 		return nil, err
 	}
-	lp.SetLocal(reactorKey{}, r)
-	lp.AddFlusher(r)
+	if !lp.Attach(loop.Attachment{
+		Key: reactorKey{}, Value: r,
+		Watch: &r.watch, OnClose: (*reactorWatch)(r),
+		IO:      io,
+		Flusher: r,
+	}) {
+		r.be.shut(r)
+		return nil, executor.ErrClosed
+	}
+	registry.Store(lp, r.stats)
+	lp.AddDrainer(r)
 	return r, nil
 }
 
@@ -79,15 +93,19 @@ type reactorWatch reactor
 func (w *reactorWatch) Interrupt(error) {
 	r := (*reactor)(w)
 	r.closed = true
-	for _, c := range r.allConns() {
+	for _, c := range r.be.conns(r) {
 		c.interrupt()
 	}
-	r.shutPoller()
+	r.be.shut(r)
+	registry.Delete(r.lp)
 }
 
 // Flush hands the output of every dirty connection to the kernel: the
 // loop calls it at every batch boundary.
 func (r *reactor) Flush() {
+	if !r.draining && r.lp.Closing() {
+		r.beginDrain()
+	}
 	if len(r.dirty) > 0 {
 		d := r.dirty
 		r.dirty = r.spare[:0]
@@ -95,11 +113,29 @@ func (r *reactor) Flush() {
 			d[i] = nil
 			c.dirty = false
 			if !c.released {
-				c.flushOut()
+				r.flushOut(c)
 			}
 		}
 		r.spare = d[:0]
 	}
+}
+
+// readNow is r.be.readNow, and flushOut r.be.flushOut: on the two paths
+// every request takes, the host backend is called directly (a branch
+// rather than an interface call).
+func (r *reactor) readNow(c *Conn) (int, error, bool) {
+	if r.sim == nil {
+		return c.readNow()
+	}
+	return r.sim.readNow(c)
+}
+
+func (r *reactor) flushOut(c *Conn) {
+	if r.sim == nil {
+		c.flushOut()
+		return
+	}
+	r.sim.flushOut(c)
 }
 
 // pop takes a buffer from a pool, or returns nil.

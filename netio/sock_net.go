@@ -28,7 +28,9 @@ package netio
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
+	"os"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
@@ -46,6 +48,10 @@ func (r *reactor) initPoller() error {
 	return nil
 }
 
+// loopIO is nil: the goroutines hand their results through the inbox,
+// and the loop waits as it does without sockets.
+func (r *reactor) loopIO() loop.IO { return nil }
+
 // allConns returns the open connections.
 func (r *reactor) allConns() []*Conn {
 	cs := make([]*Conn, 0, len(r.poller.all))
@@ -60,12 +66,10 @@ func (r *reactor) shutPoller() {}
 
 // sock is the backend's part of a connection.
 type sock struct {
-	nc      net.Conn
-	want    chan []byte
-	wreq    chan []byte
-	quit    chan struct{}
-	onRead  func()
-	onWrite func()
+	nc   net.Conn
+	want chan []byte
+	wreq chan []byte
+	quit chan struct{}
 
 	// loop-owned
 	reading  bool
@@ -76,6 +80,8 @@ type sock struct {
 	// written by the goroutines, read by the loop in onRead / onWrite
 	rn   int
 	rerr error
+	perr error  // what watchEnd found
+	pk   peeker // watchEnd's state (peek_unix.go)
 	wn   int
 	werr error
 }
@@ -98,24 +104,82 @@ func newConn(r *reactor, nc net.Conn, cfg *listenConfig) *Conn {
 	s.want = make(chan []byte, 1)
 	s.wreq = make(chan []byte, 1)
 	s.quit = make(chan struct{})
-	s.onRead = c.readDone
-	s.onWrite = c.writeDone
 	go c.readLoop()
 	go c.writeLoop()
 	return c
 }
 
+// readLoop is the body of the reader goroutine. While the loop asks for
+// nothing it waits for the socket to become readable and peeks, so that a
+// peer that leaves while nobody receives is found out (peerGone) without a
+// byte being read for a receive not asked for.
 func (c *Conn) readLoop() {
-	c.sk.serve(c.lp, c.sk.want, c.sk.nc.Read, &c.sk.rn, &c.sk.rerr, c.sk.onRead)
+	s := &c.sk
+	var failed error // the socket's error, which the peek took: the next read returns it
+	for {
+		var b []byte
+		select {
+		case b = <-s.want:
+		case <-s.quit:
+			return
+		default:
+			if failed == nil && s.watchEnd() {
+				failed = s.perr
+				if c.lp.Schedule((*peerGone)(c), nil, 0) != nil {
+					return
+				}
+			}
+			select {
+			case b = <-s.want:
+			case <-s.quit:
+				return
+			}
+		}
+		if failed != nil {
+			s.rn, s.rerr = 0, c.opError(failed)
+		} else {
+			s.rn, s.rerr = s.nc.Read(b)
+		}
+		if c.lp.Schedule((*readDone)(c), nil, 0) != nil {
+			return
+		}
+	}
+}
+
+// peerGone tells the loop that the peer left (perr: nil for its EOF) while
+// nothing was asked of the reader goroutine.
+type peerGone Conn
+
+func (g *peerGone) Run() {
+	c := (*Conn)(g)
+	if c.released || c.receiving() || c.sk.reading || c.sk.got {
+		return // a receive will say so
+	}
+	if err := c.sk.perr; err != nil {
+		c.leave(c.opError(err))
+		return
+	}
+	c.leave(io.EOF)
 }
 
 func (c *Conn) writeLoop() {
-	c.sk.serve(c.lp, c.sk.wreq, c.sk.nc.Write, &c.sk.wn, &c.sk.werr, c.sk.onWrite)
+	c.sk.serve(c.lp, c.sk.wreq, c.sk.nc.Write, &c.sk.wn, &c.sk.werr, (*writeDone)(c))
 }
+
+// readDone and writeDone hand a read's or a write's result to the loop.
+// They are scheduled (accepted while the executor drains, so that a
+// Shutdown still sees output leave), not submitted.
+type (
+	readDone  Conn
+	writeDone Conn
+)
+
+func (r *readDone) Run()  { (*Conn)(r).readDone() }
+func (w *writeDone) Run() { (*Conn)(w).writeDone() }
 
 // serve is the body of a reader or writer goroutine: for each buffer the
 // loop sends on req it calls op and hands the result to the loop (done).
-func (s *sock) serve(lp *loop.Loop, req <-chan []byte, op func([]byte) (int, error), n *int, err *error, done func()) {
+func (s *sock) serve(lp *loop.Loop, req <-chan []byte, op func([]byte) (int, error), n *int, err *error, done loop.Runnable) {
 	for {
 		var b []byte
 		select {
@@ -124,7 +188,7 @@ func (s *sock) serve(lp *loop.Loop, req <-chan []byte, op func([]byte) (int, err
 			return
 		}
 		*n, *err = op(b)
-		if lp.Submit(done) != nil {
+		if lp.Schedule(done, nil, 0) != nil {
 			return
 		}
 	}
@@ -211,6 +275,22 @@ func (c *Conn) shutWrite() error {
 	return nil
 }
 
+// full reports whether output is waiting for the kernel: a write is in
+// flight on the writer goroutine (package net's Write returns once the
+// kernel has taken all of it).
+func (c *Conn) full() bool { return c.sk.writing }
+
+// mayReset reports whether closing the socket now could make the kernel
+// reset the connection and lose output: package net does not say whether
+// input waits unread or output is unacknowledged, so any connection that
+// was written to may.
+func (c *Conn) mayReset() bool { return c.written > 0 }
+
+// undelivered reports whether output the kernel took has not yet been
+// acknowledged by the peer: package net does not say, so the fallback
+// assumes it has.
+func (c *Conn) undelivered() bool { return false }
+
 // closeSock closes the socket; the goroutines see quit and exit.
 func (c *Conn) closeSock() {
 	delete(c.r.poller.all, c)
@@ -221,6 +301,12 @@ func (c *Conn) closeSock() {
 		c.r.putW(c.out)
 	}
 	c.out = nil
+}
+
+// opError wraps a socket's error from a peek as package net would a
+// read's.
+func (c *Conn) opError(err error) error {
+	return &net.OpError{Op: "read", Net: c.ext.laddr.Network(), Source: c.ext.laddr, Addr: c.ext.raddr, Err: os.NewSyscallError("read", err)}
 }
 
 // sockErr strips package net's wrapping where the error is ours to name.

@@ -37,9 +37,9 @@
 //	printf 'SUB news\n' | nc 127.0.0.1 7070          # in one terminal, stays open
 //	printf 'PUB news hello world\n' | nc -q1 127.0.0.1 7070
 //
-// SIGINT or SIGTERM shuts it down: it stops accepting, sends every
-// connection what was already written to it, closes them, then closes the
-// loop.
+// SIGINT or SIGTERM shuts it down: it stops accepting, lets every
+// connection finish the commands it has sent, sends it what was written to
+// it, closes it, then closes the loop.
 package main
 
 import (
@@ -77,16 +77,15 @@ type Stats struct {
 	BadCommands uint64 // commands answered with ERR
 }
 
-// Server is the pub/sub service. Everything in it but ex and limit is
+// Server is the pub/sub service. Everything in it but ex, limit and srv is
 // owned by ex's loop.
 type Server struct {
 	ex    *executor.Executor
 	limit int
+	srv   netio.Server
 
-	topics   map[string]map[*session]struct{}
-	sessions map[*session]struct{}
-	stats    Stats
-	closing  bool
+	topics map[string]map[*session]struct{}
+	stats  Stats
 }
 
 // New returns a server whose connections and registry live on ex. limit
@@ -99,16 +98,18 @@ func New(ex *executor.Executor, limit int) *Server {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	return &Server{ex: ex, limit: limit, topics: map[string]map[*session]struct{}{}, sessions: map[*session]struct{}{}}
+	s := &Server{ex: ex, limit: limit, topics: map[string]map[*session]struct{}{}}
+	s.srv.Handler = s.open
+	return s
 }
 
-// Serve serves the connections l accepts until l or the executor closes.
-// l must belong to the server's executor. Any goroutine.
+// Serve serves the connections l accepts until l closes or the server
+// shuts down. l must belong to the server's executor. Any goroutine.
 func (s *Server) Serve(l *netio.Listener) {
 	if l.Executor() != s.ex {
 		panic("pubsub: Serve with a listener of another executor")
 	}
-	netio.Serve(l, s.open)
+	s.srv.Serve(l)
 }
 
 // session is one connection. Loop-owned.
@@ -116,65 +117,23 @@ type session struct {
 	srv    *Server
 	c      *netio.Conn
 	topics map[string]struct{}
-	part   []byte // the start of a line split across receives
-	recv   func([]byte, error)
-	closed bool
 }
 
-// open starts serving a new connection. On the loop.
+// open starts serving a new connection: its lines, until it ends. A
+// connection that fails (a write past the output limit, a reset) or is
+// closed (QUIT, the server's shutdown) ends its reading, so the end of
+// ReadLines is the one place where a session ends. On the loop.
 func (s *Server) open(c *netio.Conn) {
-	if s.closing {
-		c.Close()
-		return
-	}
 	c.SetOutputLimit(s.limit)
 	ss := &session{srv: s, c: c, topics: map[string]struct{}{}}
-	ss.recv = ss.received
-	s.sessions[ss] = struct{}{}
 	s.stats.Conns++
-	c.Recv().OnComplete(ss.recv)
-}
-
-// received handles the bytes of one receive and asks for the next.
-func (ss *session) received(b []byte, err error) {
-	if ss.closed {
-		return
-	}
-	if err != nil {
-		ss.close() // io.EOF, a reset, the output limit, or the server closing
-		return
-	}
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			if len(ss.part)+len(b) > MaxLine {
-				ss.reply("ERR line too long")
-				ss.close()
-				return
-			}
-			ss.part = append(ss.part, b...) // Recv's slice is reused: copy
-			break
+	lines := netio.NewReader(c, MaxLine).ReadLines(func(line []byte) error { ss.command(line); return nil })
+	lines.OnComplete(func(_ struct{}, err error) {
+		if errors.Is(err, netio.ErrTooLong) {
+			ss.reply("ERR line too long") // its framing is lost: close
 		}
-		line := b[:i]
-		if len(ss.part) > 0 {
-			line = append(ss.part, line...)
-			ss.part = ss.part[:0]
-		}
-		b = b[i+1:]
-		if len(line) > MaxLine {
-			ss.reply("ERR line too long")
-			ss.close()
-			return
-		}
-		ss.command(bytes.TrimSuffix(line, []byte("\r")))
-		if ss.closed {
-			return
-		}
-	}
-	if cap(ss.part) > 0 && len(ss.part) == 0 {
-		ss.part = nil // idle again: hold no buffer
-	}
-	ss.c.Recv().OnComplete(ss.recv)
+		ss.close(err)
+	})
 }
 
 // command runs one command line.
@@ -190,7 +149,7 @@ func (ss *session) command(line []byte) {
 		ss.reply("PONG")
 	case "QUIT":
 		ss.reply("BYE")
-		ss.close()
+		ss.c.Close()
 	case "SUB", "UNSUB":
 		topic := string(rest)
 		if !validTopic(rest) {
@@ -226,21 +185,9 @@ func (ss *session) bad(reason string) {
 	ss.reply("ERR " + reason)
 }
 
-// reply writes one line to ss.
-func (ss *session) reply(line string) {
-	if _, err := ss.c.WriteString(line + "\n"); err != nil {
-		ss.failed(err)
-	}
-}
-
-// failed ends ss after a failed write: past the output limit, it is
-// counted as dropped.
-func (ss *session) failed(err error) {
-	if errors.Is(err, netio.ErrOutputLimit) && !ss.closed {
-		ss.srv.stats.Dropped++
-	}
-	ss.close()
-}
+// reply writes one line to ss. A write that fails fails ss's reading too,
+// which ends ss.
+func (ss *session) reply(line string) { ss.c.WriteString(line + "\n") }
 
 func (s *Server) subscribe(ss *session, topic string) {
 	subs := s.topics[topic]
@@ -280,28 +227,25 @@ func (s *Server) publish(topic, msg []byte) int {
 	line = append(append(append(append(append(line, "MSG "...), topic...), ' '), msg...), '\n')
 	n := 0
 	for ss := range subs {
-		if _, err := ss.c.Write(line); err != nil {
-			ss.failed(err) // removes ss from subs: allowed while ranging
-			continue
-		}
-		n++
+		if _, err := ss.c.Write(line); err == nil {
+			n++
+		} // else ss is past its output limit: its reading ends, and so does ss
 	}
 	s.stats.Delivered += uint64(n)
 	return n
 }
 
-// close ends ss: its subscriptions go, and its connection closes (what was
-// written before is still sent, unless the output limit failed it).
-func (ss *session) close() {
-	if ss.closed {
-		return
-	}
-	ss.closed = true
+// close ends ss once its reading ended with err: its subscriptions go,
+// and its connection closes (what was written before is still sent, unless
+// the output limit failed it: ss is then counted as dropped).
+func (ss *session) close(err error) {
 	s := ss.srv
 	for topic := range ss.topics {
 		s.unsubscribe(ss, topic)
 	}
-	delete(s.sessions, ss)
+	if errors.Is(err, netio.ErrOutputLimit) {
+		s.stats.Dropped++
+	}
 	s.stats.Conns--
 	ss.c.Close()
 }
@@ -315,31 +259,12 @@ func (s *Server) Stats(ctx context.Context) (Stats, error) {
 	})
 }
 
-// Shutdown closes every connection once what was written to it has been
-// taken by the kernel (or ctx ends), then shuts the executor down. Close
-// the listeners first, so that no connection arrives meanwhile. Any
-// goroutine but the loop's.
+// Shutdown shuts the server down gracefully: it stops accepting, lets
+// every connection finish the commands it has sent, closes it once what
+// was written to it has been sent (netio.Server.Shutdown), then shuts the
+// executor down. Any goroutine but the loop's.
 func (s *Server) Shutdown(ctx context.Context) error {
-	flushed, err := future.Do(ctx, s.ex, func() (*future.Future[[]future.Result[struct{}]], error) {
-		s.closing = true
-		fs := []*future.Future[struct{}]{future.Resolved(s.ex, struct{}{})} // AllSettled needs one
-		for ss := range s.sessions {
-			fs = append(fs, ss.c.Flush())
-		}
-		return future.AllSettled(fs...), nil
-	})
-	if err == nil {
-		_, err = flushed.Await(ctx)
-	}
-	if err == nil {
-		_, err = future.Do(ctx, s.ex, func() (struct{}, error) {
-			for ss := range s.sessions {
-				ss.close()
-			}
-			return struct{}{}, nil
-		})
-	}
-	return errors.Join(err, s.ex.Shutdown(ctx))
+	return errors.Join(s.srv.Shutdown(ctx), s.ex.Shutdown(ctx))
 }
 
 func main() {
@@ -362,7 +287,6 @@ func main() {
 	<-ctx.Done()
 	stop()
 	log.Print("pubsub: shutting down")
-	l.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {

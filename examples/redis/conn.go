@@ -81,7 +81,12 @@ const maxRounds = 16
 
 // Wake is netio's signal that input may have arrived (executor.Waker): it
 // runs ready as a task of its own, outside netio's call.
-func (c *client) Wake() { c.home.ex.Post(c.onReady) }
+func (c *client) Wake() {
+	if plantedBugs.lostWake && c.pl != nil && len(c.pl.pend) > 0 {
+		return // planted: a wake-up for a connection with a partial request is lost
+	}
+	c.home.ex.Post(c.onReady)
+}
 
 func (c *client) ready() {
 	switch c.state {

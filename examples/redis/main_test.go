@@ -89,8 +89,12 @@ func multibulk(args ...string) string {
 	return b.String()
 }
 
+// send writes a request. The safety bound holds for each request and each
+// reply (send, read), not for the connection's whole life: a test that runs
+// long on a loaded machine keeps its first connections usable.
 func (c *respClient) send(raw string) {
 	c.t.Helper()
+	_ = c.conn.SetDeadline(time.Now().Add(spindletest.Safety))
 	if _, err := io.WriteString(c.conn, raw); err != nil {
 		c.t.Fatal(err)
 	}
@@ -98,6 +102,7 @@ func (c *respClient) send(raw string) {
 
 // read reads one whole reply and returns its bytes.
 func (c *respClient) read() (string, error) {
+	_ = c.conn.SetDeadline(time.Now().Add(spindletest.Safety))
 	var b bytes.Buffer
 	err := c.readInto(&b)
 	return b.String(), err
@@ -148,6 +153,7 @@ func (c *respClient) do(args ...string) string {
 // more to say.
 func (c *respClient) expectClosed() {
 	c.t.Helper()
+	_ = c.conn.SetDeadline(time.Now().Add(spindletest.Safety))
 	rest, err := io.ReadAll(c.r)
 	if len(rest) > 0 {
 		c.t.Fatalf("after the last reply: %q", rest)

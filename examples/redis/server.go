@@ -86,6 +86,10 @@ type Config struct {
 	// Clock returns the time in Unix milliseconds; default the system
 	// clock. Tests move it.
 	Clock func() int64
+	// KeyHash places keys on shards; default a maphash with a seed of
+	// the process's. A simulation gives a fixed one, so that a seed
+	// replays the same placement.
+	KeyHash func(key []byte) uint64
 }
 
 func (c *Config) defaults() {
@@ -258,6 +262,9 @@ func (s *Server) markDrained() { s.once.Do(func() { close(s.drained) }) }
 func (s *Server) owner(key []byte) int {
 	if s.g.Len() == 1 {
 		return 0
+	}
+	if s.cfg.KeyHash != nil {
+		return s.g.Of(s.cfg.KeyHash(key))
 	}
 	return s.g.Of(maphash.Bytes(s.seed, key))
 }

@@ -118,6 +118,7 @@ type Loop struct {
 	trimTimer  *time.Timer // loop-owned: wakes an idle loop to give oversized buffers back
 	trimArmed  atomic.Bool // trimTimer is running
 	sleepTimer *time.Timer // loop-owned: wakes a sleeping loop for the next timer
+	stepOnce   bool        // loop-owned: Step runs: the loop returns after one batch (sim.go)
 
 	mu       sync.Mutex
 	inbox    inbox
@@ -131,6 +132,8 @@ type Loop struct {
 	_     [60]byte
 	wake  chan struct{}
 	io    ioState // the socket poller the loop sleeps in, once it serves sockets (io.go)
+	clock Clock   // the timers' clock; nil: the monotonic clock (sim.go)
+	sim   any     // the simulation that steps the loop, nil for none (sim.go)
 
 	running atomic.Bool   // a goroutine runs the loop (Run, Start, RunUntilIdle, draining Shutdown)
 	stopReq atomic.Bool   // Run's ctx ended or Shutdown's ctx expired: close without draining
@@ -153,6 +156,8 @@ type Loop struct {
 	locals       []localEntry                // loop-owned
 	localCache   [localCacheSize]localCached // loop-owned: in front of locals (locals.go)
 	flushers     []Flusher                   // loop-owned: called at every batch boundary (flush.go)
+	drainers     []Drainer                   // loop-owned: asked before a drain finishes (drain.go)
+	drainWait    bool                        // loop-owned: a drainer owes work, so a draining loop sleeps
 	hooks        hookState
 	health       health       // stall detection, busy and idle time, delay (health.go)
 	watches      closeWatches // told when the executor closes (closewatch.go)

@@ -176,13 +176,34 @@ func (e *Loop) run(ctx context.Context, untilIdle bool, first func()) (err error
 			return ctx.Err()
 		}
 		if e.q.Len() > 0 {
+			if e.stepOnce {
+				return nil // Step: one batch at a time (sim.go)
+			}
 			continue
 		}
 		if e.phase.Load() != phaseOpen && !e.hasInbox.Load() {
-			e.finish(false)
-			return nil
+			if !e.drainOwed() {
+				e.finish(false)
+				return nil
+			}
+			if e.q.Len() > 0 {
+				continue
+			}
+			if untilIdle {
+				return nil // leave finishes the drain
+			}
+			// Work is owed outside the queue (drain.go): sleep until I/O,
+			// a timer or submitted work, then ask again.
+			e.drainWait = true
+			e.sleep(ctxDone)
+			e.drainWait = false
+			continue
 		}
 		if untilIdle {
+			if e.stepOnce {
+				e.ioPoll() // Step: what the I/O has ready runs in the next step
+				return nil
+			}
 			if e.hasInbox.Load() {
 				continue
 			}
@@ -345,14 +366,14 @@ func (e *Loop) takeInbox() {
 // Submit that comes after the check wakes it.
 func (e *Loop) sleep(ctxDone <-chan struct{}) {
 	e.mu.Lock()
-	if e.hasInbox.Load() || e.phase.Load() != phaseOpen || e.stopReq.Load() {
+	if e.hasInbox.Load() || (e.phase.Load() != phaseOpen && !e.drainWait) || e.stopReq.Load() {
 		e.mu.Unlock()
 		return
 	}
 	e.sleeping = true
 	e.mu.Unlock()
 	e.idleBegin()
-	d, ok := e.timers.next()
+	d, ok := e.timers.next(e.now())
 	if !ok {
 		d = -1
 	} else if d < 0 {

@@ -86,7 +86,7 @@ func (e *Loop) AfterFuncClose(d time.Duration, fn, closed func()) *Timer {
 		panic("executor: AfterFunc with nil func")
 	}
 	e.mustMade("AfterFunc")
-	t := &Timer{e: e, fn: fn, closed: closed, when: mono() + int64(d)}
+	t := &Timer{e: e, fn: fn, closed: closed, when: e.now() + int64(d)}
 	if e.phase.Load() == phaseClosed {
 		t.state.Store(timerStopped) // the timers are gone: it never fires
 		t.close()
@@ -149,7 +149,7 @@ func (e *Loop) fireTimers() {
 	if h.Len() > 64 && int64(h.Len()) > 2*e.timersActive.Load()+16 {
 		h.compact()
 	}
-	t0 := mono()
+	t0 := e.now()
 	for h.Len() > 0 && h.items[0].when <= t0 {
 		t := h.pop()
 		if t.state.CompareAndSwap(timerPending, timerFired) {
@@ -205,7 +205,7 @@ func (h *timerHeap) pop() *Timer {
 
 // next returns how long until the earliest pending timer is due, dropping
 // stopped timers from the top.
-func (h *timerHeap) next() (time.Duration, bool) {
+func (h *timerHeap) next(now int64) (time.Duration, bool) {
 	for len(h.items) > 0 && h.items[0].state.Load() != timerPending {
 		h.pop()
 	}
@@ -213,7 +213,7 @@ func (h *timerHeap) next() (time.Duration, bool) {
 	if len(h.items) == 0 {
 		return 0, false
 	}
-	d := time.Duration(h.items[0].when - mono())
+	d := time.Duration(h.items[0].when - now)
 	if d < 0 {
 		d = 0
 	}

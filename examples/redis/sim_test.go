@@ -1,0 +1,658 @@
+package main
+
+// The server under simulation (package sim): shards, clients and the
+// network between them stepped by one seed on fake time, every reply
+// checked against a model of the commands.
+//
+//	go test ./examples/redis -run Sim -v                 # the default seeds
+//	go test ./examples/redis -run Sim -sim.seed=7 -v     # one seed
+//	go test ./examples/redis -run Sim -sim.runs=200 -v   # 200 seeds
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/netio"
+	"github.com/spindle-rt/spindle/sim"
+)
+
+const simPort = 6379
+
+// simServer runs a server of shards on host h of w.
+func simServer(w *sim.World, h *sim.Host, shards, outLimit int, onPanic func(any)) *Server {
+	g := h.Group(shards, executor.WithName("redis"), executor.WithPanicHandler(onPanic))
+	base := int64(1_700_000_000_000)
+	s := New(g, Config{
+		Shards:      shards,
+		OutputLimit: outLimit,
+		Clock:       func() int64 { return base + w.Now().Milliseconds() },
+		KeyHash: func(key []byte) uint64 {
+			f := fnv.New64a()
+			f.Write(key)
+			return f.Sum64()
+		},
+	})
+	if err := s.Listen("tcp", fmt.Sprintf(":%d", simPort)); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// cmd encodes a request.
+func cmd(args ...string) []byte {
+	b := []byte("*" + strconv.Itoa(len(args)) + "\r\n")
+	for _, a := range args {
+		b = append(b, "$"+strconv.Itoa(len(a))+"\r\n"+a+"\r\n"...)
+	}
+	return b
+}
+
+// replyLen returns the length of the first complete reply in b, or false.
+func replyLen(b []byte) (int, bool) {
+	i := bytes.Index(b, []byte("\r\n"))
+	if i < 1 {
+		return 0, false
+	}
+	switch b[0] {
+	case '+', '-', ':':
+		return i + 2, true
+	case '$':
+		n, err := strconv.Atoi(string(b[1:i]))
+		if err != nil {
+			return 0, false
+		}
+		if n < 0 {
+			return i + 2, true
+		}
+		if len(b) < i+2+n+2 {
+			return 0, false
+		}
+		return i + 2 + n + 2, true
+	case '*':
+		n, err := strconv.Atoi(string(b[1:i]))
+		if err != nil {
+			return 0, false
+		}
+		off := i + 2
+		for range max(n, 0) {
+			k, ok := replyLen(b[off:])
+			if !ok {
+				return 0, false
+			}
+			off += k
+		}
+		return off, true
+	}
+	return 0, false
+}
+
+func bulk(v string) string   { return "$" + strconv.Itoa(len(v)) + "\r\n" + v + "\r\n" }
+func integer(n int) string   { return ":" + strconv.Itoa(n) + "\r\n" }
+func array(n int) string     { return "*" + strconv.Itoa(n) + "\r\n" }
+func simple(s string) string { return "+" + s + "\r\n" }
+
+const nilBulk = "$-1\r\n"
+
+// model is what a client knows of its own keys: the exact state, since
+// no other client touches them.
+type model struct {
+	strs  map[string]string
+	lists map[string][]string
+	hashs map[string]map[string]string
+	ttl   map[string]*ttlKey
+}
+
+// ttlKey is a key set with PX: present for certain until low, gone for
+// certain from high on (the server's clock is read somewhere between a
+// request's sending and its reply).
+type ttlKey struct {
+	v         string
+	low, high time.Duration
+}
+
+func newModel() *model {
+	return &model{strs: map[string]string{}, lists: map[string][]string{}, hashs: map[string]map[string]string{}, ttl: map[string]*ttlKey{}}
+}
+
+// op is one request and how to check its reply.
+type op struct {
+	req   []byte
+	want  []string // the replies allowed
+	after func()   // applies the request to the model, once the reply checked
+	sent  time.Duration
+	check func(reply string, sent, got time.Duration) error // instead of want
+}
+
+// gen draws a request on the client's keys and the model's answer.
+func (m *model) gen(rng *rand.Rand, id int) op {
+	key := func(kind string) string { return fmt.Sprintf("c%d:%s%d", id, kind, rng.Intn(6)) }
+	val := func() string {
+		b := make([]byte, 1+rng.Intn(40))
+		for i := range b {
+			b[i] = 'a' + byte(rng.Intn(26))
+		}
+		return string(b)
+	}
+	getStr := func(k string) string {
+		if v, ok := m.strs[k]; ok {
+			return bulk(v)
+		}
+		return nilBulk
+	}
+	switch r := rng.Intn(17); r {
+	case 0, 1:
+		k, v := key("s"), val()
+		return op{req: cmd("SET", k, v), want: []string{simple("OK")}, after: func() { m.strs[k] = v }}
+	case 2, 3:
+		k := key("s")
+		return op{req: cmd("GET", k), want: []string{getStr(k)}}
+	case 4: // cross-shard, most likely
+		n := 1 + rng.Intn(4)
+		ks := make([]string, n)
+		want := array(n)
+		for i := range ks {
+			ks[i] = key("s")
+			want += getStr(ks[i])
+		}
+		return op{req: cmd(append([]string{"MGET"}, ks...)...), want: []string{want}}
+	case 5:
+		n := 1 + rng.Intn(3)
+		args := []string{"MSET"}
+		kv := map[string]string{}
+		for range n {
+			k, v := key("s"), val()
+			args = append(args, k, v)
+			kv[k] = v
+		}
+		return op{req: cmd(args...), want: []string{simple("OK")}, after: func() {
+			for k, v := range kv {
+				m.strs[k] = v
+			}
+		}}
+	case 6:
+		n := 1 + rng.Intn(3)
+		ks := []string{"DEL"}
+		seen := map[string]bool{}
+		del := 0
+		for range n {
+			k := key("s")
+			ks = append(ks, k)
+			if _, ok := m.strs[k]; ok && !seen[k] {
+				del++
+			}
+			seen[k] = true
+		}
+		return op{req: cmd(ks...), want: []string{integer(del)}, after: func() {
+			for k := range seen {
+				delete(m.strs, k)
+			}
+		}}
+	case 7:
+		k1, k2 := key("s"), key("s")
+		n := 0
+		for _, k := range []string{k1, k2} {
+			if _, ok := m.strs[k]; ok {
+				n++
+			}
+		}
+		return op{req: cmd("EXISTS", k1, k2), want: []string{integer(n)}}
+	case 8:
+		k := key("n")
+		d := rng.Intn(21) - 10
+		cur, _ := strconv.Atoi(m.strs[k])
+		return op{req: cmd("INCRBY", k, strconv.Itoa(d)), want: []string{integer(cur + d)}, after: func() { m.strs[k] = strconv.Itoa(cur + d) }}
+	case 9:
+		k := key("n")
+		cur, _ := strconv.Atoi(m.strs[k])
+		return op{req: cmd("INCR", k), want: []string{integer(cur + 1)}, after: func() { m.strs[k] = strconv.Itoa(cur + 1) }}
+	case 10:
+		k, v := key("l"), val()
+		front := rng.Intn(2) == 0
+		name := "RPUSH"
+		if front {
+			name = "LPUSH"
+		}
+		return op{req: cmd(name, k, v), want: []string{integer(len(m.lists[k]) + 1)}, after: func() {
+			if front {
+				m.lists[k] = append([]string{v}, m.lists[k]...)
+			} else {
+				m.lists[k] = append(m.lists[k], v)
+			}
+		}}
+	case 11:
+		k := key("l")
+		l := m.lists[k]
+		if len(l) == 0 {
+			return op{req: cmd("LPOP", k), want: []string{nilBulk}}
+		}
+		return op{req: cmd("LPOP", k), want: []string{bulk(l[0])}, after: func() {
+			if len(l) == 1 {
+				delete(m.lists, k)
+			} else {
+				m.lists[k] = l[1:]
+			}
+		}}
+	case 12:
+		k := key("l")
+		want := array(len(m.lists[k]))
+		for _, v := range m.lists[k] {
+			want += bulk(v)
+		}
+		return op{req: cmd("LRANGE", k, "0", "-1"), want: []string{want}}
+	case 13:
+		k, f, v := key("h"), fmt.Sprint("f", rng.Intn(4)), val()
+		_, had := m.hashs[k][f]
+		added := 1
+		if had {
+			added = 0
+		}
+		return op{req: cmd("HSET", k, f, v), want: []string{integer(added)}, after: func() {
+			if m.hashs[k] == nil {
+				m.hashs[k] = map[string]string{}
+			}
+			m.hashs[k][f] = v
+		}}
+	case 14:
+		k, f := key("h"), fmt.Sprint("f", rng.Intn(4))
+		want := nilBulk
+		if v, ok := m.hashs[k][f]; ok {
+			want = bulk(v)
+		}
+		return op{req: cmd("HGET", k, f), want: []string{want}}
+	case 15:
+		k, v, ms := key("t"), val(), 1+rng.Intn(30)
+		// The server's clock is in whole milliseconds: a millisecond of
+		// slack on either side.
+		tk := &ttlKey{v: v, low: time.Duration(ms-1) * time.Millisecond, high: time.Duration(1 << 62)}
+		o := op{req: cmd("SET", k, v, "PX", strconv.Itoa(ms)), after: func() { m.ttl[k] = tk }}
+		o.check = func(reply string, sent, got time.Duration) error {
+			if reply != simple("OK") {
+				return fmt.Errorf("got %q, want +OK", reply)
+			}
+			tk.low += sent
+			tk.high = got + time.Duration(ms+1)*time.Millisecond
+			return nil
+		}
+		return o
+	default:
+		k := key("t")
+		t, ok := m.ttl[k]
+		o := op{req: cmd("GET", k)}
+		o.check = func(reply string, sent, got time.Duration) error {
+			switch {
+			case !ok:
+				if reply != nilBulk {
+					return fmt.Errorf("got %q, want nil (never set)", reply)
+				}
+			case got < t.low:
+				if reply != bulk(t.v) {
+					return fmt.Errorf("got %q before its expiry (live until %v at least, asked %v..%v), want %q", reply, t.low, sent, got, t.v)
+				}
+			case sent >= t.high:
+				if reply != nilBulk {
+					return fmt.Errorf("got %q after its expiry (gone by %v, asked %v..%v)", reply, t.high, sent, got)
+				}
+			default:
+				if reply != nilBulk && reply != bulk(t.v) {
+					return fmt.Errorf("got %q, want %q or nil", reply, t.v)
+				}
+			}
+			return nil
+		}
+		return o
+	}
+}
+
+// simClient runs rounds of pipelines on its own keys and checks every
+// reply. It returns the first error.
+func simClient(ctx context.Context, w *sim.World, ex *executor.Executor, addr string, id, rounds int, rng *rand.Rand, shared *int) error {
+	c, err := netio.Dial(ctx, ex, "tcp", addr).Await(ctx)
+	if err != nil {
+		return fmt.Errorf("client %d: dial: %w", id, err)
+	}
+	defer c.Close()
+	m := newModel()
+	var in []byte
+	for round := 0; round < rounds; round++ {
+		n := 1 + rng.Intn(8)
+		ops := make([]op, n)
+		var req []byte
+		for i := range ops {
+			if rng.Intn(10) == 0 {
+				ops[i] = op{req: cmd("INCR", "shared"), check: func(reply string, _, _ time.Duration) error {
+					if v, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(reply, ":"), "\r\n")); err != nil || v <= 0 {
+						return fmt.Errorf("INCR shared: got %q", reply)
+					}
+					*shared++
+					return nil
+				}}
+			} else {
+				ops[i] = m.gen(rng, id)
+			}
+			req = append(req, ops[i].req...)
+			ops[i].sent = w.Now()
+			// A request's model answer depends on those before it.
+			if ops[i].after != nil {
+				ops[i].after()
+			}
+		}
+		if _, err := c.Write(req); err != nil {
+			return fmt.Errorf("client %d: write: %w", id, err)
+		}
+		for i := 0; i < len(ops); {
+			k, ok := replyLen(in)
+			if !ok {
+				b, err := c.Recv().Await(ctx)
+				if err != nil {
+					return fmt.Errorf("client %d round %d: recv with %d of %d replies: %w", id, round, i, len(ops), err)
+				}
+				in = append(in, b...)
+				continue
+			}
+			reply := string(in[:k])
+			in = in[k:]
+			o := ops[i]
+			w.Record('r', uint64(id), uint64(i), []byte(reply))
+			if o.check != nil {
+				if err := o.check(reply, o.sent, w.Now()); err != nil {
+					return fmt.Errorf("client %d round %d request %d %q: %w", id, round, i, o.req, err)
+				}
+			} else if !contains(o.want, reply) {
+				return fmt.Errorf("client %d round %d request %d %q: got %q, want %q", id, round, i, o.req, reply, o.want)
+			}
+			i++
+		}
+		if rng.Intn(3) == 0 {
+			// Let keys expire on the world's clock.
+			if _, err := future.Sleep(ex, time.Duration(rng.Intn(40))*time.Millisecond).Await(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// simRedis is one seeded run: a server of shards, clients on two hosts
+// (one of them partitioned from the server now and then), a client whose
+// connections are reset, and one that stops reading. It returns the
+// first error found.
+func simRedis(t *testing.T, w *sim.World) error {
+	f := w.Faults()
+	rng := w.Rand()
+	f.ShortWrite = 0.1
+	f.SlowConnect, f.SlowDelay = 0.1, 20*time.Millisecond
+	f.MaxDelay = time.Duration(1+rng.Intn(2000)) * time.Microsecond
+
+	srvH := w.Host("redis")
+	const outLimit = 256 << 10
+	var errs []error
+	closing := false
+	srv := simServer(w, srvH, 2+rng.Intn(3), outLimit, func(v any) {
+		if !closing {
+			errs = append(errs, fmt.Errorf("panic on a shard: %v", v))
+		}
+	})
+	// At the world's close, the calls of the shards left half done may
+	// complete off their loops: what they do then is not checked.
+	defer func() { closing = true }()
+	addr := srvH.Addr(simPort)
+
+	cliH, farH, flakyH, slowH := w.Host("clients"), w.Host("far"), w.Host("flaky"), w.Host("slow")
+	cli := cliH.Executor(executor.WithName("clients"))
+	far := farH.Executor(executor.WithName("far"))
+	flaky := flakyH.Executor(executor.WithName("flaky"))
+	slow := slowH.Executor(executor.WithName("slow"))
+
+	done, clients, shared := 0, 0, 0
+	spawn := func(ex *executor.Executor, fn func(ctx context.Context) error) {
+		clients++
+		future.Spawn(ex, func(ctx context.Context) (struct{}, error) {
+			defer func() { done++ }()
+			if err := fn(ctx); err != nil {
+				errs = append(errs, err)
+			}
+			return struct{}{}, nil
+		})
+	}
+	id := 0
+	for range 4 + rng.Intn(4) {
+		id++
+		i, r := id, rand.New(rand.NewSource(rng.Int63()))
+		spawn(cli, func(ctx context.Context) error { return simClient(ctx, w, cli, addr, i, 10, r, &shared) })
+	}
+	for range 2 {
+		id++
+		i, r := id, rand.New(rand.NewSource(rng.Int63()))
+		spawn(far, func(ctx context.Context) error { return simClient(ctx, w, far, addr, i, 10, r, &shared) })
+	}
+	// The far host is cut from the server now and then: its requests wait,
+	// none is lost.
+	var cut func()
+	cuts := 0
+	cut = func() {
+		if cuts == 6 {
+			return
+		}
+		cuts++
+		w.Partition(farH, srvH)
+		far.AfterFunc(time.Duration(1+rng.Intn(30))*time.Millisecond, func() {
+			w.Heal(farH, srvH)
+			far.AfterFunc(time.Duration(1+rng.Intn(30))*time.Millisecond, cut)
+		})
+	}
+	_ = far.Submit(func() { far.AfterFunc(time.Duration(rng.Intn(10))*time.Millisecond, cut) })
+	// A server shard stalls for a while now and then.
+	_ = cli.Submit(func() {
+		for i := range 3 {
+			cli.AfterFunc(time.Duration(1+rng.Intn(50))*time.Millisecond, func() {
+				w.Stall(srv.g.Shard(i%srv.g.Len()), time.Duration(1+rng.Intn(20))*time.Millisecond)
+			})
+		}
+	})
+	// The flaky client's connections are reset under it; it reconnects,
+	// and what it wrote after a reconnect reads back.
+	spawn(flaky, func(ctx context.Context) error {
+		for round := range 4 {
+			c, err := netio.Dial(ctx, flaky, "tcp", addr).Await(ctx)
+			if err != nil {
+				return fmt.Errorf("flaky: dial: %w", err)
+			}
+			k, v := fmt.Sprint("flaky:", round), fmt.Sprint("v", round)
+			c.Write(append(cmd("SET", k, v), cmd("GET", k)...))
+			want := simple("OK") + bulk(v)
+			var in []byte
+			for len(in) < len(want) {
+				b, err := c.Recv().Await(ctx)
+				if err != nil {
+					break // reset: the next round reconnects
+				}
+				in = append(in, b...)
+			}
+			if len(in) >= len(want) && string(in) != want {
+				return fmt.Errorf("flaky: got %q, want %q", in, want)
+			}
+			if rng.Intn(2) == 0 {
+				w.Reset(flakyH)
+			}
+			c.Close()
+		}
+		return nil
+	})
+	// A client that stops reading is cut at the output limit.
+	spawn(slow, func(ctx context.Context) error {
+		c, err := netio.Dial(ctx, slow, "tcp", addr).Await(ctx)
+		if err != nil {
+			return fmt.Errorf("slow reader: dial: %w", err)
+		}
+		defer c.Close()
+		big := strings.Repeat("x", 64<<10)
+		c.Write(cmd("SET", "big", big))
+		var in []byte
+		for len(in) < 5 {
+			b, err := c.Recv().Await(ctx)
+			if err != nil {
+				return fmt.Errorf("slow reader: SET: %w", err)
+			}
+			in = append(in, b...)
+		}
+		var req []byte
+		const gets = 64 // 4 MB of replies, far past the limit
+		for range gets {
+			req = append(req, cmd("GET", "big")...)
+		}
+		c.Write(req)
+		if _, err := future.Sleep(slow, time.Second).Await(ctx); err != nil {
+			return err
+		}
+		total := 0
+		for {
+			b, err := c.Recv().Await(ctx)
+			if err != nil {
+				break
+			}
+			total += len(b)
+		}
+		if full := gets * len(bulk(big)); total >= full {
+			return fmt.Errorf("slow reader: read all %d bytes; want the connection cut at the output limit", total)
+		}
+		return nil
+	})
+
+	if !w.RunUntil(func() bool { return done == clients || len(errs) > 0 }, 2*time.Minute) {
+		errs = append(errs, fmt.Errorf("%d of %d clients done after %v of simulated time (%d steps)", done, clients, w.Now(), w.Steps()))
+	}
+	if len(errs) == 0 {
+		// Every INCR of the shared counter was counted once.
+		var got string
+		fin := false
+		spawn(cli, func(ctx context.Context) error {
+			defer func() { fin = true }()
+			c, err := netio.Dial(ctx, cli, "tcp", addr).Await(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			c.Write(cmd("GET", "shared"))
+			var in []byte
+			for {
+				if k, ok := replyLen(in); ok {
+					got = string(in[:k])
+					return nil
+				}
+				b, err := c.Recv().Await(ctx)
+				if err != nil {
+					return err
+				}
+				in = append(in, b...)
+			}
+		})
+		w.RunUntil(func() bool { return fin }, time.Minute)
+		want := nilBulk
+		if shared > 0 {
+			want = bulk(strconv.Itoa(shared))
+		}
+		if got != want {
+			errs = append(errs, fmt.Errorf("shared counter: got %q, want %q", got, want))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// TestSimRedis runs the server under simulation for the default seeds,
+// or those -sim.seed and -sim.runs name.
+func TestSimRedis(t *testing.T) {
+	sim.Check(t, 20, func(t *testing.T, w *sim.World) {
+		if err := simRedis(t, w); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestSimRedisReplays runs seeds twice: one seed, one trace.
+func TestSimRedisReplays(t *testing.T) {
+	for seed := int64(1); seed <= 3; seed++ {
+		var traces [2]string
+		for i := range traces {
+			w := sim.New(seed)
+			if err := simRedis(t, w); err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			traces[i] = w.TraceHex()
+			w.Close()
+		}
+		if traces[0] != traces[1] {
+			t.Fatalf("seed %d: traces %s and %s", seed, traces[0], traces[1])
+		}
+	}
+}
+
+// TestPlantedBugs plants each bug and shows that the simulation finds it
+// within maxSeeds seeds, and that the seed that found it fails again on
+// every replay.
+func TestPlantedBugs(t *testing.T) {
+	const maxSeeds, replays = 100, 10
+	for _, bug := range []struct {
+		name string
+		on   *bool
+	}{
+		{"replies-out-of-order", &plantedBugs.localFirst},
+		{"lost-wake-up", &plantedBugs.lostWake},
+	} {
+		t.Run(bug.name, func(t *testing.T) {
+			*bug.on = true
+			defer func() { *bug.on = false }()
+			run := func(seed int64) (string, error) {
+				w := sim.New(seed)
+				defer w.Close()
+				err := simRedis(t, w)
+				return w.TraceHex(), err
+			}
+			found := int64(-1)
+			var first error
+			var trace string
+			for seed := int64(1); seed <= maxSeeds; seed++ {
+				if tr, err := run(seed); err != nil {
+					found, first, trace = seed, err, tr
+					break
+				}
+			}
+			if found < 0 {
+				t.Fatalf("not found in %d seeds", maxSeeds)
+			}
+			t.Logf("found at seed %d (trace %s): %v", found, trace, firstLine(first))
+			for i := range replays {
+				tr, err := run(found)
+				if err == nil || tr != trace || err.Error() != first.Error() {
+					t.Fatalf("replay %d of seed %d: trace %s, error %v; want trace %s and the same failure", i, found, tr, err, trace)
+				}
+			}
+		})
+	}
+}
+
+func firstLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

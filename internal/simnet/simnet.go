@@ -1,0 +1,761 @@
+// Package simnet is a simulated network of stream sockets on fake time:
+// hosts, listeners, connections, the bytes between them and the faults
+// that befall them, all decided by one seeded *rand.Rand. It knows nothing
+// of loops or of netio: netio's simulated backend adapts its sockets to
+// connections, and package sim drives the clock, the network's events and
+// the loops.
+//
+// Invariants:
+//   - everything runs on one goroutine (the simulation's driver and the
+//     loops it steps): nothing here locks;
+//   - every choice that is not the program's own (how a write is cut into
+//     pieces, how long each piece takes, which listener of a group takes a
+//     connection, the order in which ready sockets are served) is drawn
+//     from Rand, in an order that depends only on what happened before, so
+//     one seed gives one run;
+//   - the bytes of one direction of a connection arrive in the order they
+//     were written: they wait in one queue (the receiver's incoming), and
+//     one event at a time delivers the head of it;
+//   - a writer may have at most Window bytes on the way to its peer or
+//     unread there; a write takes no more, and the writer is told
+//     (Writable) once the peer reads and makes room;
+//   - every byte delivered and every event is folded into the trace, so
+//     two runs that differ in anything observable differ in Trace.
+package simnet
+
+import (
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"math/rand"
+	"net"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Event is what a socket's handler is told: a set of the bits below.
+type Event uint8
+
+// The events.
+const (
+	Readable  Event = 1 << iota // bytes, an end or an error may be read
+	Writable                    // a write may take more
+	Connected                   // a connect ended (Err says how)
+)
+
+// Handler receives a socket's events, when the loop that serves it
+// dispatches them.
+type Handler interface {
+	Event(ev Event)
+}
+
+// Faults are the chances and delays the seed draws from. The zero value
+// is a network without faults; Net uses DefaultFaults.
+type Faults struct {
+	MinDelay, MaxDelay time.Duration // one piece of a write takes this long to arrive
+	MaxPieces          int           // a write is cut into at most this many pieces (>= 1)
+	Window             int           // bytes a writer may have on the way or unread (> 0)
+	ShortWrite         float64       // chance that a write takes fewer bytes than it could
+	Refuse             float64       // chance that a connect to a listener is refused
+	SlowConnect        float64       // chance that a connect takes SlowDelay more
+	SlowDelay          time.Duration
+}
+
+// DefaultFaults are the delays of a quiet network: no faults.
+var DefaultFaults = Faults{MinDelay: 10 * time.Microsecond, MaxDelay: 500 * time.Microsecond, MaxPieces: 3, Window: 64 << 10}
+
+// Net is a simulated network. Make one with New.
+type Net struct {
+	Rand   *rand.Rand
+	Faults Faults
+
+	now    int64
+	seq    uint64
+	events eventHeap
+	hosts  []*Host
+	lns    map[string][]*Listener // by address
+	cut    map[[2]int]bool
+	held   map[[2]int][]*Sock // receivers whose delivery waits for a heal
+	nextID uint64
+	port   int
+	trace  hash.Hash64
+	socks  []*Sock // every socket made, for ResetHost
+	buf    [32]byte
+}
+
+// New returns a network whose choices are drawn from rng.
+func New(rng *rand.Rand) *Net {
+	return &Net{
+		Rand: rng, Faults: DefaultFaults,
+		lns: map[string][]*Listener{}, cut: map[[2]int]bool{}, held: map[[2]int][]*Sock{},
+		port: 40000, trace: fnv.New64a(),
+	}
+}
+
+// Now returns the network's time in nanoseconds.
+func (n *Net) Now() int64 { return n.now }
+
+// Trace returns the digest of everything delivered and every event so far.
+func (n *Net) Trace() uint64 { return n.trace.Sum64() }
+
+// Record folds an event of the simulation into the trace: a kind, two
+// numbers and bytes.
+func (n *Net) Record(kind byte, a, b uint64, data []byte) {
+	n.buf[0] = kind
+	binary.LittleEndian.PutUint64(n.buf[1:], a)
+	binary.LittleEndian.PutUint64(n.buf[9:], b)
+	binary.LittleEndian.PutUint64(n.buf[17:], uint64(len(data)))
+	n.trace.Write(n.buf[:25])
+	n.trace.Write(data)
+}
+
+// NextEvent returns the time of the network's next event, if it has one.
+func (n *Net) NextEvent() (int64, bool) {
+	if len(n.events) == 0 {
+		return 0, false
+	}
+	return n.events[0].at, true
+}
+
+// Advance moves the clock to t (never back) and runs the events due by
+// then, in time order.
+func (n *Net) Advance(t int64) {
+	if t > n.now {
+		n.now = t
+	}
+	for len(n.events) > 0 && n.events[0].at <= n.now {
+		ev := heap.Pop(&n.events).(*event)
+		ev.fn()
+	}
+}
+
+// after runs fn d from now.
+func (n *Net) after(d time.Duration, fn func()) {
+	n.seq++
+	heap.Push(&n.events, &event{at: n.now + int64(d), seq: n.seq, fn: fn})
+}
+
+// delay draws a delivery delay.
+func (n *Net) delay() time.Duration {
+	f := n.Faults
+	if f.MaxDelay <= f.MinDelay {
+		return f.MinDelay
+	}
+	return f.MinDelay + time.Duration(n.Rand.Int63n(int64(f.MaxDelay-f.MinDelay)))
+}
+
+func (n *Net) chance(p float64) bool { return p > 0 && n.Rand.Float64() < p }
+
+// Host is a machine of the network: an IP address, and the pollers of the
+// loops that run on it.
+type Host struct {
+	Name string
+	IP   net.IP
+	net  *Net
+	id   int
+}
+
+// Host adds a machine named name, at 10.0.x.y.
+func (n *Net) Host(name string) *Host {
+	id := len(n.hosts)
+	h := &Host{Name: name, IP: net.IPv4(10, 0, byte((id+1)>>8), byte(id+1)).To4(), net: n, id: id}
+	n.hosts = append(n.hosts, h)
+	return h
+}
+
+// Poller is the part of a host that one loop serves: the sockets whose
+// events that loop dispatches.
+type Poller struct {
+	Host  *Host
+	Ext   any // the backend's state for this poller (netio's)
+	ready []readyItem
+}
+
+type readyItem interface {
+	take() (Handler, Event)
+}
+
+// Poller returns a new poller on h.
+func (h *Host) Poller() *Poller { return &Poller{Host: h} }
+
+// HasReady reports whether events wait for Dispatch.
+func (p *Poller) HasReady() bool { return len(p.ready) > 0 }
+
+// Dispatch tells each socket with events its events, in an order drawn
+// from the seed.
+func (p *Poller) Dispatch() {
+	if len(p.ready) == 0 {
+		return
+	}
+	rs := p.ready
+	p.ready = nil
+	n := p.Host.net
+	n.Rand.Shuffle(len(rs), func(i, j int) { rs[i], rs[j] = rs[j], rs[i] })
+	for _, r := range rs {
+		h, ev := r.take()
+		if h != nil && ev != 0 {
+			h.Event(ev)
+		}
+	}
+}
+
+// Partition cuts a from b: bytes and connects between them wait until
+// Heal.
+func (n *Net) Partition(a, b *Host) {
+	n.cut[pair(a, b)] = true
+	n.Record('P', uint64(a.id), uint64(b.id), nil)
+}
+
+// Heal joins a and b again; what waited is delivered.
+func (n *Net) Heal(a, b *Host) {
+	k := pair(a, b)
+	delete(n.cut, k)
+	n.Record('H', uint64(a.id), uint64(b.id), nil)
+	held := n.held[k]
+	delete(n.held, k)
+	for _, s := range held {
+		s.scheduled = false
+		s.schedule()
+	}
+}
+
+func (n *Net) isCut(a, b *Host) bool { return a != b && n.cut[pair(a, b)] }
+
+func pair(a, b *Host) [2]int {
+	if a.id > b.id {
+		a, b = b, a
+	}
+	return [2]int{a.id, b.id}
+}
+
+// Errors of the simulated sockets: the kernel's, so that errors.Is finds
+// them as it would on real sockets.
+var (
+	ErrRefused   = syscall.ECONNREFUSED
+	ErrReset     = syscall.ECONNRESET
+	ErrInUse     = syscall.EADDRINUSE
+	ErrNotAvail  = syscall.EADDRNOTAVAIL
+	errBadAddr   = errors.New("simnet: bad address")
+	errNoNetwork = errors.New("simnet: unsupported network")
+)
+
+// Listener is a listening socket.
+type Listener struct {
+	Addr    net.Addr
+	h       Handler
+	p       *Poller
+	key     string
+	backlog []*Sock
+	closed  bool
+	pending Event
+	queued  bool
+	id      uint64
+}
+
+func (l *Listener) take() (Handler, Event) {
+	l.queued = false
+	ev := l.pending
+	l.pending = 0
+	if l.closed {
+		return nil, 0
+	}
+	return l.h, ev
+}
+
+func (l *Listener) notify() {
+	l.pending |= Readable
+	if !l.queued && !l.closed {
+		l.queued = true
+		l.p.ready = append(l.p.ready, l)
+	}
+}
+
+// SetHandler sets who hears that a connection waits.
+func (l *Listener) SetHandler(h Handler) { l.h = h }
+
+// resolve turns address into the key of a listener, for a socket on host.
+func resolve(h *Host, network, address string) (string, net.Addr, int, error) {
+	switch network {
+	case "unix":
+		return "unix:" + address, &net.UnixAddr{Name: address, Net: "unix"}, 0, nil
+	case "tcp", "tcp4", "tcp6":
+	default:
+		return "", nil, 0, errNoNetwork
+	}
+	host, ps, err := net.SplitHostPort(address)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil || port < 0 || port > 65535 {
+		return "", nil, 0, errBadAddr
+	}
+	ip := h.IP
+	if host != "" && host != "localhost" {
+		pip := net.ParseIP(host)
+		if pip == nil {
+			return "", nil, 0, errBadAddr
+		}
+		if !pip.IsLoopback() && !pip.IsUnspecified() {
+			ip = pip.To4()
+			if ip == nil {
+				ip = pip
+			}
+		}
+	}
+	return "", &net.TCPAddr{IP: ip, Port: port}, port, nil
+}
+
+// Listen opens a listener of the poller's host on address; with reuse,
+// several listeners may share it (a connect picks one).
+func (p *Poller) Listen(network, address string, reuse bool) (*Listener, error) {
+	n := p.Host.net
+	key, addr, port, err := resolve(p.Host, network, address)
+	if err != nil {
+		return nil, err
+	}
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		if !ta.IP.Equal(p.Host.IP) {
+			return nil, ErrNotAvail
+		}
+		if port == 0 {
+			n.port++
+			ta.Port = n.port
+		}
+		key = ta.String()
+	}
+	if ls := n.lns[key]; len(ls) > 0 && (!reuse || network == "unix") {
+		return nil, ErrInUse
+	}
+	n.nextID++
+	l := &Listener{Addr: addr, p: p, key: key, id: n.nextID}
+	n.lns[key] = append(n.lns[key], l)
+	n.Record('L', l.id, 0, []byte(key))
+	return l, nil
+}
+
+// Accept returns the next connection waiting, or nil.
+func (l *Listener) Accept() *Sock {
+	if l.closed || len(l.backlog) == 0 {
+		return nil
+	}
+	s := l.backlog[0]
+	copy(l.backlog, l.backlog[1:])
+	l.backlog[len(l.backlog)-1] = nil
+	l.backlog = l.backlog[:len(l.backlog)-1]
+	s.p.Host.net.Record('A', l.id, s.ID, nil)
+	return s
+}
+
+// Close closes l: the connections that waited are reset.
+func (l *Listener) Close() {
+	if l.closed {
+		return
+	}
+	l.closed = true
+	n := l.p.Host.net
+	ls := n.lns[l.key]
+	for i, x := range ls {
+		if x == l {
+			ls = append(ls[:i], ls[i+1:]...)
+			break
+		}
+	}
+	if len(ls) == 0 {
+		delete(n.lns, l.key)
+	} else {
+		n.lns[l.key] = ls
+	}
+	n.Record('l', l.id, 0, nil)
+	for _, s := range l.backlog {
+		s.Reset()
+	}
+	l.backlog = nil
+}
+
+// Sock is one end of a connection.
+type Sock struct {
+	ID            uint64
+	Local, Remote net.Addr
+	p             *Poller
+	peer          *Sock
+	h             Handler
+
+	incoming  []piece // on the way to this end, in order
+	scheduled bool    // an event delivers the head of incoming
+	rbuf      []byte  // arrived, not yet read
+	onWay     int     // bytes of incoming
+	eof       bool    // the peer's end arrived
+	err       error   // a reset or a failed connect
+	connected bool
+	wshut     bool
+	closed    bool
+	blocked   bool // a write was short: tell Writable once there is room
+
+	pending Event
+	queued  bool
+}
+
+type piece struct {
+	b   []byte
+	fin bool
+	at  int64
+}
+
+func (s *Sock) take() (Handler, Event) {
+	s.queued = false
+	ev := s.pending
+	s.pending = 0
+	if s.closed {
+		return nil, 0
+	}
+	return s.h, ev
+}
+
+func (s *Sock) notify(ev Event) {
+	s.pending |= ev
+	if !s.queued && !s.closed {
+		s.queued = true
+		s.p.ready = append(s.p.ready, s)
+	}
+}
+
+// SetHandler sets who hears the socket's events (on its poller).
+func (s *Sock) SetHandler(h Handler) {
+	s.h = h
+	if s.pending != 0 && !s.queued {
+		s.queued = true
+		s.p.ready = append(s.p.ready, s)
+	}
+}
+
+// Err returns the socket's error: why a connect failed, or a reset.
+func (s *Sock) Err() error { return s.err }
+
+// IsConnected reports whether the connect ended well.
+func (s *Sock) IsConnected() bool { return s.connected }
+
+// Dial starts a connect from the poller's host to address; the socket is
+// told Connected once it ends (Err says how).
+func (p *Poller) Dial(network, address string) (*Sock, error) {
+	n := p.Host.net
+	key, addr, _, err := resolve(p.Host, network, address)
+	if err != nil {
+		return nil, err
+	}
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		key = ta.String()
+	}
+	n.nextID++
+	s := &Sock{ID: n.nextID, p: p, Remote: addr}
+	n.socks = append(n.socks, s)
+	if _, ok := addr.(*net.TCPAddr); ok {
+		n.port++
+		s.Local = &net.TCPAddr{IP: p.Host.IP, Port: n.port}
+	} else {
+		s.Local = &net.UnixAddr{Net: "unix"}
+	}
+	n.Record('D', s.ID, 0, []byte(key))
+	d := n.delay()
+	if n.chance(n.Faults.SlowConnect) {
+		d += n.Faults.SlowDelay
+	}
+	n.after(d, func() { n.syn(s, key, 0) })
+	return s, nil
+}
+
+// syn is a connect's arrival at the listener's side.
+func (n *Net) syn(s *Sock, key string, tries int) {
+	if s.closed {
+		return
+	}
+	ls := n.lns[key]
+	var l *Listener
+	if len(ls) > 0 {
+		l = ls[n.Rand.Intn(len(ls))]
+	}
+	if l != nil && n.isCut(s.p.Host, l.p.Host) {
+		if tries < 6 {
+			n.after(time.Second<<tries, func() { n.syn(s, key, tries+1) })
+			return
+		}
+		n.after(0, func() { s.fail(syscall.ETIMEDOUT) })
+		return
+	}
+	if l == nil || n.chance(n.Faults.Refuse) {
+		n.after(n.delay(), func() { s.fail(ErrRefused) })
+		return
+	}
+	n.nextID++
+	srv := &Sock{ID: n.nextID, p: l.p, Local: l.Addr, Remote: s.Local, peer: s, connected: true}
+	if ta, ok := l.Addr.(*net.TCPAddr); ok {
+		srv.Local = &net.TCPAddr{IP: ta.IP, Port: ta.Port}
+	}
+	s.peer = srv
+	n.socks = append(n.socks, srv)
+	l.backlog = append(l.backlog, srv)
+	n.Record('S', s.ID, srv.ID, nil)
+	l.notify()
+	n.after(n.delay(), func() {
+		if s.closed || s.err != nil {
+			return
+		}
+		s.connected = true
+		n.Record('C', s.ID, 0, nil)
+		s.notify(Connected | Writable)
+	})
+}
+
+func (s *Sock) fail(err error) {
+	if s.closed || s.connected || s.err != nil {
+		return
+	}
+	s.err = err
+	s.p.Host.net.Record('F', s.ID, 0, []byte(err.Error()))
+	s.notify(Connected | Readable | Writable)
+}
+
+// Read copies what has arrived into b: n bytes; or 0 and nil at the end
+// of the peer's output; or the socket's error; ok is false when nothing
+// is there yet (Readable comes once something is).
+func (s *Sock) Read(b []byte) (n int, err error, ok bool) {
+	if s.err != nil {
+		return 0, s.err, true
+	}
+	if len(s.rbuf) == 0 {
+		if s.eof {
+			return 0, nil, true
+		}
+		return 0, nil, false
+	}
+	n = copy(b, s.rbuf)
+	s.rbuf = s.rbuf[n:]
+	if len(s.rbuf) == 0 {
+		s.rbuf = nil
+	}
+	if w := s.peer; w != nil && w.blocked && !w.closed {
+		w.blocked = false
+		net := s.p.Host.net
+		net.after(net.delay(), func() { w.notify(Writable) })
+	}
+	return n, nil, true
+}
+
+// Write hands b to the network: it takes as much as the window allows
+// (fewer bytes, sometimes, by the ShortWrite fault) and returns how many.
+// A write that takes less than b is told Writable once there is room.
+func (s *Sock) Write(b []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	if s.closed || s.wshut || s.peer == nil {
+		return 0, syscall.EPIPE
+	}
+	n := s.p.Host.net
+	peer := s.peer
+	room := n.Faults.Window - peer.onWay - len(peer.rbuf)
+	k := min(len(b), max(room, 0))
+	if k > 1 && n.chance(n.Faults.ShortWrite) {
+		k = 1 + n.Rand.Intn(k-1)
+	}
+	if k < len(b) {
+		if room > k {
+			n.after(n.delay(), func() { s.notify(Writable) }) // short by the fault: room is there
+		} else {
+			s.blocked = true
+		}
+	}
+	if k == 0 {
+		return 0, nil
+	}
+	data := append([]byte(nil), b[:k]...)
+	pieces := 1
+	if n.Faults.MaxPieces > 1 && k > 1 {
+		pieces = 1 + n.Rand.Intn(min(n.Faults.MaxPieces, k))
+	}
+	for i := 0; i < pieces; i++ {
+		m := len(data)
+		if i < pieces-1 {
+			m = 1 + n.Rand.Intn(len(data)-(pieces-1-i))
+		}
+		peer.send(piece{b: data[:m:m]})
+		data = data[m:]
+	}
+	return k, nil
+}
+
+// send queues p for delivery to s.
+func (s *Sock) send(p piece) {
+	n := s.p.Host.net
+	p.at = n.now + int64(n.delay())
+	if k := len(s.incoming); k > 0 && s.incoming[k-1].at > p.at {
+		p.at = s.incoming[k-1].at
+	}
+	s.incoming = append(s.incoming, p)
+	s.onWay += len(p.b)
+	s.schedule()
+}
+
+// schedule makes an event deliver the head of s.incoming.
+func (s *Sock) schedule() {
+	if s.scheduled || len(s.incoming) == 0 {
+		return
+	}
+	s.scheduled = true
+	n := s.p.Host.net
+	at := s.incoming[0].at
+	if at < n.now {
+		at = n.now
+	}
+	n.seq++
+	heap.Push(&n.events, &event{at: at, seq: n.seq, fn: s.deliver})
+}
+
+// deliver delivers the head of s.incoming, unless s is cut from its peer.
+func (s *Sock) deliver() {
+	s.scheduled = false
+	if len(s.incoming) == 0 {
+		return
+	}
+	n := s.p.Host.net
+	if s.peer != nil && n.isCut(s.p.Host, s.peer.p.Host) {
+		k := pair(s.p.Host, s.peer.p.Host)
+		n.held[k] = append(n.held[k], s)
+		s.scheduled = true // Heal schedules it again
+		return
+	}
+	p := s.incoming[0]
+	s.incoming[0] = piece{}
+	s.incoming = s.incoming[1:]
+	s.onWay -= len(p.b)
+	if s.closed {
+		// Bytes for a closed socket: the kernel answers with a reset.
+		if len(p.b) > 0 && s.peer != nil {
+			s.peer.resetBy()
+		}
+		s.incoming, s.onWay = nil, 0
+		return
+	}
+	if s.err == nil {
+		if len(p.b) > 0 {
+			n.Record('B', s.ID, 0, p.b)
+			s.rbuf = append(s.rbuf, p.b...)
+		}
+		if p.fin {
+			n.Record('E', s.ID, 0, nil)
+			s.eof = true
+		}
+		s.notify(Readable)
+	}
+	s.schedule()
+}
+
+// ShutWrite sends the end of s's output after what was written.
+func (s *Sock) ShutWrite() {
+	if s.wshut || s.closed || s.peer == nil {
+		s.wshut = true
+		return
+	}
+	s.wshut = true
+	s.peer.send(piece{fin: true})
+}
+
+// Unsettled reports whether closing s now would reset its peer or lose
+// output: bytes arrived that were not read, or bytes written are still on
+// the way.
+func (s *Sock) Unsettled() bool {
+	return len(s.rbuf) > 0 || s.onWay > 0 || (s.peer != nil && s.peer.onWay > 0)
+}
+
+// Close closes s: its output ends (the peer reads EOF after the bytes
+// written before), and bytes that reach it later reset the peer. As the
+// kernel does, a close with bytes arrived and not read resets the
+// connection instead (what was on the way to the peer is lost).
+func (s *Sock) Close() {
+	if s.closed {
+		return
+	}
+	if len(s.rbuf) > 0 && s.err == nil && s.connected {
+		s.Reset()
+	}
+	s.p.Host.net.Record('X', s.ID, 0, nil)
+	if !s.wshut && s.peer != nil && s.err == nil {
+		s.wshut = true
+		s.peer.send(piece{fin: true})
+	}
+	s.closed = true
+	s.h = nil
+	s.rbuf = nil
+}
+
+// Reset resets the connection: both ends fail with ECONNRESET (the peer
+// once the reset reaches it), and what was on the way is lost.
+func (s *Sock) Reset() {
+	n := s.p.Host.net
+	n.Record('R', s.ID, 0, nil)
+	s.resetBy()
+	if p := s.peer; p != nil {
+		n.after(n.delay(), p.resetBy)
+	}
+}
+
+func (s *Sock) resetBy() {
+	if s.closed || s.err != nil {
+		return
+	}
+	s.err = ErrReset
+	s.rbuf, s.incoming, s.onWay = nil, nil, 0
+	if !s.connected {
+		s.p.Host.net.Record('F', s.ID, 0, nil)
+		s.notify(Connected | Readable | Writable)
+		return
+	}
+	s.notify(Readable | Writable)
+}
+
+// ResetHost resets every open connection with an end on h.
+func (n *Net) ResetHost(h *Host) {
+	live := n.socks[:0]
+	for _, s := range n.socks {
+		if s.closed || s.err != nil {
+			continue
+		}
+		live = append(live, s)
+	}
+	clear(n.socks[len(live):])
+	n.socks = live
+	for _, s := range live {
+		if s.p.Host == h && s.connected && s.err == nil && !s.closed {
+			s.Reset()
+		}
+	}
+}
+
+// String describes s for logs.
+func (s *Sock) String() string { return fmt.Sprintf("sock#%d(%v->%v)", s.ID, s.Local, s.Remote) }
+
+type event struct {
+	at  int64
+	seq uint64
+	fn  func()
+}
+
+type eventHeap []*event
+
+func (h eventHeap) Len() int { return len(h) }
+func (h eventHeap) Less(i, j int) bool {
+	return h[i].at < h[j].at || (h[i].at == h[j].at && h[i].seq < h[j].seq)
+}
+func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *eventHeap) Push(x any)   { *h = append(*h, x.(*event)) }
+func (h *eventHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return e
+}

@@ -1,0 +1,192 @@
+package simnet
+
+import (
+	"bytes"
+	"errors"
+	"math/rand"
+	"syscall"
+	"testing"
+)
+
+// counter is a handler that counts its events.
+type counter struct{ n int }
+
+func (c *counter) Event(Event) { c.n++ }
+
+// run advances the network until it has no event left.
+func run(n *Net) {
+	for {
+		t, ok := n.NextEvent()
+		if !ok {
+			return
+		}
+		n.Advance(t)
+	}
+}
+
+// connect makes a connection from host a to a listener on host b.
+func connect(t *testing.T, n *Net) (cli, srv *Sock, pa, pb *Poller, a, b *Host) {
+	t.Helper()
+	a, b = n.Host("a"), n.Host("b")
+	pa, pb = a.Poller(), b.Poller()
+	l, err := pb.Listen("tcp", ":80", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err = pa.Dial("tcp", b.IP.String()+":80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(n)
+	if srv = l.Accept(); srv == nil || !cli.IsConnected() {
+		t.Fatalf("not connected: accepted %v, client connected %v (%v)", srv, cli.IsConnected(), cli.Err())
+	}
+	return
+}
+
+// readAll reads what srv has.
+func readAll(s *Sock) []byte {
+	var out []byte
+	buf := make([]byte, 7)
+	for {
+		k, err, ok := s.Read(buf)
+		if !ok || err != nil || k == 0 {
+			return out
+		}
+		out = append(out, buf[:k]...)
+	}
+}
+
+func TestNet(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T, n *Net)
+	}{
+		{"bytes arrive whole and in order, in pieces", func(t *testing.T, n *Net) {
+			cli, srv, _, _, _, _ := connect(t, n)
+			var want []byte
+			for i := range 50 {
+				p := bytes.Repeat([]byte{byte(i)}, 1+i*13)
+				if k, err := cli.Write(p); k != len(p) || err != nil {
+					t.Fatalf("write %d: %d, %v", i, k, err)
+				}
+				want = append(want, p...)
+			}
+			run(n)
+			if got := readAll(srv); !bytes.Equal(got, want) {
+				t.Fatalf("got %d bytes, want %d (or they differ)", len(got), len(want))
+			}
+		}},
+		{"a partition holds bytes until the heal, losing none", func(t *testing.T, n *Net) {
+			cli, srv, _, _, a, b := connect(t, n)
+			cli.Write([]byte("before "))
+			n.Partition(a, b)
+			cli.Write([]byte("during "))
+			run(n)
+			if got := string(readAll(srv)); got != "" && got != "before " {
+				t.Fatalf("during the partition the server read %q", got)
+			}
+			n.Heal(a, b)
+			cli.Write([]byte("after"))
+			run(n)
+			srvGot := string(readAll(srv))
+			if !bytes.HasSuffix([]byte("before during after"), []byte(srvGot)) || !bytes.HasSuffix([]byte(srvGot), []byte("during after")) {
+				t.Fatalf("after the heal the server read %q", srvGot)
+			}
+		}},
+		{"the window holds a writer back until the peer reads", func(t *testing.T, n *Net) {
+			n.Faults.Window = 100
+			cli, srv, _, _, _, _ := connect(t, n)
+			c := &counter{}
+			cli.SetHandler(c)
+			k, _ := cli.Write(make([]byte, 150))
+			if k != 100 {
+				t.Fatalf("write took %d, want the window's 100", k)
+			}
+			run(n)
+			c.n = 0
+			readAll(srv)
+			run(n)
+			cli.p.Dispatch()
+			if c.n == 0 {
+				t.Fatal("no Writable after the peer read")
+			}
+			if k, _ := cli.Write(make([]byte, 50)); k != 50 {
+				t.Fatalf("second write took %d, want 50", k)
+			}
+		}},
+		{"a connect with no listener is refused", func(t *testing.T, n *Net) {
+			a := n.Host("a")
+			s, err := a.Poller().Dial("tcp", "10.0.0.9:80")
+			if err != nil {
+				t.Fatal(err)
+			}
+			run(n)
+			if !errors.Is(s.Err(), syscall.ECONNREFUSED) {
+				t.Fatalf("err %v, want ECONNREFUSED", s.Err())
+			}
+		}},
+		{"a reset fails both ends", func(t *testing.T, n *Net) {
+			cli, srv, _, _, _, _ := connect(t, n)
+			cli.Write([]byte("lost"))
+			cli.Reset()
+			run(n)
+			for _, s := range []*Sock{cli, srv} {
+				if _, err, _ := s.Read(make([]byte, 8)); !errors.Is(err, syscall.ECONNRESET) {
+					t.Fatalf("%v: read error %v, want ECONNRESET", s, err)
+				}
+			}
+		}},
+		{"close with input unread resets the peer", func(t *testing.T, n *Net) {
+			cli, srv, _, _, _, _ := connect(t, n)
+			cli.Write([]byte("unread"))
+			run(n)
+			srv.Close()
+			run(n)
+			if _, err, _ := cli.Read(make([]byte, 8)); !errors.Is(err, syscall.ECONNRESET) {
+				t.Fatalf("client read error %v, want ECONNRESET", err)
+			}
+		}},
+		{"a close after the bytes reads as EOF", func(t *testing.T, n *Net) {
+			cli, srv, _, _, _, _ := connect(t, n)
+			cli.Write([]byte("bye"))
+			cli.Close()
+			run(n)
+			if got := string(readAll(srv)); got != "bye" {
+				t.Fatalf("read %q, want bye", got)
+			}
+			if k, err, ok := srv.Read(make([]byte, 8)); k != 0 || err != nil || !ok {
+				t.Fatalf("after the bytes: %d, %v, %v; want EOF (0, nil, true)", k, err, ok)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for seed := int64(1); seed <= 20; seed++ {
+				n := New(rand.New(rand.NewSource(seed)))
+				n.Faults.ShortWrite = 0
+				tc.run(t, n)
+			}
+		})
+	}
+}
+
+// The trace of one seed is the same on every run, and differs between
+// seeds.
+func TestTraceReplays(t *testing.T) {
+	trace := func(seed int64) uint64 {
+		n := New(rand.New(rand.NewSource(seed)))
+		cli, srv, _, _, _, _ := connect(t, n)
+		for i := range 20 {
+			cli.Write(bytes.Repeat([]byte{byte(i)}, 100))
+			run(n)
+			readAll(srv)
+		}
+		return n.Trace()
+	}
+	if a, b := trace(1), trace(1); a != b {
+		t.Fatalf("seed 1: traces %x and %x", a, b)
+	}
+	if a, b := trace(1), trace(2); a == b {
+		t.Fatalf("seeds 1 and 2 have the same trace %x", a)
+	}
+}

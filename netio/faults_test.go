@@ -1,0 +1,457 @@
+//go:build linux
+
+package netio_test
+
+// Faults a production server meets: accept failing for want of
+// descriptors, a close with unread input, a shutdown under load, peers that
+// leave while nobody receives, large writes and bursts under the output
+// limit. Each test runs on both backends (go test, go test -tags purego).
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
+	"github.com/spindle-rt/spindle/netio"
+)
+
+// logRecords captures what is logged with log/slog while a test runs.
+type logRecords struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (h *logRecords) Enabled(context.Context, slog.Level) bool { return true }
+func (h *logRecords) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	h.msgs = append(h.msgs, r.Message)
+	h.mu.Unlock()
+	return nil
+}
+func (h *logRecords) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *logRecords) WithGroup(string) slog.Handler      { return h }
+
+func (h *logRecords) count(prefix string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, m := range h.msgs {
+		if len(m) >= len(prefix) && m[:len(prefix)] == prefix {
+			n++
+		}
+	}
+	return n
+}
+
+func captureLog(t *testing.T) *logRecords {
+	h := &logRecords{}
+	old := slog.Default()
+	slog.SetDefault(slog.New(h))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	return h
+}
+
+// With no descriptor left, accepting fails with EMFILE: Serve backs off,
+// reports it once, does not spin, and serves again once descriptors free
+// up.
+func TestServeSurvivesEMFILE(t *testing.T) {
+	logs := captureLog(t)
+	ex := started(t)
+	l := listen(t, ex)
+	echo(l)
+	w := dialNet(t, l) // the reactor and the acceptor are up
+	w.Write([]byte("w"))
+	readN(t, w, 1)
+
+	const clients = 3
+	// Sockets made before the limit is lowered: connecting needs no
+	// descriptor, accepting them does.
+	var socks [clients]int
+	for i := range socks {
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		socks[i] = fd
+	}
+	// Ballast: descriptors freed later, so the server can accept again.
+	var ballast []*os.File
+	for range clients + 2 {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ballast = append(ballast, f)
+	}
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	lim := old
+	lim.Cur = uint64(openFDs(t) - 1) // no descriptor left (openFDs counts its own)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Skip("cannot lower RLIMIT_NOFILE:", err)
+	}
+	restored := false
+	restore := func() {
+		if !restored {
+			restored = true
+			syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old)
+		}
+	}
+	t.Cleanup(restore)
+	for _, b := range ballast {
+		defer b.Close()
+	}
+
+	addr := l.Addr().(*net.TCPAddr)
+	sa := &syscall.SockaddrInet4{Port: addr.Port}
+	copy(sa.Addr[:], addr.IP.To4())
+	for _, fd := range socks {
+		if err := syscall.Connect(fd, sa); err != nil {
+			t.Fatal("connect:", err)
+		}
+		if _, err := syscall.Write(fd, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	// The accepts fail until descriptors free up.
+	deadline := time.Now().Add(spindletest.Safety)
+	for netio.StatsOf(ex).AcceptErrors < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed accept seen: %+v", netio.StatsOf(ex))
+		}
+		time.Sleep(time.Millisecond) // polling a figure, not ordering work
+	}
+	for _, b := range ballast {
+		b.Close()
+	}
+	// Every client is served now: its byte comes back.
+	for _, fd := range socks {
+		tv := syscall.NsecToTimeval(int64(spindletest.Safety))
+		syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
+		var b [1]byte
+		if n, err := syscall.Read(fd, b[:]); n != 1 || err != nil {
+			t.Fatalf("client not served after descriptors freed up: %d, %v", n, err)
+		}
+		syscall.Close(fd)
+	}
+	spell := time.Since(start)
+	restore()
+	st := netio.StatsOf(ex)
+	// Backing off from 5 ms, doubling to 1 s: a handful of tries, where a
+	// retrying loop makes hundreds of thousands a second.
+	if most := uint64(20 + 2*spell/time.Second); st.AcceptErrors > most {
+		t.Errorf("%d failed accepts in %v: the accept loop spins", st.AcceptErrors, spell)
+	}
+	if n := logs.count("netio: accept"); n != 1 {
+		t.Errorf("the failing accepts were logged %d times, want once", n)
+	}
+	// And a new connection is served too.
+	nc := dialNet(t, l)
+	nc.Write([]byte("again"))
+	if got := readN(t, nc, 5); string(got) != "again" {
+		t.Fatalf("echo after recovery: %q", got)
+	}
+}
+
+// A handler that writes 8 MiB and closes while the client has sent bytes
+// it never read: the client gets all 8 MiB, then EOF (not a reset).
+func TestCloseWithUnreadInputSendsEverything(t *testing.T) {
+	ex := started(t)
+	l := listen(t, ex, netio.WithOutputLimit(0))
+	nc := dialNet(t, l)
+	nc.(*net.TCPConn).SetReadBuffer(64 << 10) // the output cannot all sit in the kernel
+	c := accept(t, l)
+	if _, err := nc.Write([]byte("38 bytes the server never reads.......")); err != nil {
+		t.Fatal(err)
+	}
+	// The bytes are in the server's socket before it closes.
+	pending := onLoop(t, ex, func() *future.Future[[]byte] { return c.Recv() })
+	b, err := spindletest.Await(t, pending)
+	if err != nil || len(b) == 0 {
+		t.Fatal(err)
+	}
+	nc.Write([]byte("more unread bytes"))
+	big := bytes.Repeat([]byte("0123456789abcdef"), 512<<10) // 8 MiB
+	onLoop(t, ex, func() error {
+		c.Write(big)
+		return c.Close()
+	})
+	got, err := io.ReadAll(nc)
+	if err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("client read %d of %d bytes, then %v; want all, then EOF", len(got), len(big), err)
+	}
+}
+
+// Shutdown under load: 200 peers keep sending; new connections are refused
+// as soon as the drain begins, and the drain ends.
+func TestShutdownRefusesAndDrainsUnderLoad(t *testing.T) {
+	ex := executor.New(executor.WithName(t.Name()))
+	ex.Start()
+	defer ex.Close()
+	l, err := netio.Listen(ex, "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo(l)
+	peers := spindletest.Scale(200)
+	var wg sync.WaitGroup
+	var stop atomic.Bool
+	ncs := make([]net.Conn, peers)
+	for i := range ncs {
+		ncs[i] = dialNet(t, l)
+	}
+	for _, nc := range ncs {
+		wg.Add(2)
+		go func() { // keeps sending
+			defer wg.Done()
+			msg := make([]byte, 512)
+			for !stop.Load() {
+				if _, err := nc.Write(msg); err != nil {
+					return
+				}
+			}
+		}()
+		go func() { // and reading
+			defer wg.Done()
+			io.Copy(io.Discard, nc)
+		}()
+	}
+	defer func() {
+		stop.Store(true)
+		for _, nc := range ncs {
+			nc.Close()
+		}
+		wg.Wait()
+	}()
+	// Some echo has come back: the server is busy with them.
+	if _, err := ncs[0].Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	// Work that keeps the drain going (each callback queues the next) until
+	// the test has seen the listener refuse.
+	var refused atomic.Bool
+	var again func(struct{}, error)
+	again = func(_ struct{}, err error) {
+		if err == nil && !refused.Load() {
+			future.Resolved(ex, struct{}{}).OnComplete(again)
+		}
+	}
+	onLoop(t, ex, func() error { again(struct{}{}, nil); return nil })
+	ctx, cancel := context.WithTimeout(context.Background(), spindletest.Safety)
+	defer cancel()
+	shut := make(chan error, 1)
+	go func() { shut <- ex.Shutdown(ctx) }()
+	// Wait for the drain to begin (Submit refuses), then dial: refused.
+	for ex.Submit(func() {}) == nil {
+		time.Sleep(time.Millisecond)
+	}
+	deadline := time.Now().Add(spindletest.Safety / 2)
+	for {
+		nc, err := net.DialTimeout("tcp", l.Addr().String(), time.Second)
+		if err != nil {
+			break
+		}
+		// Accepted by the kernel: is it served? It must not be.
+		nc.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the listener still takes connections while the executor shuts down")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Logf("refused after %v", time.Since(deadline.Add(-spindletest.Safety/2)))
+	refused.Store(true)
+	defer func(t0 time.Time) { t.Logf("drained in %v", time.Since(t0)) }(time.Now())
+	if err := spindletest.Recv(t, shut); err != nil {
+		t.Fatalf("Shutdown under load: %v, want it to drain", err)
+	}
+}
+
+// Shutdown after Close of a connection with 8 MiB written lets the
+// lingering output finish.
+func TestShutdownLetsLingeringOutputFinish(t *testing.T) {
+	ex := executor.New(executor.WithName(t.Name()))
+	ex.Start()
+	defer ex.Close()
+	l, err := netio.Listen(ex, "tcp", "127.0.0.1:0", netio.WithOutputLimit(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	nc := dialNet(t, l)
+	nc.(*net.TCPConn).SetReadBuffer(64 << 10)
+	c := accept(t, l)
+	big := bytes.Repeat([]byte("0123456789abcdef"), 512<<10) // 8 MiB
+	onLoop(t, ex, func() error {
+		c.Write(big)
+		return c.Close()
+	})
+	shut := make(chan error, 1)
+	go func() { shut <- ex.Shutdown(spindletest.Context(t)) }()
+	for ex.Submit(func() {}) == nil { // the drain has begun
+		time.Sleep(time.Millisecond)
+	}
+	got, err := io.ReadAll(nc)
+	if err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("client read %d of %d bytes, then %v; want all, then EOF", len(got), len(big), err)
+	}
+	if err := spindletest.Recv(t, shut); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A peer that leaves while nobody receives from its connection frees the
+// socket at once: 200 clients connect and leave, the descriptors come back.
+func TestPeerLeavingFreesSocket(t *testing.T) {
+	ex := started(t)
+	l := listen(t, ex)
+	n := spindletest.Scale(200)
+	dones := make(chan *future.Future[error], n)
+	conns := make(chan *netio.Conn, n)
+	netio.Serve(l, func(c *netio.Conn) { // keeps c, never receives
+		conns <- c
+		dones <- c.Done()
+	})
+	w := dialNet(t, l)
+	<-conns
+	wd := <-dones
+	w.Close()
+	if err, _ := spindletest.Await(t, wd); err != io.EOF {
+		t.Fatalf("Done of a connection whose peer left: %v, want io.EOF", err)
+	}
+	base := openFDs(t)
+	for range n {
+		nc := dialNet(t, l)
+		nc.Close()
+	}
+	for range n {
+		c := <-conns
+		err, _ := spindletest.Await(t, <-dones)
+		if err != io.EOF {
+			t.Fatalf("Done: %v, want io.EOF", err)
+		}
+		if _, err := spindletest.Await(t, c.Recv()); err != io.EOF {
+			t.Fatalf("Recv after the peer left: %v, want io.EOF", err)
+		}
+	}
+	if got := openFDs(t); got > base {
+		t.Fatalf("%d clients connected and left: descriptors went from %d to %d", n, base, got)
+	}
+}
+
+// The output limit cuts a peer that does not read, never a large write or
+// a burst to one that does.
+func TestOutputLimitSparesReaders(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		limit  int
+		writes int
+		size   int
+	}{
+		{"one 5 MiB write, 4 MiB limit", netio.DefaultOutputLimit, 1, 5 << 20},
+		{"2048 writes of 1 KiB in one batch, 1 MiB limit", 1 << 20, 2048, 1 << 10},
+		{"64 writes of 256 KiB in one batch, 4 MiB limit", netio.DefaultOutputLimit, 64, 256 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ex := started(t)
+			l := listen(t, ex, netio.WithOutputLimit(tc.limit))
+			nc := dialNet(t, l)
+			c := accept(t, l)
+			total := tc.writes * tc.size
+			read := make(chan error, 1)
+			go func() { // reads at full speed
+				_, err := io.ReadFull(nc, make([]byte, total))
+				read <- err
+			}()
+			f := onLoop(t, ex, func() *future.Future[struct{}] {
+				chunk := make([]byte, tc.size)
+				for range tc.writes {
+					if _, err := c.Write(chunk); err != nil {
+						return future.Failed[struct{}](ex, err)
+					}
+				}
+				return c.Flush()
+			})
+			if _, err := spindletest.Await(t, f); err != nil {
+				t.Fatal(err)
+			}
+			if err := spindletest.Recv(t, read); err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+		})
+	}
+}
+
+// A model of a pub/sub server: 100 subscribers reading continuously, 100
+// publishers, every message written to every subscriber in the batch that
+// received it. No subscriber is cut.
+func TestOutputLimitFanOut(t *testing.T) {
+	ex := started(t)
+	const limit = 1 << 20 // examples/pubsub's default
+	l := listen(t, ex, netio.WithOutputLimit(limit))
+	subsN, pubsN := 100, 100
+	if spindletest.RaceEnabled {
+		subsN, pubsN = 50, 50
+	}
+	const perPub, msgSize = 80, 512 // 40 KiB per publisher, in one write
+	var subs []*netio.Conn
+	var cut atomic.Int32
+	var all sync.WaitGroup
+	all.Add(subsN)
+	ready := make(chan struct{})
+	netio.Serve(l, func(c *netio.Conn) {
+		if len(subs) < subsN {
+			subs = append(subs, c)
+			if len(subs) == subsN {
+				close(ready)
+			}
+			return
+		}
+		onRecv(c, func(b []byte) error {
+			for _, s := range subs {
+				if _, err := s.Write(b); errors.Is(err, netio.ErrOutputLimit) {
+					cut.Add(1)
+				}
+			}
+			return nil
+		})
+	})
+	want := pubsN * perPub * msgSize
+	errs := make(chan error, subsN)
+	for range subsN {
+		nc := dialNet(t, l)
+		go func() {
+			_, err := io.ReadFull(nc, make([]byte, want))
+			errs <- err
+		}()
+	}
+	spindletest.Recv(t, ready)
+	msg := bytes.Repeat([]byte("m"), perPub*msgSize)
+	for range pubsN {
+		nc := dialNet(t, l)
+		go nc.Write(msg) // one burst each
+	}
+	for range subsN {
+		if err := spindletest.Recv(t, errs); err != nil {
+			t.Fatalf("subscriber: %v (%d writes cut by the output limit)", err, cut.Load())
+		}
+	}
+	if n := cut.Load(); n != 0 {
+		t.Fatalf("%d writes to continuously reading subscribers cut by the output limit", n)
+	}
+}

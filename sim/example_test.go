@@ -1,0 +1,51 @@
+package sim_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/netio"
+	"github.com/spindle-rt/spindle/sim"
+)
+
+// A server and a client on two hosts of a simulated network: the world
+// steps both loops on fake time, and the same seed gives the same run.
+func Example() {
+	w := sim.New(42)
+	defer w.Close()
+	srvHost, cliHost := w.Host("server"), w.Host("client")
+	srv, cli := srvHost.Executor(), cliHost.Executor()
+
+	l, err := netio.Listen(srv, "tcp", ":7000")
+	if err != nil {
+		panic(err)
+	}
+	future.Spawn(srv, func(ctx context.Context) (struct{}, error) {
+		c, err := l.Accept().Await(ctx)
+		if err != nil {
+			return struct{}{}, err
+		}
+		c.Write([]byte("hello from " + c.LocalAddr().String()))
+		return struct{}{}, c.Close()
+	})
+	var got string
+	future.Spawn(cli, func(ctx context.Context) (struct{}, error) {
+		c, err := netio.Dial(ctx, cli, "tcp", srvHost.Addr(7000)).Await(ctx)
+		if err != nil {
+			return struct{}{}, err
+		}
+		defer c.Close()
+		for {
+			b, err := c.Recv().Await(ctx)
+			if err != nil {
+				return struct{}{}, nil // io.EOF once the server has closed
+			}
+			got += string(b)
+		}
+	})
+	w.RunUntil(func() bool { return false }, time.Second) // until the world is quiet
+	fmt.Println(got)
+	// Output: hello from 10.0.0.1:7000
+}
