@@ -954,7 +954,7 @@ func cmdHLen(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 // strconv.ParseFloat reads, decimal and hexadecimal, except that it takes
 // no '_' and a hexadecimal number needs no 'p' exponent.
 func parseScore(b []byte) (float64, bool) {
-	if len(b) == 0 || isSpace(b[0]) || bytes.IndexByte(b, '_') >= 0 {
+	if len(b) == 0 || isSpace(b[0]) || bytes.ContainsRune(b, '_') {
 		return 0, false
 	}
 	body := b

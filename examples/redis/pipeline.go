@@ -150,7 +150,16 @@ func newPipeline(c *client) *pipeline {
 	p.onDone = make([]func(*batch, error), n)
 	for j := range n {
 		p.batches[j] = &batch{budget: s.cfg.OutputHighWater}
-		p.onDone[j] = func(_ *batch, err error) { c.batchDone(err) }
+		p.onDone[j] = func(_ *batch, err error) {
+			if !c.home.ex.OnLoop() {
+				// A call the group's close swept completes off the loop:
+				// the connection's state is its loop's, so the completion
+				// goes there, or is dropped if that loop is closed too.
+				_ = c.home.ex.Submit(func() { c.batchDone(err) })
+				return
+			}
+			c.batchDone(err)
+		}
 	}
 	return p
 }
