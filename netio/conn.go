@@ -81,6 +81,7 @@ type connExt struct {
 	raddr   net.Addr
 	flushq  []flushWait
 	lingerT *executor.Timer
+	tls     *tlsState // a TLS connection's state (tls.go)
 	dialExt // the backend's dial state
 }
 
@@ -247,6 +248,9 @@ func (c *Conn) pumpLater() {
 // receive is one receive: the next bytes, a sticky error, or !ok when
 // nothing is readable yet (the backend then calls readable once it may be).
 func (c *Conn) receive() ([]byte, error, bool) {
+	if t := c.tlsOf(); t != nil {
+		return c.tlsReceive(t)
+	}
 	if c.held > 0 {
 		n := c.held
 		c.held = 0
@@ -347,6 +351,14 @@ func write[S []byte | string](c *Conn, op string, p S) (int, error) {
 		c.abort(ErrOutputLimit)
 		return 0, ErrOutputLimit
 	}
+	if t := c.tlsOf(); t != nil {
+		if t.pout == nil {
+			t.pout = c.r.getW()
+		}
+		t.pout = append(t.pout, p...) // sealed at the batch boundary
+		c.markDirty()
+		return len(p), nil
+	}
 	if c.out == nil {
 		c.out = c.r.getW()
 	}
@@ -367,7 +379,7 @@ func (c *Conn) markDirty() {
 // the kernel. Loop only.
 func (c *Conn) Buffered() int {
 	c.mustLoop("Buffered")
-	return int(c.written - c.taken)
+	return int(c.written-c.taken) + c.tlsBuffered()
 }
 
 // SetOutputLimit sets how many bytes may wait in c's output buffer
@@ -403,6 +415,9 @@ func (c *Conn) SetLinger(d time.Duration) {
 // if c fails or is closed first. Loop only.
 func (c *Conn) Flush() *future.Future[struct{}] {
 	c.mustLoop("Flush")
+	if t := c.tlsOf(); t != nil {
+		t.seal()
+	}
 	if c.written == c.taken {
 		if c.werr != nil && !c.closing {
 			return future.Failed[struct{}](c.exe(), c.werr)
@@ -459,6 +474,9 @@ func (c *Conn) CloseWrite() error {
 	if c.wshut {
 		return nil
 	}
+	if t := c.tlsOf(); t != nil {
+		t.closeNotify()
+	}
 	c.wshut = true
 	if c.written == c.taken {
 		c.drained()
@@ -488,6 +506,9 @@ func (c *Conn) Close() error {
 func (c *Conn) closeOn() {
 	if c.closing || c.released {
 		return
+	}
+	if t := c.tlsOf(); t != nil {
+		t.closeNotify()
 	}
 	c.closing = true
 	c.failRecv(net.ErrClosed)
@@ -559,6 +580,9 @@ func (c *Conn) release() {
 	}
 	c.failRecv(c.rerr)
 	c.failFlush()
+	if t := c.tlsOf(); t != nil {
+		t.released()
+	}
 	c.closeSock()
 	// The last bytes received may still be read by the code that closed
 	// c: the read buffer is left to the garbage collector, not pooled.

@@ -45,6 +45,7 @@ type Listener struct {
 	stash   *Conn
 	done    bool  // pending accepts have been failed for good
 	doneErr error // what they failed with
+	tl      listenTLS // the handshakes of a TLS listener (tls.go)
 
 	ls lsock // the backend's part
 }
@@ -66,6 +67,9 @@ func Listen(ex *executor.Executor, network, address string, opts ...ListenOption
 		o.apply(&cfg)
 	}
 	if err := checkNetwork("listen", network, address); err != nil {
+		return nil, err
+	}
+	if err := cfg.checkTLS(network, address); err != nil {
 		return nil, err
 	}
 	if cfg.reusePort && network == "unix" {
@@ -174,7 +178,7 @@ func (l *Listener) pump() {
 		if c == nil {
 			var err error
 			var ok bool
-			c, err, ok = l.acceptNow()
+			c, err, ok = l.acceptNext()
 			if !ok {
 				return
 			}
@@ -246,6 +250,7 @@ func (l *Listener) finish(err error) {
 		l.stash.abort(net.ErrClosed)
 		l.stash = nil
 	}
+	l.finishTLS()
 }
 
 // Close closes the listener: the address is free again when it returns,

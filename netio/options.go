@@ -21,6 +21,7 @@ type listenConfig struct {
 	reusePort   bool
 	outputLimit int
 	linger      time.Duration
+	tlsOptions  // WithTLS and its options (tls.go)
 }
 
 func defaultListenConfig() listenConfig {

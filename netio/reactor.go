@@ -95,6 +95,9 @@ func (r *reactor) Flush() {
 			d[i] = nil
 			c.dirty = false
 			if !c.released {
+				if t := c.tlsOf(); t != nil {
+					t.seal()
+				}
 				c.flushOut()
 			}
 		}
