@@ -81,8 +81,9 @@ type connExt struct {
 	raddr   net.Addr
 	flushq  []flushWait
 	lingerT *executor.Timer
-	tls     *tlsState // a TLS connection's state (tls.go)
 	dialExt // the backend's dial state
+
+	tls *tlsState // a TLS connection's state (tls.go)
 }
 
 // newConnOf returns a connection whose addresses are laddr and raddr, or,

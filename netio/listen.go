@@ -45,9 +45,9 @@ type Listener struct {
 	stash   *Conn
 	done    bool  // pending accepts have been failed for good
 	doneErr error // what they failed with
-	tl      listenTLS // the handshakes of a TLS listener (tls.go)
 
-	ls lsock // the backend's part
+	ls lsock     // the backend's part
+	tl listenTLS // the handshakes of a TLS listener (tls.go)
 }
 
 // Listen opens a listening socket on address and binds it to ex: accepts,
