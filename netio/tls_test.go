@@ -590,18 +590,20 @@ func TestDialTLS(t *testing.T) {
 	}
 }
 
-// TestTLSManyHandshakesBesidePlainTraffic: 1,000 concurrent handshakes on
-// a loop that also serves plain echo; the plain requests go on being
+// TestTLSManyHandshakesBesidePlainTraffic: 1,000 concurrent handshakes (250
+// under the race detector) on a loop that also serves plain echo; the plain requests go on being
 // answered while the handshakes run, and every handshake completes.
 func TestTLSManyHandshakesBesidePlainTraffic(t *testing.T) {
 	ex := started(t)
-	l := listenTLS(t, ex, serverConfig())
+	// The bound is the safety net: on a loaded machine under the race
+	// detector a queued handshake may wait long for a CPU slot.
+	l := listenTLS(t, ex, serverConfig(), netio.WithHandshakeTimeout(spindletest.Safety))
 	st := states(l)
 	plain := listen(t, ex)
 	echo(plain)
 	pc := dialNet(t, plain)
 
-	n := 1000
+	n := spindletest.Scale(1000) // a quarter under the race detector
 	var done, handshaking atomic.Int64
 	handshaking.Store(1)
 	stop := make(chan struct{})
@@ -616,6 +618,7 @@ func TestTLSManyHandshakesBesidePlainTraffic(t *testing.T) {
 				return
 			default:
 			}
+			pc.SetDeadline(time.Now().Add(spindletest.Safety))
 			pc.Write([]byte("ping"))
 			if _, err := io.ReadFull(pc, buf); err != nil {
 				pings <- -1
@@ -628,11 +631,14 @@ func TestTLSManyHandshakesBesidePlainTraffic(t *testing.T) {
 		}
 	}()
 	var failed atomic.Int64
-	sem := make(chan struct{}, 250) // clients in flight at once
+	sem := make(chan struct{}, 100) // clients in flight at once
+	// The clients check no certificate: their chain verification (pure
+	// Go) would cost more than the server's handshakes.
+	ccfg := &tls.Config{InsecureSkipVerify: true}
 	spindletest.Parallel(n, func(i int) {
 		sem <- struct{}{}
 		defer func() { <-sem }()
-		tc, err := dialTLS(t, l, clientConfig())
+		tc, err := dialTLS(t, l, ccfg)
 		if err != nil {
 			failed.Add(1)
 			t.Errorf("handshake %d: %v", i, err)
