@@ -224,6 +224,8 @@ type tlsState struct {
 	end     error  // the socket's end (io.EOF or its error), once read
 	endRead bool   // crypto/tls has been given end
 	sealing bool
+	probe   bool   // crypto/tls may hold a whole record: read it before the socket
+	fr      framer // where the records given to crypto/tls end
 
 	// the handshake
 	mu      sync.Mutex
@@ -295,6 +297,7 @@ func (t *tlsState) finish() {
 	if err == nil {
 		t.mu.Lock()
 		t.est = true
+		t.probe = true
 		t.in, t.hin = t.hin, nil
 		if len(t.in) == 0 {
 			t.in = nil
@@ -396,7 +399,8 @@ func (t *tlsState) released() {
 func (t *tlsState) Read(p []byte) (int, error) {
 	if t.est {
 		if len(t.in) > 0 {
-			n := copy(p, t.in)
+			n := copy(p, t.in[:t.fr.limit(t.in)])
+			t.fr.advance(t.in[:n])
 			t.in = t.in[n:]
 			return n, nil
 		}
@@ -425,7 +429,8 @@ func (t *tlsState) Read(p []byte) (int, error) {
 	}
 	defer t.mu.Unlock()
 	if len(t.hin) > 0 {
-		n := copy(p, t.hin)
+		n := copy(p, t.hin[:t.fr.limit(t.hin)])
+		t.fr.advance(t.hin[:n])
 		t.hin = t.hin[n:]
 		if len(t.hin) == 0 {
 			t.hin = nil
@@ -495,6 +500,29 @@ func (c *Conn) tlsReceive(t *tlsState) ([]byte, error, bool) {
 		return nil, c.rerr, true
 	}
 	for {
+		if len(t.in) == 0 && t.end == nil && !t.probe {
+			// crypto/tls holds no whole record (it is given one record at
+			// a time and has returned the last one's plaintext): read the
+			// socket before asking it, which saves a call that would find
+			// nothing (and allocate).
+			rn, rerr, ok := c.readNow()
+			if !ok {
+				if t.pbuf != nil {
+					c.r.putR(t.pbuf)
+					t.pbuf = nil
+				}
+				return nil, nil, false
+			}
+			switch {
+			case rn > 0:
+				t.in = c.rbuf[:rn]
+			case rerr != nil:
+				t.end = rerr
+			default:
+				t.end = io.EOF
+			}
+		}
+		t.probe = false
 		if t.pbuf == nil {
 			t.pbuf = c.r.getR()
 		}
@@ -505,30 +533,55 @@ func (c *Conn) tlsReceive(t *tlsState) ([]byte, error, bool) {
 			}
 			return t.pbuf[:n], nil, true
 		}
-		if err != errWouldBlock {
-			if err == nil {
-				continue
-			}
-			c.rerr = t.mapErr(err)
-			c.r.putR(t.pbuf)
-			t.pbuf = nil
-			return nil, c.rerr, true
+		if err == errWouldBlock || err == nil {
+			continue // a partial record, or one without data: read on
 		}
-		// crypto/tls has read everything in: read the socket again.
-		rn, rerr, ok := c.readNow()
-		if !ok {
-			c.r.putR(t.pbuf)
-			t.pbuf = nil
-			return nil, nil, false
+		c.rerr = t.mapErr(err)
+		c.r.putR(t.pbuf)
+		t.pbuf = nil
+		return nil, c.rerr, true
+	}
+}
+
+// framer follows the record boundaries of the ciphertext given to
+// crypto/tls, so that it is given one record at a time: it then holds no
+// whole record once a Read has returned, and the socket can be read
+// without asking it first.
+type framer struct {
+	hdr  [5]byte // the header of the current record, hn bytes of it so far
+	hn   int
+	left int // bytes of its body not yet given
+}
+
+// limit returns how many bytes of in belong to the current record.
+func (f *framer) limit(in []byte) int {
+	if f.hn < len(f.hdr) {
+		h := min(len(f.hdr)-f.hn, len(in))
+		if f.hn+h < len(f.hdr) {
+			return h
 		}
-		switch {
-		case rn > 0:
-			t.in = c.rbuf[:rn]
-		case rerr != nil:
-			t.end = rerr
-		default:
-			t.end = io.EOF
+		var hdr [5]byte
+		copy(hdr[:], f.hdr[:f.hn])
+		copy(hdr[f.hn:], in[:h])
+		return h + min(int(hdr[3])<<8|int(hdr[4]), len(in)-h)
+	}
+	return min(f.left, len(in))
+}
+
+// advance notes that b, within the current record, was given.
+func (f *framer) advance(b []byte) {
+	if f.hn < len(f.hdr) {
+		h := copy(f.hdr[f.hn:], b)
+		f.hn += h
+		b = b[h:]
+		if f.hn < len(f.hdr) {
+			return
 		}
+		f.left = int(f.hdr[3])<<8 | int(f.hdr[4])
+	}
+	f.left -= len(b)
+	if f.left == 0 {
+		f.hn = 0
 	}
 }
 
