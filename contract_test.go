@@ -2,6 +2,10 @@ package spindle_test
 
 import (
 	"context"
+	"expvar"
+	"io"
+	"net"
+	"net/http"
 	"time"
 
 	"github.com/spindle-rt/spindle/channel"
@@ -9,11 +13,13 @@ import (
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/hooks"
 	"github.com/spindle-rt/spindle/merge"
+	"github.com/spindle-rt/spindle/metrics"
+	"github.com/spindle-rt/spindle/netio"
 	"github.com/spindle-rt/spindle/semaphore"
 	"github.com/spindle-rt/spindle/shard"
 )
 
-// The public API contract of DESIGN.md, name by name and shape by shape:
+// The public API contract of docs/design.md, name by name and shape by shape:
 // this file stops compiling if any of them changes.
 var (
 	_ func(...executor.Option) *executor.Executor                     = executor.New
@@ -116,6 +122,43 @@ var (
 	_                                                           = executor.Stats{TasksRun: 1, Queued: 1, Timers: 1, Suspended: 1, Busy: time.Second, Idle: time.Second, Stalls: 1}
 	_ func(time.Duration, func(executor.Stall)) executor.Option = executor.WithStallHandler
 	_                                                           = executor.Stall{Executor: "e", Duration: time.Second, Stack: []byte{}}
+
+	_ func(*executor.Executor, string, string, ...netio.ListenOption) (*netio.Listener, error) = netio.Listen
+	_ func() netio.ListenOption                                                                = netio.WithReusePort
+	_ func(*netio.Listener) *future.Future[*netio.Conn]                                        = (*netio.Listener).Accept
+	_ func(*netio.Listener) net.Addr                                                           = (*netio.Listener).Addr
+	_ func(*netio.Listener) error                                                              = (*netio.Listener).Close
+	_ func(context.Context, *executor.Executor, string, string) *future.Future[*netio.Conn]    = netio.Dial
+	_ func(*netio.Conn) *future.Future[[]byte]                                                 = (*netio.Conn).Recv
+	_ func(*netio.Conn) ([]byte, bool)                                                         = (*netio.Conn).TryRecv
+	_ func(*netio.Conn, executor.Waker) ([]byte, bool, error)                                  = (*netio.Conn).PollRecv
+	_ func(*netio.Conn, []byte) (int, error)                                                   = (*netio.Conn).Write
+	_ func(*netio.Conn) int                                                                    = (*netio.Conn).Buffered
+	_ func(*netio.Conn) *future.Future[struct{}]                                               = (*netio.Conn).Flush
+	_ func(*netio.Conn) error                                                                  = (*netio.Conn).CloseWrite
+	_ func(*netio.Conn) error                                                                  = (*netio.Conn).Close
+	_ func(*netio.Conn) net.Addr                                                               = (*netio.Conn).LocalAddr
+	_ func(*netio.Conn) net.Addr                                                               = (*netio.Conn).RemoteAddr
+	_ func(*netio.Conn) *executor.Executor                                                     = (*netio.Conn).Executor
+	_ merge.Stream[[]byte]                                                                     = (*netio.Conn)(nil)
+	_ future.Poller[[]byte]                                                                    = (*netio.Conn)(nil)
+	_ io.Writer                                                                                = (*netio.Conn)(nil)
+
+	_ func(*executor.Executor) expvar.Var          = metrics.Var
+	_ func(*shard.Group) expvar.Var                = metrics.GroupVar
+	_ func(string, *executor.Executor)             = metrics.Publish
+	_ func(string, *shard.Group)                   = metrics.PublishGroup
+	_ func(io.Writer, ...*executor.Executor) error = metrics.WriteText
+	_ func(...*executor.Executor) http.Handler     = metrics.Handler
+	_ func() []metrics.Figure                      = metrics.Figures
+	_ func(metrics.Kind) string                    = metrics.Kind.String
+	_                                              = metrics.Figure{
+		Key: "k", Prometheus: "p", OTel: "o", Unit: "s", Help: "h",
+		Kind: metrics.Counter, Integer: true, Value: func(executor.Stats) float64 { return 0 },
+	}
+	_        = [...]metrics.Kind{metrics.Counter, metrics.UpDownCounter, metrics.Gauge}
+	_ string = metrics.PrometheusLabel
+	_ string = metrics.OTelAttribute
 )
 
 type waker struct{}

@@ -115,3 +115,54 @@ func undocumented(pkgs []string, doc, readme, arch string) []string {
 	}
 	return out
 }
+
+// Every document the project cites exists in it: each relative link of a
+// Markdown file resolves (code spans and blocks aside), and each
+// docs/NAME.md, or design document at the root, that a Go file or a note
+// names is there: a reader must be able to follow a reference to the
+// design or to a note.
+func TestDocsReferencesResolve(t *testing.T) {
+	code := regexp.MustCompile("(?s)```.*?```|`[^`\n]*`")
+	link := regexp.MustCompile(`\]\(([^)#\s]+)(?:#[^)]*)?\)`)
+	cited := regexp.MustCompile(`\bdocs/[a-z_-]+\.md\b|\bDESIGN\.md\b`)
+	var checked int
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		md, gofile := strings.HasSuffix(path, ".md"), strings.HasSuffix(path, ".go")
+		if (!md && !gofile) || path == "docs_test.go" {
+			return nil
+		}
+		text := read(t, path)
+		if md {
+			for _, m := range link.FindAllStringSubmatch(code.ReplaceAllString(text, ""), -1) {
+				if target := m[1]; !strings.Contains(target, "://") {
+					checked++
+					if _, err := os.Stat(filepath.Join(filepath.Dir(path), target)); err != nil {
+						t.Errorf("%s links to %s, which does not exist", path, target)
+					}
+				}
+			}
+		}
+		for _, name := range cited.FindAllString(text, -1) {
+			checked++
+			if _, err := os.Stat(name); err != nil {
+				t.Errorf("%s cites %s, which is not in the repository", path, name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 20 {
+		t.Fatalf("checked only %d references: the walk missed the tree", checked)
+	}
+}

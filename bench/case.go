@@ -53,7 +53,7 @@ const (
 )
 
 // goCaseNames are the last path elements of the cases that are plain Go
-// (or golang.org/x/sync) ways of doing a job, as DESIGN.md lists them:
+// (or golang.org/x/sync) ways of doing a job, as docs/design.md lists them:
 // a case without a Kind whose name ends in one of them is of kind go.
 var goCaseNames = []string{
 	"goroutines", "go_chan", "gosched", "reflect_select", "goroutine_fanin",

@@ -36,7 +36,7 @@ import (
 	"time"
 )
 
-// groupOrder lists the groups of DESIGN.md ("The bundled benchmarks") in the
+// groupOrder lists the groups of docs/design.md ("The bundled benchmarks") in the
 // order the runner runs and prints them.
 var groupOrder = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc", "Service", "HTTP", "Group", "Semaphore", "Shard", "Net", "TLS"}
 

@@ -53,10 +53,18 @@ type entry[T any] struct {
 	i int
 }
 
+// ErrNoFutures is the error of [Race] and [Any] of no futures: with no
+// input, nothing could ever complete the first or succeed.
+var ErrNoFutures = errors.New("future: Race or Any of no futures")
+
 // All returns a future of the values of fs, in input order, once all have
 // resolved. It fails as soon as one fails, with that error, and cancels the
-// rest. All futures must share one executor; there must be at least one.
+// rest. All futures must share one executor. All of no futures is resolved
+// with an empty slice (see Combinators of no futures in the package doc).
 func All[T any](fs ...*Future[T]) *Future[[]T] {
+	if len(fs) == 0 {
+		return none([]T{}, nil)
+	}
 	ex := check("All", fs)
 	c := &combiner[T]{kind: kindAll, ins: fs, vals: make([]T, len(fs))}
 	c.all = newPending[[]T](ex)
@@ -65,8 +73,12 @@ func All[T any](fs ...*Future[T]) *Future[[]T] {
 }
 
 // AllSettled returns a future of the outcomes of fs, in input order, once
-// all have completed; it never fails.
+// all have completed; it never fails. AllSettled of no futures is resolved
+// with an empty slice.
 func AllSettled[T any](fs ...*Future[T]) *Future[[]Result[T]] {
+	if len(fs) == 0 {
+		return none([]Result[T]{}, nil)
+	}
 	ex := check("AllSettled", fs)
 	c := &combiner[T]{kind: kindAllSettled, ins: fs, settled: make([]Result[T], len(fs))}
 	c.sets = newPending[[]Result[T]](ex)
@@ -75,8 +87,13 @@ func AllSettled[T any](fs ...*Future[T]) *Future[[]Result[T]] {
 }
 
 // Race returns a future completed like the first of fs to complete, with
-// its value or its error, and cancels the rest.
+// its value or its error, and cancels the rest. Race of no futures fails
+// with [ErrNoFutures] (not a future that stays pending for ever).
 func Race[T any](fs ...*Future[T]) *Future[T] {
+	if len(fs) == 0 {
+		var zero T
+		return none(zero, ErrNoFutures)
+	}
 	ex := check("Race", fs)
 	c := &combiner[T]{kind: kindRace, ins: fs}
 	c.one = newPending[T](ex)
@@ -86,8 +103,12 @@ func Race[T any](fs ...*Future[T]) *Future[T] {
 
 // Any returns a future resolved with the value of the first of fs to resolve,
 // and cancels the rest. If all fail it fails with errors.Join of their
-// errors, in input order.
+// errors, in input order. Any of no futures fails with [ErrNoFutures].
 func Any[T any](fs ...*Future[T]) *Future[T] {
+	if len(fs) == 0 {
+		var zero T
+		return none(zero, ErrNoFutures)
+	}
 	ex := check("Any", fs)
 	c := &combiner[T]{kind: kindAny, ins: fs, errs: make([]error, len(fs))}
 	c.one = newPending[T](ex)
@@ -95,10 +116,25 @@ func Any[T any](fs ...*Future[T]) *Future[T] {
 	return c.one
 }
 
-func check[T any](name string, fs []*Future[T]) *loop.Loop {
-	if len(fs) == 0 {
-		panic("future: " + name + " of no futures")
+// none returns the future of a combinator of no futures, complete from the
+// start with v or err. With no input to take an executor from, it is bound
+// to the loop the caller holds (in a callback or task body), or to no
+// executor off any loop: then Ready, Peek and Await answer at once, Cancel
+// reports false, and the methods that would have to schedule on a loop
+// (Then, OnComplete, ...) panic saying so.
+func none[T any](v T, err error) *Future[T] {
+	if ex := loop.Held(); ex != nil {
+		return done(ex, v, err)
 	}
+	f := new(Future[T])
+	f.val, f.err = v, err
+	f.head.Store(&doneLink)
+	return f
+}
+
+// check validates the inputs of a combinator (at least one) and returns
+// their executor.
+func check[T any](name string, fs []*Future[T]) *loop.Loop {
 	var ex *loop.Loop
 	for i, f := range fs {
 		if f == nil {

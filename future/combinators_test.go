@@ -358,8 +358,108 @@ func TestCombinatorBadInput(t *testing.T) {
 		"Any":        func(fs ...*future.Future[int]) { future.Any(fs...) },
 	}
 	for name, k := range kinds {
-		t.Run(name+"/empty", func(t *testing.T) { spindletest.MustPanic(t, "", name, func() { k() }) })
 		t.Run(name+"/nil", func(t *testing.T) { spindletest.MustPanic(t, "", "nil", func() { k(a, nil) }) })
 		t.Run(name+"/mixed", func(t *testing.T) { spindletest.MustPanic(t, "", "different executors", func() { k(a, b) }) })
+	}
+}
+
+// noInput is what a combinator of no futures gave: its outcome, its
+// executor, and two things to do with it.
+type noInput struct {
+	ready  bool
+	res    any
+	err    error
+	ex     *executor.Executor
+	cancel func() bool
+	then   func() // registers a continuation on it
+}
+
+func madeOfNone[T any](f *future.Future[T], then func()) noInput {
+	v, err := f.Await(context.Background())
+	return noInput{f.Ready(), v, err, f.Executor(), f.Cancel, then}
+}
+
+// TestCombinatorsOfNoFutures checks what the combinators make of no
+// input, as JavaScript's Promise.all([]), allSettled([]) and any([]) do,
+// and Race like Any rather than a future pending for ever: complete at
+// once, never a panic, bound to the loop the caller holds, or to none.
+func TestCombinatorsOfNoFutures(t *testing.T) {
+	kinds := []struct {
+		name string
+		make func() noInput
+	}{
+		{"All", func() noInput {
+			f := future.All[int]()
+			return madeOfNone(f, func() { future.Then(f, func([]int) (int, error) { return 0, nil }) })
+		}},
+		{"AllSettled", func() noInput {
+			f := future.AllSettled[int]()
+			return madeOfNone(f, func() { f.OnComplete(func([]future.Result[int], error) {}) })
+		}},
+		{"Race", func() noInput {
+			f := future.Race[int]()
+			return madeOfNone(f, func() { future.Transform(f, func(int, error) (int, error) { return 0, nil }) })
+		}},
+		{"Any", func() noInput {
+			f := future.Any[int]()
+			return madeOfNone(f, func() { future.Timeout(f, time.Second) })
+		}},
+	}
+	check := func(t *testing.T, name string, got noInput) {
+		t.Helper()
+		if !got.ready {
+			t.Fatalf("%s() is pending, want complete at once", name)
+		}
+		switch name {
+		case "All":
+			if v := got.res.([]int); v == nil || len(v) != 0 || got.err != nil {
+				t.Errorf("All() = %#v, %v; want []int{}, nil", v, got.err)
+			}
+		case "AllSettled":
+			if v := got.res.([]future.Result[int]); v == nil || len(v) != 0 || got.err != nil {
+				t.Errorf("AllSettled() = %#v, %v; want []Result{}, nil", v, got.err)
+			}
+		default:
+			if got.res.(int) != 0 || !errors.Is(got.err, future.ErrNoFutures) {
+				t.Errorf("%s() = %v, %v; want 0, ErrNoFutures", name, got.res, got.err)
+			}
+		}
+		if got.cancel() {
+			t.Errorf("Cancel() = true on a complete future")
+		}
+	}
+	for _, k := range kinds {
+		t.Run(k.name+"/off_loop", func(t *testing.T) {
+			got := k.make()
+			check(t, k.name, got)
+			if got.ex != nil {
+				t.Errorf("Executor() = %v, want nil off any loop", got.ex)
+			}
+			spindletest.MustPanic(t, "", "bound to no executor", got.then)
+		})
+		t.Run(k.name+"/on_loop", func(t *testing.T) {
+			ex := executor.New()
+			defer ex.Close()
+			ran := false
+			o := future.Spawn(ex, func(ctx context.Context) (noInput, error) {
+				got := k.make()
+				got.then() // schedules on ex: no panic
+				// A continuation on a combinator of none runs on ex like any other.
+				_, err := future.Then(future.All[int](), func([]int) (int, error) { ran = true; return 0, nil }).Await(ctx)
+				return got, err
+			})
+			ex.RunUntilIdle()
+			got, err := result(t, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, k.name, got)
+			if got.ex != ex {
+				t.Errorf("%s() on the loop is bound to %v, want the loop's executor", k.name, got.ex)
+			}
+			if !ran {
+				t.Errorf("Then on All() made on the loop did not run")
+			}
+		})
 	}
 }

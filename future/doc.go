@@ -73,6 +73,15 @@
 // errors if none succeeds. Inputs that are already complete are folded in at
 // once, so a combinator of completed futures is complete when it returns.
 //
+// Combinators of no futures are complete at once and never panic: All and
+// AllSettled resolve with an empty slice, and Race and Any fail with
+// [ErrNoFutures] (a Race that stayed pending for ever, as JavaScript's
+// Promise.race([]) does, would hold whoever waits on it). Having no input
+// to take an executor from, such a future is bound to the loop the caller
+// holds (a callback or task body); made off any loop it is bound to none:
+// Ready, Peek and Await answer at once, Cancel reports false, and Then,
+// Transform, OnComplete and Timeout panic, since no loop could run them.
+//
 // # Blocking work, deadlines and groups
 //
 // [Go] runs a blocking function on a goroutine of its own and completes its

@@ -385,6 +385,9 @@ func (f *Future[T]) complete(v T, err error, by how) bool {
 // is bound to no executor, so nothing could ever run its callbacks.
 func (c *core) mustMade(op string) {
 	if c.ex == nil {
+		if c.ready() {
+			panic("future: " + op + " on a future bound to no executor (a combinator of no futures made off any loop): Await it, or make it on a loop")
+		}
 		panic("future: " + op + " on a Future not made by this package (NewPromise, Then, Call, ...)")
 	}
 }
@@ -408,6 +411,9 @@ func (f *Future[T]) Peek() (Result[T], bool) {
 // OnCancel callbacks on the loop (a spawned task's context is cancelled). It
 // returns false if the future had already completed.
 func (f *Future[T]) Cancel() bool {
+	if f.ready() {
+		return false
+	}
 	f.mustMade("Cancel")
 	h, ok := f.claim()
 	if !ok {

@@ -67,6 +67,7 @@ type Conn struct {
 	pumping  bool        // a pump runnable is queued
 	dirty    bool
 	closing  bool // Close has begun: output is being sent, then the socket closes
+	lingerin bool // Close has sent the output and shut the write side: input is discarded until EOF
 	wshut    bool // CloseWrite has been asked
 	wshutOK  bool // the write side has been shut
 	released bool
@@ -81,7 +82,8 @@ type connExt struct {
 	raddr   net.Addr
 	flushq  []flushWait
 	lingerT *executor.Timer
-	dialExt // the backend's dial state
+	done    *future.Promise[error] // Done's, made on first use
+	dialExt                        // the backend's dial state
 
 	tls *tlsState // a TLS connection's state (tls.go)
 }
@@ -127,6 +129,7 @@ func (c *Conn) attach(r *reactor, cfg *listenConfig) bool {
 		return false
 	}
 	r.conns++
+	inc(&r.stats.opened)
 	return true
 }
 
@@ -280,6 +283,10 @@ func (c *Conn) receive() ([]byte, error, bool) {
 // readable is called by the backend, on the loop, when bytes may have
 // arrived since a receive found none.
 func (c *Conn) readable() {
+	if c.lingerin {
+		c.discardInput()
+		return
+	}
 	if len(c.recvq) > 0 && !c.pumping {
 		c.pump()
 	}
@@ -455,7 +462,7 @@ func (c *Conn) took(n int) {
 func (c *Conn) drained() {
 	switch {
 	case c.closing:
-		c.release()
+		c.lingerClose()
 	case c.wshut && !c.wshutOK:
 		c.wshutOK = true
 		if err := c.shutWrite(); err != nil {
@@ -514,12 +521,73 @@ func (c *Conn) closeOn() {
 	c.closing = true
 	c.failRecv(net.ErrClosed)
 	c.rerr = net.ErrClosed
-	if c.written == c.taken || c.linger <= 0 || c.werr != nil {
+	if c.linger <= 0 || c.werr != nil {
 		c.abort(net.ErrClosed)
 		return
 	}
+	if c.written == c.taken {
+		c.lingerClose()
+		return
+	}
 	c.markDirty()
-	c.x().lingerT = c.exe().AfterFunc(c.linger, func() { c.abort(net.ErrClosed) })
+	c.startLinger()
+}
+
+// startLinger bounds what is left of a Close by the linger time.
+func (c *Conn) startLinger() {
+	if x := c.x(); x.lingerT == nil {
+		x.lingerT = c.exe().AfterFunc(c.linger, func() { c.abort(net.ErrClosed) })
+	}
+}
+
+// lingerClose ends a Close once the output has all been taken by the
+// kernel. Closing a socket whose input holds bytes not read (or that
+// receives more) makes the kernel send a reset, which discards the output
+// it has not delivered yet. So unless the socket is clear (no input
+// unread, no output undelivered), the close lingers: the write side is
+// shut (the peer reads EOF after the output), input is read and discarded
+// until the peer's EOF, then the socket closes; the linger time bounds it.
+func (c *Conn) lingerClose() {
+	if c.released || c.lingerin {
+		return
+	}
+	if c.werr != nil || !c.mayReset() {
+		c.release()
+		return
+	}
+	if !c.wshutOK {
+		c.wshutOK = true
+		if err := c.shutWrite(); err != nil {
+			c.release()
+			return
+		}
+	}
+	c.lingerin = true
+	c.startLinger()
+	c.discardInput()
+}
+
+// discardInputBurst is how many reads a lingering close makes in one go
+// before it lets the loop run something else.
+const discardInputBurst = 16
+
+// discardInput reads and drops the input of a lingering close until the
+// peer's EOF (or a failure), then closes the socket.
+func (c *Conn) discardInput() {
+	for range discardInputBurst {
+		if c.released {
+			return
+		}
+		n, err, ok := c.readNow()
+		if !ok {
+			return // the backend calls readable once there is more
+		}
+		if n == 0 || err != nil {
+			c.release()
+			return
+		}
+	}
+	c.lp.Post(c.discardInput) // a peer that keeps sending: go on after the rest of the loop
 }
 
 // failRecv fails every pending receive with err.
@@ -590,6 +658,29 @@ func (c *Conn) release() {
 	c.rbuf, c.held = nil, 0
 	c.recvq = nil
 	c.r.conns--
+	inc(&c.r.stats.closed)
+	if x := c.ext; x != nil && x.done != nil {
+		x.done.Resolve(c.rerr)
+	}
+}
+
+// Done returns a future that completes once c's socket has been closed,
+// with the reason as its value: io.EOF when the peer left (see "Peers that
+// leave" in the package documentation), the socket's error on a failure,
+// net.ErrClosed after Close, ErrOutputLimit, executor.ErrClosed when the
+// executor closed. It never fails. It tells an owner that has no receive
+// pending that its connection has gone, as context.Context's Done tells a
+// function that its work is no longer wanted. Loop only.
+func (c *Conn) Done() *future.Future[error] {
+	c.mustLoop("Done")
+	if c.released {
+		return future.Resolved(c.exe(), c.rerr)
+	}
+	x := c.x()
+	if x.done == nil {
+		x.done = future.NewPromise[error](c.exe())
+	}
+	return x.done.Future()
 }
 
 // String describes c for logs: its addresses.

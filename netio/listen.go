@@ -183,12 +183,16 @@ func (l *Listener) pump() {
 				return
 			}
 			if err != nil {
+				if !errors.Is(err, net.ErrClosed) {
+					inc(&l.r.stats.acceptErrors)
+				}
 				l.popAccept().Reject(fmt.Errorf("netio: accept: %w", err))
 				continue
 			}
 			if c == nil {
 				continue // the executor closed under it
 			}
+			inc(&l.r.stats.accepted)
 		}
 		for c != nil && len(l.acceptq) > 0 {
 			if l.popAccept().Resolve(c) {

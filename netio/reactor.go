@@ -48,6 +48,7 @@ type reactor struct {
 	conns  int  // connections attached and not yet released
 	closed bool // the executor has closed: no connection is attached any more
 	watch  loop.CloseWatch
+	stats  *counters
 
 	poller // the backend's part (epoll on Linux, nothing for the fallback)
 }
@@ -57,7 +58,7 @@ func reactorOf(lp *loop.Loop) (*reactor, error) {
 	if r, ok := lp.Local(reactorKey{}).(*reactor); ok {
 		return r, nil
 	}
-	r := &reactor{lp: lp, ex: (*executor.Executor)(lp)}
+	r := &reactor{lp: lp, ex: (*executor.Executor)(lp), stats: &counters{}}
 	if !lp.Watch(&r.watch, (*reactorWatch)(r)) {
 		return nil, executor.ErrClosed
 	}
@@ -65,6 +66,7 @@ func reactorOf(lp *loop.Loop) (*reactor, error) {
 		lp.Unwatch(&r.watch)
 		return nil, err
 	}
+	registry.Store(lp, r.stats)
 	lp.SetLocal(reactorKey{}, r)
 	lp.AddFlusher(r)
 	return r, nil
@@ -83,6 +85,7 @@ func (w *reactorWatch) Interrupt(error) {
 		c.interrupt()
 	}
 	r.shutPoller()
+	registry.Delete(r.lp)
 }
 
 // Flush hands the output of every dirty connection to the kernel: the

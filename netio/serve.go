@@ -3,9 +3,12 @@ package netio
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
+	"time"
 
+	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/shard"
 )
 
@@ -16,6 +19,16 @@ import (
 // returns at once; accepting ends when l or its executor closes. A panic in
 // handle goes to the executor's panic handler and accepting goes on. Any
 // goroutine.
+//
+// An accept that fails for another reason (EMFILE or ENFILE when the
+// process or the system has no descriptor left, ENOBUFS, ...) does not end
+// Serve: it waits and tries again, as net/http's Server does, 5 ms after
+// the first failure, doubling to at most a second while accepts keep
+// failing, and at once again after one succeeds. The first failure of each
+// spell is logged with log/slog (a warning naming the executor and the
+// listener); every one is counted in Stats.AcceptErrors. Connections
+// waiting in the kernel's backlog meanwhile are served once descriptors
+// free up.
 func Serve(l *Listener, handle func(*Conn)) {
 	if l == nil {
 		panic("netio: Serve on nil *Listener")
@@ -23,16 +36,48 @@ func Serve(l *Listener, handle func(*Conn)) {
 	if handle == nil {
 		panic("netio: Serve with nil handler")
 	}
-	var next func(*Conn, error)
-	next = func(c *Conn, err error) {
-		if err != nil {
-			return // closed: net.ErrClosed or executor.ErrClosed
-		}
-		l.Accept().OnComplete(next)
-		handle(c)
-	}
-	l.Accept().OnComplete(next)
+	a := &acceptLoop{l: l, handle: handle}
+	a.nextFn = a.next
+	a.retryFn = a.retry
+	l.Accept().OnComplete(a.nextFn)
 }
+
+// Back-off between failed accepts, as net/http's.
+const (
+	acceptDelayMin = 5 * time.Millisecond
+	acceptDelayMax = time.Second
+)
+
+// acceptLoop is Serve's state, loop-owned: its callbacks run on l's loop.
+type acceptLoop struct {
+	l       *Listener
+	handle  func(*Conn)
+	delay   time.Duration // 0 while accepts succeed
+	nextFn  func(*Conn, error)
+	retryFn func()
+}
+
+func (a *acceptLoop) next(c *Conn, err error) {
+	if err != nil {
+		if errors.Is(err, net.ErrClosed) || errors.Is(err, executor.ErrClosed) {
+			return // the listener or the executor closed
+		}
+		if a.delay == 0 {
+			a.delay = acceptDelayMin
+			slog.Warn("netio: accept failed; retrying with back-off until it succeeds",
+				"executor", a.l.ex.Name(), "listener", addrString(a.l.addr), "err", err)
+		} else {
+			a.delay = min(2*a.delay, acceptDelayMax)
+		}
+		a.l.ex.AfterFunc(a.delay, a.retryFn)
+		return
+	}
+	a.delay = 0
+	a.l.Accept().OnComplete(a.nextFn)
+	a.handle(c)
+}
+
+func (a *acceptLoop) retry() { a.l.Accept().OnComplete(a.nextFn) }
 
 // ListenGroup opens one listener per shard of g on one address, with
 // SO_REUSEPORT, so the kernel spreads connections over the shards:

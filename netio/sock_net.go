@@ -211,6 +211,12 @@ func (c *Conn) shutWrite() error {
 	return nil
 }
 
+// mayReset reports whether closing the socket now could make the kernel
+// reset the connection and lose output: package net does not say whether
+// input waits unread or output is unacknowledged, so any connection that
+// was written to may.
+func (c *Conn) mayReset() bool { return c.written > 0 }
+
 // closeSock closes the socket; the goroutines see quit and exit.
 func (c *Conn) closeSock() {
 	delete(c.r.poller.all, c)

@@ -34,7 +34,7 @@ func init() {
 			"goroutines over both cores (a job that blocks or computes for long belongs on a goroutine, future.Go)",
 	},
 		Case{Name: "spindle_call_all", Unit: "job", Baseline: "errgroup", Kind: kindSpindle, Fn: fanoutSpindleCallAll},
-		// future.Group (DESIGN.md: NewGroup, SetLimit, Go, Wait) is being
+		// future.Group (docs/design.md: NewGroup, SetLimit, Go, Wait) is being
 		// added to the library; when it exists, register here
 		//	Case{Name: "spindle_group", Unit: "job", Baseline: "errgroup", Kind: kindSpindle, Fn: fanoutSpindleGroup},
 		// with g := future.NewGroup(ctx, ex), 1,000 g.Go(...) from this

@@ -15,6 +15,7 @@ package main
 // makes them, so that the error texts and their precedence are the same.
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -152,17 +153,20 @@ func errArity(name string) string {
 }
 
 // errUnknown is Redis's reply to an unknown command: the name and the
-// beginning of the arguments, each cut at 128 bytes in all.
+// beginning of the arguments, each cut at 128 bytes in all. Redis formats
+// them as C strings, so each also ends at its first NUL byte.
 func errUnknown(argv [][]byte) string {
 	var b strings.Builder
 	b.WriteString("ERR unknown command '")
-	b.Write(argv[0][:min(len(argv[0]), 128)])
+	name := cString(argv[0])
+	b.Write(name[:min(len(name), 128)])
 	b.WriteString("', with args beginning with: ")
 	var args []byte
 	for _, a := range argv[1:] {
 		if len(args) >= 128 {
 			break
 		}
+		a = cString(a)
 		args = append(args, '\'')
 		args = append(args, a[:min(len(a), 128-len(args)+1)]...)
 		args = append(args, '\'', ' ')
@@ -172,8 +176,17 @@ func errUnknown(argv [][]byte) string {
 }
 
 func errSubcommand(argv [][]byte) string {
-	sub := argv[1][:min(len(argv[1]), 128)]
+	sub := cString(argv[1])
+	sub = sub[:min(len(sub), 128)]
 	return "ERR unknown subcommand '" + string(sub) + "'. Try " + strings.ToUpper(string(argv[0])) + " HELP."
+}
+
+// cString returns b up to its first NUL byte: what C's printf shows of it.
+func cString(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
 }
 
 func eq(a []byte, s string) bool { return len(a) == len(s) && strings.EqualFold(string(a), s) }
@@ -933,18 +946,52 @@ func cmdHLen(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 
 // Sorted sets.
 
-// parseScore is Redis's strtod check for scores: a number or ±inf, never
-// NaN.
+// parseScore reads a score as Redis does (getDoubleFromObject): C's
+// strtod over the whole argument, no leading space, and neither NaN nor a
+// result out of range (an overflow to ±inf, or an underflow to zero of a
+// number that is not zero; a literal inf is a score). strtod reads what
+// strconv.ParseFloat reads, decimal and hexadecimal, except that it takes
+// no '_' and a hexadecimal number needs no 'p' exponent.
 func parseScore(b []byte) (float64, bool) {
-	s := string(b)
-	if len(s) == 0 || isSpace(s[0]) || strings.ContainsAny(s, "_xXpP") {
+	if len(b) == 0 || isSpace(b[0]) || bytes.IndexByte(b, '_') >= 0 {
 		return 0, false
+	}
+	body := b
+	if body[0] == '+' || body[0] == '-' {
+		body = body[1:]
+	}
+	hex := len(body) > 1 && body[0] == '0' && body[1]|0x20 == 'x'
+	s := string(b)
+	if hex && bytes.IndexAny(body, "pP") < 0 {
+		s += "p0"
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(f) {
 		return 0, false
 	}
+	if f == 0 && nonzeroMantissa(body, hex) {
+		return 0, false // underflow: strtod's ERANGE with a zero result
+	}
 	return f, true
+}
+
+// nonzeroMantissa reports whether the digits of a number before its
+// exponent hold one that is not zero.
+func nonzeroMantissa(num []byte, hex bool) bool {
+	if hex {
+		num = num[2:]
+	}
+	for _, c := range num {
+		switch {
+		case c >= '1' && c <= '9':
+			return true
+		case hex && (c|0x20) >= 'a' && (c|0x20) <= 'f':
+			return true
+		case !hex && (c|0x20) == 'e', hex && (c|0x20) == 'p':
+			return false
+		}
+	}
+	return false
 }
 
 // appendScore writes a score as Redis does: integers without a fraction,
@@ -1008,11 +1055,6 @@ func cmdZCard(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 func cmdZPopMin(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	if len(argv) > 3 {
 		return appendError(out, errSyntax), 0
-	}
-	if len(argv) == 3 {
-		if _, ok := parseInt(argv[2]); !ok {
-			return appendError(out, errNotInt), 0
-		}
 	}
 	count, _, bad := parseCount(argv)
 	if bad != "" {

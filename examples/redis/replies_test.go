@@ -381,6 +381,33 @@ var replyCases = []struct {
 	{"mb plus", []step{
 		{"*+1\r\n$4\r\nPING\r\n", "-ERR Protocol error: invalid multibulk length\r\n", true},
 	}},
+	{"nul before line end", []step{
+		{"PING\x00\r\nPING\r\n", "", false},
+	}},
+	{"nul before bulk line end", []step{
+		{"*1\r\n$4\x00\r\nPING\r\n", "", false},
+	}},
+	{"nul in name", []step{
+		{"*2\r\n$5\r\nGE\x00Tx\r\n$1\r\na\r\n", "-ERR unknown command 'GE', with args beginning with: 'a' \r\n", false},
+		{"*3\r\n$3\r\nF\x00O\r\n$3\r\na\x00b\r\n$1\r\nc\r\n", "-ERR unknown command 'F', with args beginning with: 'a' 'c' \r\n", false},
+	}},
+	{"zpopmin count", []step{
+		{"ZPOPMIN z x\r\n", "-ERR value is out of range, must be positive\r\n", false},
+		{"ZADD z 1 a\r\n", ":1\r\n", false},
+		{"ZPOPMIN z -1\r\n", "-ERR value is out of range, must be positive\r\n", false},
+		{"ZPOPMIN z 99999999999999999999\r\n", "-ERR value is out of range, must be positive\r\n", false},
+		{"ZPOPMIN z 0\r\n", "*0\r\n", false},
+	}},
+	{"zadd strtod", []step{
+		{"ZADD z 0x10 a\r\n", ":1\r\n", false},
+		{"ZADD z 0x1.8 b\r\n", ":1\r\n", false},
+		{"ZADD z 3e-324 c\r\n", ":1\r\n", false},
+		{"ZADD z 1e-400 d\r\n", "-ERR value is not a valid float\r\n", false},
+		{"ZADD z 0x1p-1080 d\r\n", "-ERR value is not a valid float\r\n", false},
+		{"ZADD z 0e-999 d\r\n", ":1\r\n", false},
+		{"ZADD z 1_0 e\r\n", "-ERR value is not a valid float\r\n", false},
+		{"ZPOPMIN z 4\r\n", "*8\r\n$1\r\nd\r\n$1\r\n0\r\n$1\r\nc\r\n$23\r\n4.9406564584124654e-324\r\n$1\r\nb\r\n$3\r\n1.5\r\n$1\r\na\r\n$2\r\n16\r\n", false},
+	}},
 	{"lf only mb", []step{
 		{"*1\n$4\nPING\n", "", false},
 	}},

@@ -174,19 +174,21 @@ func (p *parser) rebase() {
 	p.start -= t
 }
 
-func indexCR(b []byte, from int) int {
-	for i := from; i < len(b); i++ {
-		if b[i] == '\r' {
-			return i
-		}
-	}
-	return -1
-}
+// indexCR and indexLF find the end of a line as Redis's strchr over its
+// query buffer does: a NUL byte ends the search, so a line with a NUL
+// before its end is never complete (Redis waits for more input, until the
+// line is too long).
+func indexCR(b []byte, from int) int { return indexEnd(b, from, '\r') }
 
-func indexLF(b []byte, from int) int {
+func indexLF(b []byte, from int) int { return indexEnd(b, from, '\n') }
+
+func indexEnd(b []byte, from int, end byte) int {
 	for i := from; i < len(b); i++ {
-		if b[i] == '\n' {
+		switch b[i] {
+		case end:
 			return i
+		case 0:
+			return -1
 		}
 	}
 	return -1

@@ -1,6 +1,6 @@
 // Package soak holds spindle's soak test: random work thrown at fresh
 // executors from eight goroutines, closed at a random moment, and then
-// checked against the lifecycle contract (DESIGN.md, execution model, point
+// checked against the lifecycle contract (docs/design.md, execution model, point
 // 7). It has no code of its own; see soak_test.go.
 //
 // Each round starts an executor and eight workers that, at random, Submit

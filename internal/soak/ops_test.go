@@ -616,7 +616,7 @@ func settle[T any](r *round, ctx context.Context, f *future.Future[T]) (v T, err
 
 // startForever starts, if the round wants them, the tasks that never stop
 // on their own: two that ping-pong over rendezvous channels and one that
-// loops on Yield. Close must still end them (DESIGN.md point 7).
+// loops on Yield. Close must still end them (docs/design.md point 7).
 func (r *round) startForever() {
 	if r.pingPong {
 		ab, ba := channel.New[int64](r.ex, 0), channel.New[int64](r.ex, 0)

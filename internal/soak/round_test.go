@@ -1,7 +1,7 @@
 package soak
 
 // One round: a fresh executor, eight workers, a close at a random moment,
-// and the checks of DESIGN.md point 7.
+// and the checks of docs/design.md point 7.
 //
 // Who touches what:
 //   - the round's fields set in newRound and run (ex, mode, chans, the
@@ -354,7 +354,7 @@ func (r *round) checkSubmits() {
 
 // checkHanded checks that every future handed between goroutines is
 // complete once Close or Shutdown has returned: everything that waited on
-// the loop has been released (DESIGN.md, execution model point 7).
+// the loop has been released (docs/design.md, execution model point 7).
 func (r *round) checkHanded() {
 	for _, h := range r.pool {
 		if !h.ready() {

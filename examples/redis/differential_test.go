@@ -1,0 +1,173 @@
+package main
+
+// Differential tests: the same bytes sent to this server and to a real
+// redis-server 7, which must answer them alike, byte for byte. They need
+// redis-server on the PATH (apt-get install redis-server) and skip
+// without it.
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
+)
+
+// refServer is a redis-server run for a test on a Unix socket.
+type refServer struct {
+	sock string
+}
+
+// startRedis runs redis-server on a Unix socket in t.TempDir() until the
+// test ends, or skips the test when redis-server is not installed.
+func startRedis(t testing.TB) *refServer {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server is not installed (apt-get install redis-server): no reference to compare with")
+	}
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "redis.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no",
+		"--dir", dir, "--logfile", filepath.Join(dir, "redis.log"))
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("redis-server: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+	})
+	deadline := time.Now().Add(spindletest.Safety)
+	for {
+		if c, err := net.Dial("unix", sock); err == nil {
+			_, err = c.Write([]byte("PING\r\n"))
+			buf := make([]byte, 7)
+			if err == nil {
+				_, err = io.ReadFull(c, buf)
+			}
+			c.Close()
+			if err == nil && string(buf) == "+PONG\r\n" {
+				return &refServer{sock: sock}
+			}
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
+			t.Fatalf("redis-server did not answer on %s: %s", sock, log)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a process that is starting, not synchronising the test
+	}
+}
+
+func (r *refServer) dial() (net.Conn, error) { return net.Dial("unix", r.sock) }
+
+// exchange sends chunks on a new connection, one write each, half-closes
+// it and returns everything the server sent until it closed.
+func exchange(dial func() (net.Conn, error), chunks ...string) ([]byte, error) {
+	c, err := dial()
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(spindletest.Safety))
+	for _, ch := range chunks {
+		if _, err := io.WriteString(c, ch); err != nil {
+			break // the server closed it (a protocol error): read what it said
+		}
+	}
+	switch c := c.(type) {
+	case *net.TCPConn:
+		_ = c.CloseWrite()
+	case *net.UnixConn:
+		_ = c.CloseWrite()
+	}
+	out, err := io.ReadAll(c)
+	if err != nil && !strings.Contains(err.Error(), "reset") {
+		return out, err
+	}
+	return out, nil
+}
+
+// diffCases are sent as they are to both servers (after a FLUSHALL); the
+// bytes each answers until it closes the connection must be the same.
+var diffCases = []struct {
+	name   string
+	chunks []string
+}{
+	// A NUL before a line's end: Redis's strchr stops there, so the line
+	// never ends and Redis waits (here until the half-close).
+	{"nul inline", []string{"PING\x00\r\nPING\r\n"}},
+	{"nul inline later", []string{"PING\r\nECHO a\x00b\r\n", "PING\r\n"}},
+	{"nul count line", []string{"*1\x00\r\n$4\r\nPING\r\n"}},
+	{"nul bulk line", []string{"*1\r\n$4\x00\r\nPING\r\nPING\r\n"}},
+	{"nul too long", []string{"PING\x00" + strings.Repeat("x", 70000) + "\r\n"}},
+	{"nul in bulk", []string{multibulk("SET", "k\x00", "a\x00b") + multibulk("GET", "k\x00")}},
+	// A NUL in a command's name or arguments: the error shows the part
+	// before it.
+	{"nul name", []string{"*2\r\n$5\r\nGE\x00Tx\r\n$1\r\na\r\n"}},
+	{"nul args", []string{"*3\r\n$3\r\nF\x00O\r\n$3\r\na\x00b\r\n$1\r\nc\r\n"}},
+	{"nul subcommand", []string{multibulk("CLIENT", "x\x00y")}},
+	{"unknown long", []string{multibulk(strings.Repeat("n", 200), strings.Repeat("a", 100), strings.Repeat("b", 100), "c")}},
+	// ZPOPMIN's count.
+	{"zpopmin count", []string{
+		"ZPOPMIN z -1\r\nZPOPMIN z x\r\nZPOPMIN z 0\r\nZADD z 1 a 2 b 3 c\r\n" +
+			"ZPOPMIN z -1\r\nZPOPMIN z x\r\nZPOPMIN z 0\r\nZPOPMIN z 1 2\r\nZPOPMIN z 99999999999999999999\r\n" +
+			"ZPOPMIN z 1.5\r\nZPOPMIN z +1\r\nZPOPMIN z 01\r\nZPOPMIN z 2\r\nZPOPMIN z 9223372036854775807\r\n",
+	}},
+	// ZADD's scores, as strtod reads them.
+	{"zadd floats", []string{
+		"ZADD z 0x10 a\r\nZADD z 0x1p3 b\r\nZADD z 1e-400 c\r\nZADD z 3e-324 d\r\nZADD z 1e400 e\r\n" +
+			"ZADD z +5 f\r\nZADD z 0x1.8 g\r\nZADD z infinity h\r\nZADD z -Inf i\r\nZADD z 0e-999 j\r\n" +
+			"ZADD z 0x k\r\nZADD z 1_0 l\r\nZADD z .5 m\r\nZADD z 5. n\r\nZADD z 0x1p-1080 o\r\nZADD z 0X1P+2 p\r\n" +
+			"ZADD z \"\" q\r\nZADD z \" 1\" q\r\nZADD z \"1 \" q\r\nZADD z 0x1P-1074 q\r\nZADD z -0x1p-1080 q\r\n" +
+			"ZADD z 0x.8p1 r\r\nZADD z 1e s\r\nZADD z 0x1p s\r\nZADD z nan s\r\nZADD z -nan s\r\n" +
+			"ZADD z 1.7976931348623157e308 t\r\nZADD z 1.7976931348623159e308 t\r\nZADD z 0e999999 u\r\n" +
+			"ZADD z 1e-99999 u\r\nZADD z 00.0001e-400 u\r\nZADD z 0.000e-400 u\r\nZADD z 0x0p-9999 v\r\n" +
+			"ZADD z 0x0.0001p-1070 w\r\nZADD z 1e-320 x\r\nZADD z 0.1 y\r\nZADD z -0.0 y2\r\nZADD z 1e22 y3\r\n" +
+			"ZADD z 123456789012345678 y4\r\nZADD z inF y5\r\nZADD z +infinity y6\r\nZADD z infinit y7\r\n",
+		multibulk("ZADD", "z", "1\x002", "nul"),
+		"ZCARD z\r\n",
+		"ZPOPMIN z 100\r\n",
+	}},
+	{"zadd errors", []string{"ZADD z 1\r\nZADD z 1 a 2\r\nZADD z x a\r\nSET s v\r\nZADD s 1 a\r\nZADD s x a\r\n"}},
+	// The parser's edges.
+	{"pipeline", []string{"*1\r\n$4\r\nPING\r\nPING\r\n*2\r\n$4\r\nECHO\r\n$3\r\nabc\r\n", "*0\r\n*-1\r\n\r\nPING x\r\n"}},
+	{"bad bulk after good", []string{"PING\r\n*2\r\n$4\r\nECHO\r\n$x\r\n"}},
+	{"lf only", []string{"PING\nECHO hi\n"}},
+	{"cr without lf", []string{"*1\r$4\r\nPING\r\n"}},
+}
+
+// Every case against redis-server, byte for byte.
+func TestDifferential(t *testing.T) {
+	ref := startRedis(t)
+	s := start(t, Config{})
+	ours := func() (net.Conn, error) { return net.Dial("tcp", s.Addr().String()) }
+	for _, tc := range diffCases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, dial := range []func() (net.Conn, error){ref.dial, ours} {
+				if r, err := exchange(dial, "FLUSHALL\r\n"); err != nil || string(r) != "+OK\r\n" {
+					t.Fatalf("FLUSHALL: %q %v", r, err)
+				}
+			}
+			want, err := exchange(ref.dial, tc.chunks...)
+			if err != nil {
+				t.Fatalf("redis-server: %v", err)
+			}
+			got, err := exchange(ours, tc.chunks...)
+			if err != nil {
+				t.Fatalf("examples/redis: %v", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("replies differ:\n got %q\nwant %q", got, want)
+			}
+		})
+	}
+}

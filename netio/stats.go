@@ -1,0 +1,73 @@
+package netio
+
+// Connection counts, per executor.
+//
+// Invariants:
+//   - the counters of a loop are written only by the goroutine that holds
+//     it (the reactor's code) and read by any goroutine, so each is an
+//     atomic: a writer adds with a plain load and store of its own
+//     counter, a reader sees a value at least as new as the last batch;
+//   - a loop's counters are in the registry from the moment its reactor is
+//     made until its executor has closed; StatsOf of an executor that never
+//     served a socket, or has closed, reads zeros.
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/internal/loop"
+)
+
+// Stats are the connection counts of one executor's sockets, for
+// monitoring (package metrics publishes them beside the executor's own
+// figures).
+type Stats struct {
+	// Open is the number of connections open now: accepted or dialled, and
+	// not yet closed.
+	Open int
+	// Accepted counts the connections accepted by the executor's
+	// listeners.
+	Accepted uint64
+	// Closed counts the connections whose socket has been closed, for
+	// whatever reason (Close, a failure, the peer leaving, the executor
+	// closing).
+	Closed uint64
+	// AcceptErrors counts the accepts that failed for a reason other than
+	// the listener's closing: EMFILE or ENFILE when descriptors run out,
+	// ENOBUFS, and the like. Serve backs off and retries after each.
+	AcceptErrors uint64
+}
+
+// counters are a loop's figures behind Stats.
+type counters struct {
+	opened       atomic.Uint64 // accepted or dialled
+	accepted     atomic.Uint64
+	closed       atomic.Uint64
+	acceptErrors atomic.Uint64
+}
+
+// inc adds one to a counter written only by the loop.
+func inc(c *atomic.Uint64) { c.Store(c.Load() + 1) }
+
+var registry sync.Map // *loop.Loop -> *counters
+
+// StatsOf returns the connection counts of ex's sockets. Any goroutine.
+func StatsOf(ex *executor.Executor) Stats {
+	if ex == nil {
+		panic("netio: StatsOf with nil executor")
+	}
+	v, ok := registry.Load((*loop.Loop)(ex))
+	if !ok {
+		return Stats{}
+	}
+	c := v.(*counters)
+	closed := c.closed.Load()
+	opened := c.opened.Load()
+	return Stats{
+		Open:         int(opened - min(closed, opened)),
+		Accepted:     c.accepted.Load(),
+		Closed:       closed,
+		AcceptErrors: c.acceptErrors.Load(),
+	}
+}

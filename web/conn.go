@@ -1,0 +1,385 @@
+package web
+
+// A connection's state on its loop.
+//
+// Invariants:
+//   - everything here is read and written only on the connection's loop;
+//   - in is the input being parsed: the slice the last receive returned,
+//     or pend when a request spans receives; in[off:] is not parsed yet;
+//   - reqs are the requests dispatched and not yet finished, in order;
+//     reqs[0] writes to the connection, the others into their own out
+//     buffer, sent when they reach the front;
+//   - the connection receives only while reqs is empty, so the bytes a
+//     request points into stay put until its response is finished; a
+//     request split over receives is copied into pend, never one that a
+//     handler holds;
+//   - once closed or hijacked, the connection is no longer the server's:
+//     nothing is parsed or written.
+
+import (
+	"io"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/netio"
+)
+
+type conn struct {
+	srv *Server
+	ls  *loopState
+	ex  *executor.Executor
+	nc  *netio.Conn
+	lim limits
+
+	in      []byte
+	off     int
+	pend    []byte
+	inPend  bool
+	p       parser
+	cur     *Request // the request being parsed
+	reqs    []*Request
+	free    []*Request
+	hbuf    []byte // the head being built
+	onReady func()
+
+	serving    bool // serve is on the stack
+	closeAfter bool // no request after the current ones
+	closed     bool
+	hijacked   bool
+	sent100    bool
+	lastPOST   bool
+
+	deadline int64 // on ls's coarse clock; 0: none
+	started  int64 // when the current request's first bytes came
+
+	prev, next *conn // the loop's connections
+
+	sink io.Writer     // without nc (Exchange): where the output goes
+	done chan struct{} // without nc: closed once the connection is done
+}
+
+// maxRounds bounds how many receives one connection handles before it
+// lets the loop's other work run.
+const maxRounds = 16
+
+// Wake is netio's signal that input may have arrived (executor.Waker).
+func (c *conn) Wake() { c.ex.Post(c.onReady) }
+
+func (c *conn) head() *Request {
+	if len(c.reqs) == 0 {
+		return nil
+	}
+	return c.reqs[0]
+}
+
+func (c *conn) write(p []byte) {
+	if c.closed || c.hijacked {
+		return
+	}
+	if c.nc == nil {
+		c.sink.Write(p)
+		return
+	}
+	c.nc.Write(p)
+}
+
+func (c *conn) writeString(s string) {
+	if c.closed || c.hijacked {
+		return
+	}
+	if c.nc == nil {
+		io.WriteString(c.sink, s)
+		return
+	}
+	c.nc.WriteString(s)
+}
+
+func (c *conn) getReq() *Request {
+	var r *Request
+	if n := len(c.free); n > 0 {
+		r = c.free[n-1]
+		c.free = c.free[:n-1]
+	} else {
+		r = &Request{c: c}
+	}
+	r.reset()
+	return r
+}
+
+// serve parses and dispatches the requests in the input, and receives
+// more while no request is in flight.
+func (c *conn) serve() {
+	if c.serving || c.closed || c.hijacked {
+		return
+	}
+	c.serving = true
+	defer func() { c.serving = false }()
+	for range maxRounds {
+		if !c.parseAll() {
+			return
+		}
+		if len(c.reqs) > 0 {
+			return // finished() calls serve again
+		}
+		if c.closeAfter {
+			c.close()
+			return
+		}
+		if c.srv.draining.Load() && c.cur == nil && c.off == len(c.in) && len(c.pend) == 0 {
+			c.close()
+			return
+		}
+		// Keep the unparsed tail: the next receive overwrites the buffer.
+		rest := c.in[c.off:]
+		if c.inPend {
+			n := copy(c.pend, rest)
+			c.pend = c.pend[:n]
+		} else if len(rest) > 0 {
+			c.pend = append(c.pend[:0], rest...)
+		}
+		c.in, c.off, c.inPend = nil, 0, false
+		c.continue100()
+		var data []byte
+		var ok bool
+		var err error
+		if c.nc == nil {
+			err = io.EOF // Exchange: the input has ended
+		} else {
+			data, ok, err = c.nc.PollRecv(c)
+		}
+		if !ok && err == nil {
+			c.arm()
+			return // Wake comes when input may have arrived
+		}
+		if err != nil {
+			if err == io.EOF && (c.cur != nil || len(c.pend) > 0) {
+				// The input ended inside a request: as net/http, 400.
+				r := c.cur
+				if r == nil {
+					r = c.getReq()
+				}
+				c.cur = nil
+				c.fail(r, errMalformed)
+			}
+			c.close()
+			return
+		}
+		if len(c.pend) == 0 {
+			c.in = data
+			c.started = c.ls.now
+		} else {
+			c.pend = append(c.pend, data...)
+			c.in, c.inPend = c.pend, true
+		}
+		c.deadline = 0
+	}
+	c.ex.Post(c.onReady) // let the others have the loop
+}
+
+// arm sets the deadline of the wait that begins.
+func (c *conn) arm() {
+	s := c.srv
+	var d int64
+	switch {
+	case c.cur != nil && c.p.headEnd > 0:
+		d = c.started + int64(s.bodyReadTimeout())
+	case len(c.pend) > 0:
+		d = c.started + int64(s.readHeaderTimeout())
+	default:
+		d = c.ls.now + int64(s.idleTimeout())
+	}
+	c.deadline = d
+	c.ls.watch()
+}
+
+// continue100 answers Expect: 100-continue for a request whose body is
+// about to be read.
+func (c *conn) continue100() {
+	r := c.cur
+	if r == nil || c.sent100 || !r.expect || c.p.headEnd == 0 || !r.ProtoAtLeast(1, 1) {
+		return
+	}
+	c.sent100 = true
+	c.writeString("HTTP/1.1 100 Continue\r\n\r\n")
+}
+
+// parseAll dispatches every complete request of the input; it returns
+// false when the connection is gone.
+func (c *conn) parseAll() bool {
+	for !c.closeAfter && c.off < len(c.in) {
+		if c.closed || c.hijacked {
+			return false
+		}
+		if c.srv.draining.Load() && c.cur == nil {
+			c.closeAfter = true // shutting down: no new request
+			break
+		}
+		b := c.in[c.off:]
+		if c.lastPOST && c.cur == nil {
+			// Tolerance for old clients that end a POST body with CRLF.
+			k := 0
+			for k < len(b) && k < 4 && (b[k] == '\r' || b[k] == '\n') {
+				k++
+			}
+			c.off += k
+			b = b[k:]
+			if len(b) == 0 {
+				break
+			}
+		}
+		r := c.cur
+		if r == nil {
+			r = c.getReq()
+			c.cur = r
+			c.p.reset()
+			c.sent100 = false
+		}
+		st, n, e := c.p.parse(b, r, &c.lim)
+		switch st {
+		case parseMore:
+			return true
+		case parseError_:
+			c.cur = nil
+			c.off = len(c.in)
+			c.fail(r, e)
+			return !c.closed
+		}
+		if r.upgrade && len(c.reqs) > 0 {
+			// An upgrade waits for the responses before it, so that its
+			// handler may Hijack; it is parsed again then.
+			c.cur = nil
+			c.free = append(c.free, r)
+			return true
+		}
+		c.cur = nil
+		c.off += n
+		c.lastPOST = r.method == "POST"
+		if r.close {
+			c.closeAfter = true
+		}
+		c.dispatch(r)
+	}
+	return !c.closed && !c.hijacked
+}
+
+// dispatch runs the handler of r.
+func (c *conn) dispatch(r *Request) {
+	c.reqs = append(c.reqs, r)
+	w := &r.w
+	if r.method == "OPTIONS" && r.Target() == "*" {
+		// As net/http: the server answers OPTIONS * itself.
+		w.Header().Set("Content-Length", "0")
+		w.End()
+		return
+	}
+	c.srv.handler().ServeHTTP(w, r)
+	if !w.later && !w.done && !w.hijacked {
+		w.End()
+	}
+}
+
+// fail answers a malformed request and closes the connection after it.
+func (c *conn) fail(r *Request, e *parseError) {
+	c.closeAfter = true
+	r.close = true
+	if r.major == 0 {
+		r.major, r.minor = 1, 1
+	}
+	c.reqs = append(c.reqs, r)
+	w := &r.w
+	w.status = e.code
+	w.hdr.Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteString(statusText(e.code))
+	w.End()
+}
+
+func statusText(code int) string { return statusLine(code)[len("HTTP/1.1 ") : len(statusLine(code))-2] }
+
+// finished is called when r's response is finished: the responses that
+// waited for it go out, in order.
+func (c *conn) finished(r *Request) {
+	for len(c.reqs) > 0 && c.reqs[0].w.done {
+		f := c.reqs[0]
+		copy(c.reqs, c.reqs[1:])
+		c.reqs[len(c.reqs)-1] = nil
+		c.reqs = c.reqs[:len(c.reqs)-1]
+		if !f.w.later {
+			c.free = append(c.free, f)
+		}
+		if f.w.close {
+			c.closeAfter = true
+			// Requests after one that closes the connection are not
+			// answered.
+			for _, x := range c.reqs {
+				x.w.done = true
+			}
+			c.reqs = c.reqs[:0]
+			break
+		}
+		if len(c.reqs) > 0 {
+			if n := c.reqs[0]; len(n.w.out) > 0 {
+				c.write(n.w.out)
+				n.w.out = n.w.out[:0]
+			}
+		}
+	}
+	if len(c.reqs) > 0 {
+		return
+	}
+	if c.closeAfter {
+		c.close()
+		return
+	}
+	if !c.serving && !c.closed && !c.hijacked {
+		c.ex.Post(c.onReady)
+	}
+}
+
+// hijack hands the connection over to w's handler.
+func (c *conn) hijack(w *ResponseWriter) (*netio.Conn, []byte, error) {
+	if c.closed {
+		return nil, nil, ErrDone
+	}
+	if c.nc == nil {
+		return nil, nil, ErrNoConn
+	}
+	if c.head() != w.r {
+		return nil, nil, ErrNotFirst
+	}
+	if w.status != 0 && !w.headSent {
+		// The head as set, without framing of a body: a 101, usually.
+		h := append(c.hbuf[:0], statusLine(w.status)...)
+		for _, f := range w.hdr.kv {
+			h = appendField(h, f.name, f.value)
+		}
+		h = append(h, '\r', '\n')
+		c.hbuf = h
+		c.write(h)
+		w.headSent = true
+	}
+	w.hijacked = true
+	c.hijacked = true
+	c.reqs = c.reqs[:0]
+	rest := c.in[c.off:]
+	c.ls.remove(c)
+	c.srv.connGone()
+	return c.nc, rest, nil
+}
+
+// close closes the connection (what was written still leaves).
+func (c *conn) close() {
+	if c.closed || c.hijacked {
+		return
+	}
+	c.closed = true
+	for _, r := range c.reqs {
+		r.w.done = true
+	}
+	c.reqs = nil
+	if c.nc != nil {
+		c.nc.Close()
+	} else {
+		close(c.done)
+	}
+	c.ls.remove(c)
+	c.srv.connGone()
+}

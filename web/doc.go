@@ -1,0 +1,105 @@
+// Package web serves HTTP/1.1 on netio connections, from the loop that
+// serves them: requests are parsed where netio received them, handlers
+// run on the connection's loop, and a connection costs no goroutine.
+//
+// # The model
+//
+// A Server serves the connections of one or more netio listeners (Serve,
+// or ServeGroup for one listener per shard of a shard.Group). Each
+// connection lives on the loop of the listener that accepted it. When
+// bytes arrive, the server parses the requests in them on that loop,
+// without copying them: a Request's strings and body are views of the
+// bytes received. It calls the handler for each, on the same loop, with
+// the same no-lock guarantee as any loop code.
+//
+//	mux := web.NewMux()
+//	mux.HandleFunc("GET /hello/{name}", func(w *web.ResponseWriter, r *web.Request) {
+//		w.WriteString("hello, " + r.PathValue("name"))
+//	})
+//	srv := &web.Server{Handler: mux}
+//	l, _ := netio.Listen(ex, "tcp", ":8080")
+//	srv.Serve(l)
+//
+// A handler should return soon: the loop serves every other connection
+// while it runs. Its response finishes when it returns, unless it calls
+// ResponseWriter.Later: then it may keep w and r and finish the response
+// with End from a callback, a timer (Executor.AfterFunc), a future's
+// continuation (after a shard.Call, say) or a spawned task, all on the
+// same loop. Meanwhile the loop goes on serving.
+//
+//	mux.HandleFunc("GET /slow", func(w *web.ResponseWriter, r *web.Request) {
+//		w.Later()
+//		r.Executor().AfterFunc(time.Second, func() {
+//			w.WriteString("slept")
+//			w.End()
+//		})
+//	})
+//
+// # When a response leaves
+//
+// Responses leave in the order of the requests, even when a later one
+// finishes first: a response waits, in a buffer of its own, until those
+// before it are finished. What a handler writes reaches netio's output
+// buffer, and the loop hands that to the kernel at the end of its batch,
+// so the responses to pipelined requests leave together, in one write. A
+// response up to 4 KB leaves in one piece with a Content-Length; a longer
+// one, or one flushed early (Flush), goes chunked, unless the handler set
+// a Content-Length.
+//
+// # What a handler may hold
+//
+// A Request and its ResponseWriter are valid until the response is
+// finished. Their strings (Method, Path, Header values, PathValue) and the
+// Body point into the bytes received: a handler that keeps one longer
+// copies it (strings.Clone, bytes.Clone). The server does not receive on a
+// connection while one of its requests is unfinished, so those bytes stay
+// put for as long as the handler may read them; the memory is reused for
+// later requests afterwards.
+//
+// # Bodies and limits
+//
+// The server reads a request's whole body (Content-Length or chunked)
+// before calling the handler, up to MaxBodyBytes (else 413, and the
+// connection closes); a body that fits the receive buffer is not copied.
+// Expect: 100-continue is answered when the body is to be read, after any
+// earlier responses. Request lines and headers are bounded by
+// MaxHeaderBytes and MaxHeaders (431). A connection is closed after
+// IdleTimeout without a request, ReadHeaderTimeout without a whole head,
+// or BodyReadTimeout without a whole body; the defaults are those of a
+// carefully configured http.Server.
+//
+// Malformed requests get what net/http answers (400, 431, 501, 505, and
+// the connection closes), or what RFC 9112 allows that is stricter:
+// obsolete line folding, a Content-Length beside Transfer-Encoding, more
+// than one Content-Length or Host, and Transfer-Encoding in HTTP/1.0 are
+// refused. A byte sequence is never read as two requests where another
+// reading would see one.
+//
+// # Upgrades: taking over the connection
+//
+// ResponseWriter.Hijack hands the connection to the handler, for the
+// protocol that follows an upgrade (WebSocket): the server stops reading
+// from it, forgets it (Shutdown and Close leave it alone) and returns it
+// with the bytes it had received past the request. A request with
+// Connection: upgrade is dispatched only once the responses before it are
+// written, so its handler can always Hijack; the handler sets the status
+// (101) and header fields, and Hijack sends that head first.
+//
+//	c, buffered, err := w.Hijack()
+//	// c is the handler's: it reads (buffered first), writes and closes it.
+//
+// # Shutting down
+//
+// Shutdown closes the listeners, then the idle connections; requests in
+// flight are answered (with Connection: close) and their connections
+// close after them. It returns once every connection is closed, or closes
+// the rest when its context ends. Close closes everything at once.
+//
+// # net/http
+//
+// Mux.Mount serves a route with an http.Handler: it runs on a goroutine
+// of its own, off the loop, with the request and its body, and its
+// response goes back into the connection's order of responses. A service
+// can move from net/http route by route. Package webtest runs loop
+// handlers on requests without sockets, as net/http/httptest does.
+package web

@@ -1,0 +1,429 @@
+package web
+
+// The server and its per-loop state.
+//
+// Invariants:
+//   - a loopState and the connections on its list belong to one loop and
+//     are touched only there; Server's own fields (listeners, loops,
+//     counters) are guarded by mu or atomic;
+//   - live counts the connections being served (not yet closed or
+//     hijacked), over every loop; once draining, the one that takes it to
+//     zero closes idle;
+//   - a loop's sweep timer runs only while that loop has connections.
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/netio"
+	"github.com/spindle-rt/spindle/shard"
+)
+
+// Defaults of a Server's limits and timeouts.
+const (
+	DefaultMaxHeaderBytes    = 64 << 10
+	DefaultMaxHeaders        = 100
+	DefaultMaxBodyBytes      = 4 << 20
+	DefaultIdleTimeout       = 120 * time.Second
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultBodyReadTimeout   = 60 * time.Second
+)
+
+// ErrServerClosed is returned by Serve after Shutdown or Close.
+var ErrServerClosed = errors.New("web: Server closed")
+
+// Handler answers an HTTP request on the connection's loop. It writes the
+// response to w; the response finishes when ServeHTTP returns, unless it
+// called w.Later. It should return soon: the loop serves every other
+// connection meanwhile.
+type Handler interface {
+	ServeHTTP(w *ResponseWriter, r *Request)
+}
+
+// HandlerFunc makes a function a Handler.
+type HandlerFunc func(w *ResponseWriter, r *Request)
+
+// ServeHTTP calls f(w, r).
+func (f HandlerFunc) ServeHTTP(w *ResponseWriter, r *Request) { f(w, r) }
+
+// Server serves HTTP/1.1 on netio connections. Its fields are read when
+// serving starts and must not change afterwards; zero fields take the
+// defaults. A Server may serve listeners of several loops (the shards of a
+// group) at once.
+type Server struct {
+	// Handler answers every request; nil: a 404 for everything.
+	Handler Handler
+
+	// MaxHeaderBytes bounds the request line and header fields (431).
+	MaxHeaderBytes int
+	// MaxHeaders bounds the number of header fields (431).
+	MaxHeaders int
+	// MaxBodyBytes bounds a request body (413, and the connection closes).
+	MaxBodyBytes int64
+
+	// IdleTimeout closes a keep-alive connection that sends nothing for
+	// that long between requests.
+	IdleTimeout time.Duration
+	// ReadHeaderTimeout closes a connection whose request head has not
+	// all come that long after its first bytes.
+	ReadHeaderTimeout time.Duration
+	// BodyReadTimeout closes a connection whose request body has not all
+	// come that long after the request's first bytes.
+	BodyReadTimeout time.Duration
+
+	draining atomic.Bool
+	closing  atomic.Bool
+	live     atomic.Int64
+
+	mu        sync.Mutex
+	listeners map[*netio.Listener]struct{}
+	loops     map[*executor.Executor]*loopState
+	idle      chan struct{} // closed when live reaches 0 while draining
+}
+
+func (s *Server) handler() Handler {
+	if s.Handler == nil {
+		return notFound
+	}
+	return s.Handler
+}
+
+var notFound = HandlerFunc(func(w *ResponseWriter, r *Request) { NotFound(w, r) })
+
+func (s *Server) idleTimeout() time.Duration { return or(s.IdleTimeout, DefaultIdleTimeout) }
+func (s *Server) readHeaderTimeout() time.Duration {
+	return or(s.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+}
+func (s *Server) bodyReadTimeout() time.Duration {
+	return or(s.BodyReadTimeout, DefaultBodyReadTimeout)
+}
+
+func or[T int | int64 | time.Duration](v, d T) T {
+	if v > 0 {
+		return v
+	}
+	return d
+}
+
+func (s *Server) limits() limits {
+	return limits{
+		head:    or(s.MaxHeaderBytes, DefaultMaxHeaderBytes),
+		headers: or(s.MaxHeaders, DefaultMaxHeaders),
+		body:    min(or(s.MaxBodyBytes, DefaultMaxBodyBytes), 1<<30),
+	}
+}
+
+// Serve serves the connections l accepts, each on l's loop, until l is
+// closed or the server shut down. It returns at once: ErrServerClosed if
+// the server is already shutting down, else nil. Any goroutine.
+func (s *Server) Serve(l *netio.Listener) error {
+	if l == nil {
+		panic("web: Serve on nil *netio.Listener")
+	}
+	s.mu.Lock()
+	if s.draining.Load() || s.closing.Load() {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	if s.listeners == nil {
+		s.listeners = make(map[*netio.Listener]struct{})
+	}
+	s.listeners[l] = struct{}{}
+	s.mu.Unlock()
+	netio.Serve(l, s.ServeConn)
+	return nil
+}
+
+// ServeGroup listens on address with one listener per shard of g
+// (netio.ListenGroup) and serves each on its shard's loop: a connection
+// lives on the shard that accepted it. It returns the listeners; Shutdown
+// or Close stop them.
+func (s *Server) ServeGroup(g *shard.Group, network, address string, opts ...netio.ListenOption) ([]*netio.Listener, error) {
+	ls, err := netio.ListenGroup(g, network, address, opts...)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range ls {
+		if err := s.Serve(l); err != nil {
+			for _, l := range ls {
+				l.Close()
+			}
+			return nil, err
+		}
+	}
+	return ls, nil
+}
+
+// ServeConn serves HTTP on one connection, on its loop, until it closes.
+// Serve calls it for each connection accepted; call it directly for a
+// connection made otherwise (a dialled one, one over TLS). Any goroutine.
+func (s *Server) ServeConn(nc *netio.Conn) {
+	ex := nc.Executor()
+	if !ex.OnLoop() {
+		if ex.Submit(func() { s.ServeConn(nc) }) != nil {
+			nc.Close()
+		}
+		return
+	}
+	if s.draining.Load() || s.closing.Load() {
+		nc.Close()
+		return
+	}
+	ls := s.loop(ex)
+	c := &conn{srv: s, ls: ls, ex: ex, nc: nc, lim: s.limits()}
+	c.onReady = c.serve
+	s.live.Add(1)
+	ls.add(c)
+	c.serve()
+}
+
+// Exchange serves input as the bytes one connection sent, on ex's loop,
+// without a socket: the requests in it are parsed and handled as Serve
+// would, and the responses' bytes are written to output, on the loop, in
+// order. The returned channel is closed once the connection is done: every
+// request in input answered (or the connection closed, after a malformed
+// one). It is how package webtest runs handlers; Request.Conn is nil and
+// Hijack fails with ErrNoConn. Any goroutine.
+func (s *Server) Exchange(ex *executor.Executor, input []byte, output io.Writer) <-chan struct{} {
+	done := make(chan struct{})
+	start := func() {
+		ls := s.loop(ex)
+		c := &conn{srv: s, ls: ls, ex: ex, lim: s.limits(), sink: output, done: done}
+		c.onReady = c.serve
+		c.in = input
+		s.live.Add(1)
+		ls.add(c)
+		c.serve()
+	}
+	if ex.OnLoop() {
+		start()
+	} else if ex.Submit(start) != nil {
+		close(done)
+	}
+	return done
+}
+
+// loop returns the state of ex's loop, made on first use.
+func (s *Server) loop(ex *executor.Executor) *loopState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loops == nil {
+		s.loops = make(map[*executor.Executor]*loopState)
+	}
+	ls := s.loops[ex]
+	if ls == nil {
+		ls = &loopState{srv: s, ex: ex}
+		ls.onTick = ls.tick
+		s.loops[ex] = ls
+	}
+	return ls
+}
+
+// connGone records that a connection is no longer served.
+func (s *Server) connGone() {
+	if s.live.Add(-1) == 0 && s.draining.Load() {
+		s.mu.Lock()
+		if s.idle != nil {
+			select {
+			case <-s.idle:
+			default:
+				close(s.idle)
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// Shutdown stops the server gracefully, as http.Server.Shutdown does: the
+// listeners close (new connections are refused), idle connections close,
+// requests in flight are answered (with Connection: close) and their
+// connections close after their responses. It returns nil once every
+// connection is closed, or ctx.Err() if ctx ends first, after closing the
+// rest at once (Close). Hijacked connections are not the server's and are
+// left alone. Any goroutine; not from the loop of a connection it waits
+// for.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.draining.Store(true)
+	if s.idle == nil {
+		s.idle = make(chan struct{})
+	}
+	idle := s.idle
+	ls := s.closeListeners()
+	s.mu.Unlock()
+	if s.live.Load() == 0 {
+		s.connGoneCheck()
+	}
+	for _, l := range ls {
+		l.ex.Submit(l.drain)
+	}
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		s.Close()
+		return ctx.Err()
+	}
+}
+
+func (s *Server) connGoneCheck() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.live.Load() == 0 {
+		select {
+		case <-s.idle:
+		default:
+			close(s.idle)
+		}
+	}
+}
+
+// Close closes the listeners and every connection at once; output
+// written before still leaves (netio's linger). Requests in flight get no
+// answer. Any goroutine.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closing.Store(true)
+	s.draining.Store(true)
+	if s.idle == nil {
+		s.idle = make(chan struct{})
+	}
+	ls := s.closeListeners()
+	s.mu.Unlock()
+	if s.live.Load() == 0 {
+		s.connGoneCheck()
+	}
+	for _, l := range ls {
+		if l.ex.OnLoop() {
+			l.closeAll()
+		} else {
+			l.ex.Submit(l.closeAll)
+		}
+	}
+	return nil
+}
+
+// closeListeners closes the listeners and returns the loops. s.mu held.
+func (s *Server) closeListeners() []*loopState {
+	for l := range s.listeners {
+		l.Close()
+	}
+	s.listeners = nil
+	ls := make([]*loopState, 0, len(s.loops))
+	for _, l := range s.loops {
+		ls = append(ls, l)
+	}
+	return ls
+}
+
+// loopState is what a server keeps on one loop: its connections, the
+// coarse clock their deadlines are on, and the date of responses.
+type loopState struct {
+	srv    *Server
+	ex     *executor.Executor
+	conns  *conn
+	n      int
+	now    int64 // nanoseconds since epoch, as of the last tick
+	timer  *executor.Timer
+	onTick func()
+
+	dateSec int64
+	date    []byte // "Date: ...\r\n"
+}
+
+// tickEvery is the period of the sweep, the precision of the timeouts.
+func (l *loopState) tickEvery() time.Duration {
+	s := l.srv
+	d := min(s.idleTimeout(), s.readHeaderTimeout(), s.bodyReadTimeout()) / 4
+	return min(max(d, 5*time.Millisecond), 500*time.Millisecond)
+}
+
+func (l *loopState) add(c *conn) {
+	if l.now == 0 {
+		l.now = time.Now().UnixNano()
+	}
+	c.next = l.conns
+	if c.next != nil {
+		c.next.prev = c
+	}
+	l.conns = c
+	l.n++
+}
+
+func (l *loopState) remove(c *conn) {
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else if l.conns == c {
+		l.conns = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	}
+	c.prev, c.next = nil, nil
+	l.n--
+}
+
+// watch makes sure the sweep runs.
+func (l *loopState) watch() {
+	if l.timer == nil {
+		l.timer = l.ex.AfterFunc(l.tickEvery(), l.onTick)
+	}
+}
+
+// tick advances the clock and closes the connections past their
+// deadline.
+func (l *loopState) tick() {
+	l.timer = nil
+	l.now = time.Now().UnixNano()
+	for c := l.conns; c != nil; {
+		next := c.next
+		if c.deadline != 0 && l.now >= c.deadline && len(c.reqs) == 0 {
+			c.close()
+		}
+		c = next
+	}
+	if l.n > 0 {
+		l.watch()
+	}
+}
+
+// drain closes the idle connections of the loop and marks the others to
+// close after their responses.
+func (l *loopState) drain() {
+	for c := l.conns; c != nil; {
+		next := c.next
+		if len(c.reqs) == 0 && c.cur == nil && c.off == len(c.in) && len(c.pend) == 0 {
+			c.close()
+		} else {
+			c.closeAfter = true
+		}
+		c = next
+	}
+}
+
+// closeAll closes every connection of the loop.
+func (l *loopState) closeAll() {
+	for c := l.conns; c != nil; {
+		next := c.next
+		c.close()
+		c = next
+	}
+}
+
+// dateLine returns the Date header line, made again once a second.
+func (l *loopState) dateLine() []byte {
+	now := time.Now()
+	if sec := now.Unix(); sec != l.dateSec || l.date == nil {
+		l.dateSec = sec
+		b := append(l.date[:0], "Date: "...)
+		b = now.UTC().AppendFormat(b, http.TimeFormat)
+		l.date = append(b, '\r', '\n')
+	}
+	return l.date
+}
