@@ -231,7 +231,7 @@ func cmdPing(c *client, argv [][]byte, out []byte) []byte {
 func cmdEcho(c *client, argv [][]byte, out []byte) []byte { return appendBulk(out, argv[1]) }
 
 func cmdQuit(c *client, argv [][]byte, out []byte) []byte {
-	c.quit = true
+	c.pl.quit = true
 	return append(out, replyOK...)
 }
 
@@ -962,7 +962,7 @@ func parseScore(b []byte) (float64, bool) {
 	}
 	hex := len(body) > 1 && body[0] == '0' && body[1]|0x20 == 'x'
 	s := string(b)
-	if hex && bytes.IndexAny(body, "pP") < 0 {
+	if hex && !bytes.ContainsAny(body, "pP") {
 		s += "p0"
 	}
 	f, err := strconv.ParseFloat(s, 64)
