@@ -306,6 +306,8 @@ func (t *tlsState) finish() {
 		if len(t.hout) > 0 {
 			t.push()
 		}
+		// An established connection keeps nothing of its handshake.
+		t.pullFn, t.pushFn, t.endFn = nil, nil, nil
 	} else if !c.released {
 		if !errors.Is(err, ErrHandshakeTimeout) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, executor.ErrClosed) {
 			err = fmt.Errorf("netio: TLS handshake: %w", err)
