@@ -79,7 +79,8 @@ const IdleConns = 10_000
 const dialBatch = 500
 
 // Idle runs an idle case: each of the b.N iterations starts a server with
-// start, opens IdleConns connections to it from a child process, each used
+// start, opens IdleConns connections (TLSIdleConns to a TLS server) to it
+// from a child process, each used
 // for one round trip, and measures what the server's process holds per
 // connection (see the package doc). It reports "B/conn" (live heap and
 // stacks), "rss-B/conn" (resident set; Linux), "allocs/conn" and
