@@ -80,9 +80,8 @@ const dialBatch = 500
 
 // Idle runs an idle case: each of the b.N iterations starts a server with
 // start, opens IdleConns connections (TLSIdleConns to a TLS server) to it
-// from a child process, each used
-// for one round trip, and measures what the server's process holds per
-// connection (see the package doc). It reports "B/conn" (live heap and
+// from a child process, each used for one round trip, and measures what
+// the server's process holds per connection (see the package doc). It reports "B/conn" (live heap and
 // stacks), "rss-B/conn" (resident set; Linux), "allocs/conn" and
 // "ns/conn" (the time to open a connection and make its round trip). It
 // skips when the limit on open files is too low and cannot be raised.
