@@ -26,6 +26,11 @@
 //     between shards in batches, and state sharded by key.
 //   - [github.com/spindle-rt/spindle/netio]: TCP and Unix sockets served by
 //     the loop itself (Listen, Dial, Conn, ServeGroup).
+//   - [github.com/spindle-rt/spindle/web]: HTTP/1.1 served on the loop over
+//     netio: a server, a router with net/http's patterns, handlers that
+//     answer later, net/http handlers mounted per route, Hijack for
+//     upgrades; [github.com/spindle-rt/spindle/web/webtest] runs its
+//     handlers without sockets.
 //   - [github.com/spindle-rt/spindle/metrics]: the loop's figures through
 //     expvar and Prometheus' text format; the nested modules
 //     contrib/prometheus and contrib/otel export them to Prometheus client
@@ -39,6 +44,8 @@
 //   - [github.com/spindle-rt/spindle/bench/netcase]: the servers and the
 //     load generator of the Net benchmarks, shared by the suite and
 //     bench/peers.
+//   - [github.com/spindle-rt/spindle/bench/webcase]: the servers and the
+//     load generator of the Web benchmarks.
 //
 // Programs: the examples under examples/ and the benchmark suite
 // (go run ./bench).

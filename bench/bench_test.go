@@ -70,6 +70,10 @@ func BenchmarkService(b *testing.B) { runGroup(b, "Service") }
 // under 64 keep-alive clients, per request.
 func BenchmarkHTTP(b *testing.B) { runGroup(b, "HTTP") }
 
+// BenchmarkWeb runs the Web cases: package web's HTTP/1.1 server and
+// net/http, per request (keepalive, pipelined) and per idle connection.
+func BenchmarkWeb(b *testing.B) { runGroup(b, "Web") }
+
 // BenchmarkGroup runs the Group cases: 1,000 small tasks in a task group, per task.
 func BenchmarkGroup(b *testing.B) { runGroup(b, "Group") }
 

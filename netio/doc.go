@@ -130,7 +130,9 @@
 // netio fits servers that speak their own protocol over TCP or Unix
 // sockets (RESP, line protocols, binary framing, proxies), in the clear or
 // over TLS, and want the state they serve owned by the loop, without a
-// lock and without a goroutine per connection. For HTTP, use net/http: it
-// parses HTTP and does HTTP/2, and its handlers can reach a loop with
-// future.Do; netio does none of that.
+// lock and without a goroutine per connection. For HTTP/1.1 on the loop, use package
+// github.com/spindle-rt/spindle/web, which serves it over netio (and
+// mounts net/http handlers for the routes that need them); net/http
+// itself remains the choice for HTTP/2, its handlers reaching a loop with
+// future.Do.
 package netio

@@ -28,7 +28,6 @@ type conn struct {
 	ls  *loopState
 	ex  *executor.Executor
 	nc  *netio.Conn
-	lim limits
 
 	in      []byte
 	off     int
@@ -37,8 +36,6 @@ type conn struct {
 	p       parser
 	cur     *Request // the request being parsed
 	reqs    []*Request
-	free    []*Request
-	hbuf    []byte // the head being built
 	onReady func()
 
 	serving    bool // serve is on the stack
@@ -53,8 +50,14 @@ type conn struct {
 
 	prev, next *conn // the loop's connections
 
-	sink io.Writer     // without nc (Exchange): where the output goes
-	done chan struct{} // without nc: closed once the connection is done
+	x *exchange // without nc (Exchange)
+}
+
+// exchange is what a connection served by Exchange has instead of a
+// socket.
+type exchange struct {
+	sink io.Writer     // where the output goes
+	done chan struct{} // closed once the connection is done
 }
 
 // maxRounds bounds how many receives one connection handles before it
@@ -76,7 +79,7 @@ func (c *conn) write(p []byte) {
 		return
 	}
 	if c.nc == nil {
-		c.sink.Write(p)
+		c.x.sink.Write(p)
 		return
 	}
 	c.nc.Write(p)
@@ -87,20 +90,17 @@ func (c *conn) writeString(s string) {
 		return
 	}
 	if c.nc == nil {
-		io.WriteString(c.sink, s)
+		io.WriteString(c.x.sink, s)
 		return
 	}
 	c.nc.WriteString(s)
 }
 
+// getReq returns a request to parse into, from the loop's pool: an idle
+// connection holds none.
 func (c *conn) getReq() *Request {
-	var r *Request
-	if n := len(c.free); n > 0 {
-		r = c.free[n-1]
-		c.free = c.free[:n-1]
-	} else {
-		r = &Request{c: c}
-	}
+	r := c.ls.getReq()
+	r.c = c
 	r.reset()
 	return r
 }
@@ -147,6 +147,9 @@ func (c *conn) serve() {
 			data, ok, err = c.nc.PollRecv(c)
 		}
 		if !ok && err == nil {
+			if len(c.pend) == 0 {
+				c.pend = nil // an idle connection holds no buffer
+			}
 			c.arm()
 			return // Wake comes when input may have arrived
 		}
@@ -233,11 +236,11 @@ func (c *conn) parseAll() bool {
 			c.p.reset()
 			c.sent100 = false
 		}
-		st, n, e := c.p.parse(b, r, &c.lim)
+		st, n, e := c.p.parse(b, r, &c.ls.lim)
 		switch st {
 		case parseMore:
 			return true
-		case parseError_:
+		case parseBad:
 			c.cur = nil
 			c.off = len(c.in)
 			c.fail(r, e)
@@ -247,7 +250,7 @@ func (c *conn) parseAll() bool {
 			// An upgrade waits for the responses before it, so that its
 			// handler may Hijack; it is parsed again then.
 			c.cur = nil
-			c.free = append(c.free, r)
+			c.ls.putReq(r)
 			return true
 		}
 		c.cur = nil
@@ -257,6 +260,11 @@ func (c *conn) parseAll() bool {
 			c.closeAfter = true
 		}
 		c.dispatch(r)
+		if r.upgrade && !r.w.done {
+			// What follows an upgrade is the new protocol's, not requests:
+			// wait for the handler to Hijack or answer.
+			return !c.closed && !c.hijacked
+		}
 	}
 	return !c.closed && !c.hijacked
 }
@@ -271,6 +279,15 @@ func (c *conn) dispatch(r *Request) {
 		w.End()
 		return
 	}
+	defer func() {
+		if v := recover(); v != nil {
+			// As net/http: the connection closes, and the panic goes on to
+			// the executor's panic handler (http.ErrAbortHandler included,
+			// which aborts the response on purpose).
+			c.close()
+			panic(v)
+		}
+	}()
 	c.srv.handler().ServeHTTP(w, r)
 	if !w.later && !w.done && !w.hijacked {
 		w.End()
@@ -289,9 +306,12 @@ func (c *conn) fail(r *Request, e *parseError) {
 	w.status = e.code
 	w.hdr.Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteString(statusText(e.code))
+	w.WriteString(": ")
+	w.WriteString(e.reason)
 	w.End()
 }
 
+// statusText is "404 Not Found" for 404.
 func statusText(code int) string { return statusLine(code)[len("HTTP/1.1 ") : len(statusLine(code))-2] }
 
 // finished is called when r's response is finished: the responses that
@@ -303,7 +323,7 @@ func (c *conn) finished(r *Request) {
 		c.reqs[len(c.reqs)-1] = nil
 		c.reqs = c.reqs[:len(c.reqs)-1]
 		if !f.w.later {
-			c.free = append(c.free, f)
+			c.ls.putReq(f)
 		}
 		if f.w.close {
 			c.closeAfter = true
@@ -347,12 +367,12 @@ func (c *conn) hijack(w *ResponseWriter) (*netio.Conn, []byte, error) {
 	}
 	if w.status != 0 && !w.headSent {
 		// The head as set, without framing of a body: a 101, usually.
-		h := append(c.hbuf[:0], statusLine(w.status)...)
+		h := append(c.ls.hbuf[:0], statusLine(w.status)...)
 		for _, f := range w.hdr.kv {
 			h = appendField(h, f.name, f.value)
 		}
 		h = append(h, '\r', '\n')
-		c.hbuf = h
+		c.ls.hbuf = h
 		c.write(h)
 		w.headSent = true
 	}
@@ -378,7 +398,7 @@ func (c *conn) close() {
 	if c.nc != nil {
 		c.nc.Close()
 	} else {
-		close(c.done)
+		close(c.x.done)
 	}
 	c.ls.remove(c)
 	c.srv.connGone()

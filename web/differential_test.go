@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -277,10 +278,21 @@ func TestDifferential(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	std := &http.Server{Handler: stdRoutes(), MaxHeaderBytes: diffHeaderBytes, ReadHeaderTimeout: 10 * time.Second}
+	// Wait for net/http's connections to end before the leak check: some
+	// linger (closeWriteAndWait) after the server's Close.
+	var conns sync.WaitGroup
+	std := &http.Server{Handler: stdRoutes(), MaxHeaderBytes: diffHeaderBytes, ReadHeaderTimeout: 10 * time.Second,
+		ConnState: func(_ net.Conn, s http.ConnState) {
+			switch s {
+			case http.StateNew:
+				conns.Add(1)
+			case http.StateClosed, http.StateHijacked:
+				conns.Done()
+			}
+		}}
 	done := make(chan struct{})
 	go func() { std.Serve(ln); close(done) }()
-	defer func() { std.Close(); <-done }()
+	defer func() { std.Close(); <-done; conns.Wait() }()
 	stdAddr := ln.Addr().String()
 
 	for _, tc := range diffCases {

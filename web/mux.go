@@ -59,6 +59,20 @@ type pattern struct {
 	names   []string // of the wildcards, in order; "" for a trailing slash
 	h       Handler
 	trailer bool // ends with an anonymous multi wildcard (a slash)
+	multi   bool // ends with a multi wildcard, named or not
+	nsegs   int
+}
+
+// exact reports whether p matched path exactly, as ServeMux defines it:
+// not with a multi wildcard that took a non-empty rest.
+func (p *pattern) exact(path string) bool {
+	if !p.multi {
+		return true
+	}
+	if path == "" || path[len(path)-1] != '/' {
+		return false
+	}
+	return p.nsegs == strings.Count(path, "/")
 }
 
 // NewMux returns an empty Mux.
@@ -83,6 +97,8 @@ func (m *Mux) Handle(pattern string, h Handler) {
 		panic("web: " + err.Error())
 	}
 	p.h = h
+	p.nsegs = len(segs)
+	p.multi = len(segs) > 0 && segs[len(segs)-1].kind == segMulti
 	if m.trees == nil {
 		m.trees = make(map[string]*methodTree)
 	}
@@ -257,15 +273,11 @@ func (m *Mux) ServeHTTP(w *ResponseWriter, r *Request) {
 		base = -1 // no path in the bytes: "/" stands for it
 	}
 	host := stripPort(r.Host())
-	if pat := m.match(host, r.method, p, base, r); pat != nil {
-		r.pattern = pat.str
-		pat.h.ServeHTTP(w, r)
-		return
-	}
-	if !strings.HasSuffix(p, "/") {
+	pat := m.match(host, r.method, p, base, r)
+	if (pat == nil || !pat.exact(p)) && !strings.HasSuffix(p, "/") {
 		// /tree for /tree/: redirect, as ServeMux does.
-		r.values = r.values[:0]
-		if pat := m.matchAlloc(host, r.method, p+"/", r); pat != nil {
+		var scratch Request
+		if n2 := m.matchAlloc(host, r.method, p+"/", &scratch); n2 != nil && n2.exact(p+"/") {
 			target := p + "/"
 			if r.hasQ {
 				target += "?" + r.RawQuery()
@@ -274,6 +286,11 @@ func (m *Mux) ServeHTTP(w *ResponseWriter, r *Request) {
 			redirect(w, r, target, http.StatusTemporaryRedirect)
 			return
 		}
+	}
+	if pat != nil {
+		r.pattern = pat.str
+		pat.h.ServeHTTP(w, r)
+		return
 	}
 	r.values = r.values[:0]
 	if allow := m.allowed(host, p); allow != "" {
@@ -373,22 +390,22 @@ func (n *node) matchPath(path string, i int, base int32, r *Request) *node {
 	}
 	k := len(r.values)
 	if n.wild != nil && seg != "/" {
-		r.values = append(r.values, pathValue{v: spanOf(base, i+1, next, path, r)})
+		r.values = append(r.values, pathValue{v: spanOf(base, i+1, next)})
 		if f := n.wild.matchPath(path, next, base, r); f != nil {
 			return f
 		}
 		r.values = r.values[:k]
 	}
 	if n.multi != nil && n.multi.pat != nil {
-		r.values = append(r.values, pathValue{v: spanOf(base, i+1, len(path), path, r)})
+		r.values = append(r.values, pathValue{v: spanOf(base, i+1, len(path))})
 		return n.multi
 	}
 	return nil
 }
 
-// spanOf returns the span of path[i:j] in r's bytes, or a span over the
-// value itself kept aside when path is not in them.
-func spanOf(base int32, i, j int, path string, r *Request) span {
+// spanOf returns the span of path[i:j] in the request's bytes, where path
+// starts at base; an empty span when path is not in them (base < 0).
+func spanOf(base int32, i, j int) span {
 	if base >= 0 {
 		return span{base + int32(i), base + int32(j)}
 	}

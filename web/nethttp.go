@@ -41,7 +41,7 @@ func FromHTTP(h http.Handler) Handler {
 
 type stdHandler struct{ h http.Handler }
 
-// chunkSize bounds how much a mounted handler's response holds before it
+// stdChunk bounds how much a mounted handler's response holds before it
 // goes to the loop.
 const stdChunk = 32 << 10
 

@@ -54,9 +54,9 @@ type limits struct {
 type parseState int8
 
 const (
-	parseDone   parseState = iota // a whole request, head and body
-	parseMore                     // more bytes are needed
-	parseError_                   // a malformed request: answer and close
+	parseDone parseState = iota // a whole request, head and body
+	parseMore                   // more bytes are needed
+	parseBad                    // a malformed request: answer and close
 )
 
 // parser parses requests; it keeps what it learnt of an incomplete
@@ -71,19 +71,19 @@ func (p *parser) reset() { *p = parser{} }
 // parse reads a request from b (which starts where the request starts)
 // into r. parseDone: r is filled and n is the request's length in b;
 // parseMore: b holds only part of a request (r's head is filled once
-// headEnd > 0, so that Expect can be answered); parseError_: e says what
+// headEnd > 0, so that Expect can be answered); parseBad: e says what
 // to answer.
 func (p *parser) parse(b []byte, r *Request, lim *limits) (st parseState, n int, e *parseError) {
 	if p.headEnd == 0 {
 		end, e := p.findHead(b, lim)
 		if e != nil {
-			return parseError_, 0, e
+			return parseBad, 0, e
 		}
 		if end == 0 {
 			return parseMore, 0, nil
 		}
 		if e := parseHead(b[:end], r, lim); e != nil {
-			return parseError_, 0, e
+			return parseBad, 0, e
 		}
 		p.headEnd = end
 	} else {
@@ -95,7 +95,7 @@ func (p *parser) parse(b []byte, r *Request, lim *limits) (st parseState, n int,
 	case r.chunked:
 		total, used, e := scanChunked(body, r, lim)
 		if e != nil {
-			return parseError_, 0, e
+			return parseBad, 0, e
 		}
 		if used == 0 {
 			return parseMore, 0, nil

@@ -357,7 +357,7 @@ func (w *ResponseWriter) sendHead(final bool) {
 	w.headSent = true
 	c := w.c
 	r := w.r
-	h := c.hbuf[:0]
+	h := c.ls.hbuf[:0]
 	h = append(h, statusLine(w.status)...)
 	allowed := bodyAllowed(w.status)
 	isHead := r.method == "HEAD"
@@ -414,7 +414,7 @@ func (w *ResponseWriter) sendHead(final bool) {
 		h = append(h, "Connection: keep-alive\r\n"...)
 	}
 	h = append(h, '\r', '\n')
-	c.hbuf = h
+	c.ls.hbuf = h
 	w.emit(h)
 	if isHead {
 		w.sent = 0

@@ -176,7 +176,7 @@ func (s *Server) ServeConn(nc *netio.Conn) {
 		return
 	}
 	ls := s.loop(ex)
-	c := &conn{srv: s, ls: ls, ex: ex, nc: nc, lim: s.limits()}
+	c := &conn{srv: s, ls: ls, ex: ex, nc: nc}
 	c.onReady = c.serve
 	s.live.Add(1)
 	ls.add(c)
@@ -194,7 +194,7 @@ func (s *Server) Exchange(ex *executor.Executor, input []byte, output io.Writer)
 	done := make(chan struct{})
 	start := func() {
 		ls := s.loop(ex)
-		c := &conn{srv: s, ls: ls, ex: ex, lim: s.limits(), sink: output, done: done}
+		c := &conn{srv: s, ls: ls, ex: ex, x: &exchange{sink: output, done: done}}
 		c.onReady = c.serve
 		c.in = input
 		s.live.Add(1)
@@ -218,7 +218,7 @@ func (s *Server) loop(ex *executor.Executor) *loopState {
 	}
 	ls := s.loops[ex]
 	if ls == nil {
-		ls = &loopState{srv: s, ex: ex}
+		ls = &loopState{srv: s, ex: ex, lim: s.limits()}
 		ls.onTick = ls.tick
 		s.loops[ex] = ls
 	}
@@ -261,7 +261,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.connGoneCheck()
 	}
 	for _, l := range ls {
-		l.ex.Submit(l.drain)
+		if l.ex.Submit(l.drain) != nil {
+			l.forget()
+		}
 	}
 	select {
 	case <-idle:
@@ -302,8 +304,8 @@ func (s *Server) Close() error {
 	for _, l := range ls {
 		if l.ex.OnLoop() {
 			l.closeAll()
-		} else {
-			l.ex.Submit(l.closeAll)
+		} else if l.ex.Submit(l.closeAll) != nil {
+			l.forget()
 		}
 	}
 	return nil
@@ -335,6 +337,33 @@ type loopState struct {
 
 	dateSec int64
 	date    []byte // "Date: ...\r\n"
+
+	lim  limits
+	hbuf []byte     // the head of a response being built
+	free []*Request // requests to parse into, shared by the connections
+}
+
+// maxFree bounds the pool of requests of a loop.
+const maxFree = 1024
+
+func (l *loopState) getReq() *Request {
+	if n := len(l.free); n > 0 {
+		r := l.free[n-1]
+		l.free[n-1] = nil
+		l.free = l.free[:n-1]
+		return r
+	}
+	return &Request{}
+}
+
+// putReq gives a finished request back; one whose memory grew for a big
+// request is left to the garbage collector.
+func (l *loopState) putReq(r *Request) {
+	if len(l.free) >= maxFree || cap(r.w.body) > 64<<10 || cap(r.w.out) > 64<<10 {
+		return
+	}
+	r.buf, r.body, r.c = nil, nil, nil
+	l.free = append(l.free, r)
 }
 
 // tickEvery is the period of the sweep, the precision of the timeouts.
@@ -345,9 +374,7 @@ func (l *loopState) tickEvery() time.Duration {
 }
 
 func (l *loopState) add(c *conn) {
-	if l.now == 0 {
-		l.now = time.Now().UnixNano()
-	}
+	l.now = time.Now().UnixNano() // the clock stands still while no connection is served
 	c.next = l.conns
 	if c.next != nil {
 		c.next.prev = c
@@ -405,6 +432,22 @@ func (l *loopState) drain() {
 		}
 		c = next
 	}
+}
+
+// forget counts the connections of a loop whose executor has closed as
+// gone: netio closed their sockets with the executor. Off the loop, once
+// the loop has stopped.
+func (l *loopState) forget() {
+	go func() {
+		<-l.ex.Done()
+		l.srv.mu.Lock()
+		n := l.n
+		l.n, l.conns = 0, nil
+		l.srv.mu.Unlock()
+		for range n {
+			l.srv.connGone()
+		}
+	}()
 }
 
 // closeAll closes every connection of the loop.

@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/netio"
 	"github.com/spindle-rt/spindle/web"
 )
 
@@ -63,5 +64,36 @@ func TestServeBasic(t *testing.T) {
 	if _, err := br.ReadByte(); err != io.EOF {
 		t.Errorf("after 400: %v, want EOF", err)
 	}
-	_ = strings.NewReader
+}
+
+// TestHandlerPanic: a panic in a handler closes its connection and
+// reaches the executor's panic handler; the server goes on serving.
+func TestHandlerPanic(t *testing.T) {
+	mux := web.NewMux()
+	mux.HandleFunc("GET /boom", func(w *web.ResponseWriter, r *web.Request) { panic("boom") })
+	mux.HandleFunc("GET /ok", func(w *web.ResponseWriter, r *web.Request) { w.WriteString("ok") })
+	panics := make(chan any, 1)
+	ex := executor.New(executor.WithPanicHandler(func(v any) { panics <- v }))
+	ex.Start()
+	defer ex.Close()
+	l, err := netio.Listen(ex, "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &web.Server{Handler: mux}
+	srv.Serve(l)
+	defer srv.Close()
+	c := dial(t, l.Addr().String())
+	io.WriteString(c, "GET /boom HTTP/1.1\r\nHost: x\r\n\r\n")
+	if _, err := bufio.NewReader(c).ReadByte(); err != io.EOF {
+		t.Fatalf("after a panic: %v, want EOF", err)
+	}
+	if v := <-panics; fmt.Sprint(v) != "boom" {
+		t.Fatalf("panic handler got %v", v)
+	}
+	c = dial(t, l.Addr().String())
+	io.WriteString(c, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+	if _, b := readResponse(t, bufio.NewReader(c), "GET"); string(b) != "ok" {
+		t.Fatalf("got %q", b)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -216,7 +217,8 @@ func ClosePayload(code int, text string) []byte {
 
 // ExpectClose reads frames until a close frame and returns its code,
 // skipping data and pongs; then it checks the server closes the TCP
-// connection (reads EOF).
+// connection: EOF, or a reset (the kernel's answer to bytes the client
+// was still sending when the server closed, after a message too big).
 func (c *Client) ExpectClose() (int, error) {
 	for {
 		f, err := c.Read()
@@ -226,7 +228,7 @@ func (c *Client) ExpectClose() (int, error) {
 		if f.Op == OpClose {
 			code := CloseCode(f.Payload)
 			c.C.SetReadDeadline(time.Now().Add(10 * time.Second))
-			if _, err := io.Copy(io.Discard, c.R); err != nil {
+			if _, err := io.Copy(io.Discard, c.R); err != nil && !errors.Is(err, syscall.ECONNRESET) {
 				return code, fmt.Errorf("wsclient: after the close frame: %w", err)
 			}
 			return code, nil

@@ -75,6 +75,7 @@ type Conn struct {
 	t     *executor.Timer // closing: the wait for the peer's close frame
 	onMsg func(*Conn, Message)
 	onEnd func(error)
+	wh    [10]byte // a frame header being written (a local would escape to the heap)
 	state uint8
 	ended bool // onEnd has been called
 }
@@ -364,8 +365,7 @@ func (c *Conn) Closed() bool {
 }
 
 func (c *Conn) writeClose(code int, text string) {
-	var b [maxControlPayload]byte
-	p := b[:0]
+	p := make([]byte, 0, maxControlPayload)
 	if code != 0 {
 		p = append(p, byte(code>>8), byte(code))
 		p = append(p, text...)
@@ -374,8 +374,7 @@ func (c *Conn) writeClose(code int, text string) {
 }
 
 func (c *Conn) writeFrame(op byte, p []byte) error {
-	var h [10]byte
-	if _, err := c.nc.Write(appendHeader(h[:0], true, op, len(p))); err != nil {
+	if _, err := c.nc.Write(appendHeader(c.wh[:0], true, op, len(p))); err != nil {
 		return err
 	}
 	_, err := c.nc.Write(p)
@@ -403,8 +402,7 @@ func (c *Conn) WriteText(s string) error {
 	if c.state != stateOpen {
 		return ErrClosed
 	}
-	var h [10]byte
-	if _, err := c.nc.Write(appendHeader(h[:0], true, opText, len(s))); err != nil {
+	if _, err := c.nc.Write(appendHeader(c.wh[:0], true, opText, len(s))); err != nil {
 		return err
 	}
 	_, err := c.nc.WriteString(s)

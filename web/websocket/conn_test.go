@@ -30,6 +30,10 @@ const (
 // connection is taken as upgraded already (no HTTP), so a test speaks
 // frames at once. ended receives how each connection ended.
 func echoServer(t *testing.T, opts ...websocket.Option) (addr string, ended chan error) {
+	return echoServerB(t, opts...)
+}
+
+func echoServerB(t testing.TB, opts ...websocket.Option) (addr string, ended chan error) {
 	t.Helper()
 	ex := executor.New(executor.WithName(t.Name()))
 	ex.Start()

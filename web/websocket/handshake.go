@@ -3,6 +3,7 @@ package websocket
 import (
 	"crypto/sha1"
 	"encoding/base64"
+	"net/url"
 	"strings"
 )
 
@@ -42,7 +43,7 @@ func check(method string, values func(name string) []string) (key string, r *ref
 		return "", &refusal{400, "websocket: no 'websocket' token in the Upgrade header", "", ""}
 	}
 	if !hasToken(values("Sec-WebSocket-Version"), "13") {
-		return "", &refusal{426, "websocket: version 13 is not in the Sec-WebSocket-Version header", "Sec-WebSocket-Version", "13"}
+		return "", &refusal{400, "websocket: version 13 is not in the Sec-WebSocket-Version header", "", ""}
 	}
 	keys := values("Sec-WebSocket-Key")
 	if len(keys) != 1 || !validKey(keys[0]) {
@@ -76,4 +77,14 @@ func hasToken(vs []string, tok string) bool {
 		}
 	}
 	return false
+}
+
+// sameOrigin is the default origin check: no Origin header (not a
+// browser), or one whose host is the request's Host.
+func sameOrigin(origin, host string) bool {
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && strings.EqualFold(u.Host, host)
 }

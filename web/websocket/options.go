@@ -70,10 +70,11 @@ func WithWriteHighWater(n int) Option {
 
 // WithCheckOrigin sets the check of a request's Origin header that Upgrade
 // makes (origin is the header, empty when absent; host the request's
-// Host): an upgrade it refuses is answered 403. By default every origin is
-// accepted, as a server that serves only non-browser clients, or whose
-// pages live on the same host, wants; a server that keeps cookies should
-// check.
+// Host): an upgrade it refuses is answered 403. By default a request
+// without Origin (not from a browser) or from the same host is accepted,
+// as gorilla/websocket does, so that a page of another site cannot open
+// a WebSocket with the user's cookies; fn replaces that check (return true
+// to accept every origin).
 func WithCheckOrigin(fn func(origin, host string) bool) Option {
 	return func(c *config) { c.checkOrigin = fn }
 }

@@ -14,27 +14,39 @@ var ErrNotUpgrade = errors.New("websocket: not a WebSocket upgrade")
 // Upgrade answers an upgrade request (RFC 6455, section 4.2) with 101 and
 // takes the connection over from the HTTP server: the returned Conn is
 // served by the same loop, with the bytes the client sent past its request.
-// A request that is not a valid upgrade is answered as net/http's servers
-// do (405 for a method other than GET, 400 for missing Connection/Upgrade
-// tokens or a bad Sec-WebSocket-Key, 426 with Sec-WebSocket-Version: 13
-// for another version, 403 for an origin WithCheckOrigin refuses) and
-// Upgrade returns an error that wraps ErrNotUpgrade; the HTTP connection
-// goes on. No subprotocol or extension is negotiated. Call it from the
-// handler, on the loop.
+//
+// A request that is not a valid upgrade is answered as gorilla/websocket's
+// Upgrader answers it on net/http: 405 for a method other than GET; 400
+// for a Connection header without "upgrade", an Upgrade header without
+// "websocket", a Sec-WebSocket-Version other than 13 or a
+// Sec-WebSocket-Key that is not 16 bytes in base64; 403 for a browser's
+// request from another origin (an Origin header whose host is not the
+// request's Host; WithCheckOrigin changes the check). The answer carries
+// Sec-WebSocket-Version: 13 (RFC 6455, section 4.4) and the status text;
+// Upgrade returns an error that wraps ErrNotUpgrade and says why, and the
+// HTTP connection goes on. No subprotocol or extension is negotiated.
+// Call it from the handler, on the loop.
 func Upgrade(w *web.ResponseWriter, r *web.Request, opts ...Option) (*Conn, error) {
 	cfg := defaultConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
 	key, no := check(r.Method(), r.HeaderValues)
-	if no == nil && cfg.checkOrigin != nil && !cfg.checkOrigin(r.Header("Origin"), r.Host()) {
-		no = &refusal{http.StatusForbidden, "websocket: origin not allowed", "", ""}
+	if no == nil {
+		ok := cfg.checkOrigin
+		if ok == nil {
+			ok = sameOrigin
+		}
+		if !ok(r.Header("Origin"), r.Host()) {
+			no = &refusal{http.StatusForbidden, "websocket: request origin not allowed", "", ""}
+		}
 	}
 	if no != nil {
 		if no.hname != "" {
 			w.Header().Set(no.hname, no.hval)
 		}
-		web.Error(w, no.text, no.status)
+		w.Header().Set("Sec-WebSocket-Version", "13")
+		web.Error(w, http.StatusText(no.status), no.status)
 		return nil, &upgradeError{no.text}
 	}
 	h := w.Header()

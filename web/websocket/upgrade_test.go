@@ -104,7 +104,7 @@ func TestUpgradeWithFrames(t *testing.T) {
 }
 
 func TestUpgradeRefused(t *testing.T) {
-	addr := webServer(t, websocket.WithCheckOrigin(func(origin, host string) bool { return origin == "" || origin == "http://"+host }))
+	addr := webServer(t)
 	good := map[string]string{"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
 	with := func(k, v string) map[string]string {
 		h := map[string]string{}
@@ -130,11 +130,12 @@ func TestUpgradeRefused(t *testing.T) {
 		{"no Connection", "GET", with("Connection", ""), 400, [2]string{}},
 		{"Connection: keep-alive", "GET", with("Connection", "keep-alive"), 400, [2]string{}},
 		{"Upgrade: h2c", "GET", with("Upgrade", "h2c"), 400, [2]string{}},
-		{"version 8", "GET", with("Sec-WebSocket-Version", "8"), 426, [2]string{"Sec-WebSocket-Version", "13"}},
+		{"version 8", "GET", with("Sec-WebSocket-Version", "8"), 400, [2]string{"Sec-WebSocket-Version", "13"}},
 		{"no key", "GET", with("Sec-WebSocket-Key", ""), 400, [2]string{}},
 		{"short key", "GET", with("Sec-WebSocket-Key", "c2hvcnQ="), 400, [2]string{}},
 		{"key not base64", "GET", with("Sec-WebSocket-Key", "!!!!!!!!!!!!!!!!!!!!!!=="), 400, [2]string{}},
 		{"foreign origin", "GET", with("Origin", "http://evil.example"), 403, [2]string{}},
+		{"origin not a URL", "GET", with("Origin", "::"), 403, [2]string{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -170,6 +171,40 @@ func TestUpgradeRefused(t *testing.T) {
 			b, _ := io.ReadAll(res.Body)
 			if res.StatusCode != 200 || string(b) != "plain" {
 				t.Errorf("next request: %d %q", res.StatusCode, b)
+			}
+		})
+	}
+}
+
+// TestOrigin: the same host is accepted by default, and WithCheckOrigin
+// replaces the check.
+func TestOrigin(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		opts   []websocket.Option
+		origin string
+		status int
+	}{
+		{"same host", nil, "http://x", 101},
+		{"same host, other case", nil, "https://X", 101},
+		{"other host", nil, "http://y", 403},
+		{"all accepted", []websocket.Option{websocket.WithCheckOrigin(func(string, string) bool { return true })}, "http://y", 101},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := webServer(t, tc.opts...)
+			nc, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			nc.SetDeadline(time.Now().Add(20 * time.Second))
+			io.WriteString(nc, "GET /ws HTTP/1.1\r\nHost: x\r\nOrigin: "+tc.origin+"\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+			res, err := http.ReadResponse(bufio.NewReader(nc), &http.Request{Method: "GET"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d", res.StatusCode, tc.status)
 			}
 		})
 	}

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package webcase
+
+func raiseFileLimit() uint64 { return 1 << 20 }

@@ -1,0 +1,56 @@
+// Command webkv is a key-value store served over HTTP/1.1 and WebSocket
+// on spindle's web server: one shard per core, each key owned by one
+// shard, every connection served by a loop itself (no goroutine per
+// connection).
+//
+//	go run ./examples/webkv -addr 127.0.0.1:8080
+//	curl -X PUT --data-binary hello http://127.0.0.1:8080/kv/greeting
+//	curl http://127.0.0.1:8080/kv/greeting
+//
+// Routes:
+//
+//	GET /                 a page that lists the keys, sets and deletes them, and shows changes live
+//	GET, HEAD /kv/{key}   the value (application/octet-stream), or 404
+//	PUT /kv/{key}         the body (at most 1 MiB, else 413) becomes the value: 204
+//	DELETE /kv/{key}      204, or 404
+//	POST /echo            the request body back
+//	GET /slow/{ms}        "slept {ms}" after {ms} milliseconds (0-10000), from a loop timer
+//	GET /ws/echo          WebSocket echo of text and binary messages up to 1 MiB
+//	GET /ws/watch         WebSocket: "put KEY" or "del KEY" for every change, on any shard
+//
+// {key} is the escaped path after /kv/ (the query is ignored). SIGINT and
+// SIGTERM shut it down gracefully: requests in flight are answered, idle
+// connections close, WebSockets get a close frame with 1001.
+package main
+
+import (
+	"context"
+	"flag"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
+	shards := flag.Int("shards", 0, "number of shards (0: one per core, GOMAXPROCS)")
+	flag.Parse()
+
+	s := NewServer(*shards)
+	if err := s.Listen("tcp", *addr); err != nil {
+		s.Close()
+		log.Fatal(err)
+	}
+	log.Printf("listening on http://%s with %d shards", s.Addr(), s.Shards())
+
+	stop, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	<-stop.Done()
+	ctx, done := context.WithTimeout(context.Background(), 10*time.Second)
+	defer done()
+	if err := s.Shutdown(ctx); err != nil {
+		log.Print(err)
+	}
+}

@@ -1,0 +1,349 @@
+package main
+
+// The server: shards, the store and the routes.
+//
+// Each key is owned by one shard (Server.owner): its value lives in that
+// shard's store and is read and written only on that shard's loop. A
+// request is handled on the loop of the shard whose listener accepted its
+// connection; for a key owned elsewhere the handler calls the owner with
+// shard.Invoke and answers when the reply comes back (the response is held
+// with Later and finished with End), so the connection's loop goes on
+// serving meanwhile. A change is announced to the watchers (/ws/watch) of
+// every shard: the owner sends "put KEY" or "del KEY" to its own and hands
+// the line to the other shards, in the order of the changes it made.
+//
+// Invariants: a store and its sets of WebSockets are touched only by its
+// shard's loop; live counts the WebSockets open on every shard.
+
+import (
+	"context"
+	"hash/maphash"
+	"html/template"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/netio"
+	"github.com/spindle-rt/spindle/shard"
+	"github.com/spindle-rt/spindle/web"
+	"github.com/spindle-rt/spindle/web/websocket"
+)
+
+// MaxValue is the largest value (a PUT's body) and the largest WebSocket
+// message.
+const MaxValue = 1 << 20
+
+// Server is the webkv server over a shard group.
+type Server struct {
+	g      *shard.Group
+	st     *shard.Sharded[store]
+	web    *web.Server
+	seed   maphash.Seed
+	ls     []*netio.Listener
+	live   atomic.Int64
+	closed chan struct{} // closed when live drops to 0 after shutdown began
+	down   atomic.Bool
+	once   sync.Once
+}
+
+// store is one shard's part of the keys, and its WebSockets.
+type store struct {
+	i        int
+	ex       *executor.Executor
+	kv       map[string][]byte
+	watchers map[*websocket.Conn]struct{}
+	sockets  map[*websocket.Conn]struct{} // every WebSocket open on the shard
+}
+
+// NewServer starts n shards (n <= 0: one per core).
+func NewServer(n int) *Server {
+	s := &Server{seed: maphash.MakeSeed(), closed: make(chan struct{})}
+	s.g = shard.New(n, executor.WithName("webkv"))
+	s.g.Start()
+	s.st = shard.NewSharded(s.g, func(i int) *store {
+		return &store{i: i, ex: s.g.Shard(i), kv: map[string][]byte{},
+			watchers: map[*websocket.Conn]struct{}{}, sockets: map[*websocket.Conn]struct{}{}}
+	})
+	mux := web.NewMux()
+	mux.HandleFunc("GET /{$}", s.page)
+	mux.HandleFunc("/kv/", s.kv)
+	mux.HandleFunc("POST /echo", s.echo)
+	mux.HandleFunc("GET /slow/{ms}", s.slow)
+	mux.HandleFunc("GET /ws/echo", s.wsEcho)
+	mux.HandleFunc("GET /ws/watch", s.wsWatch)
+	s.web = &web.Server{Handler: mux, MaxBodyBytes: MaxValue}
+	return s
+}
+
+// Listen serves address with one listener per shard (SO_REUSEPORT).
+func (s *Server) Listen(network, address string) error {
+	ls, err := s.web.ServeGroup(s.g, network, address)
+	if err != nil {
+		return err
+	}
+	s.ls = ls
+	return nil
+}
+
+// Addr returns the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.ls[0].Addr() }
+
+// Shards returns the number of shards.
+func (s *Server) Shards() int { return s.g.Len() }
+
+// Shutdown stops accepting, answers the requests in flight, closes idle
+// connections, sends every WebSocket a close frame with 1001 and waits
+// for them to close, then stops the shards. Past ctx everything closes
+// at once.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.down.Store(true)
+	err := s.web.Shutdown(ctx)
+	for i := range s.g.Len() {
+		shard.Invoke(s.st, i, func(st *store) (struct{}, error) {
+			for c := range st.sockets {
+				c.Close(websocket.CloseGoingAway, "server shutting down")
+			}
+			return struct{}{}, nil
+		})
+	}
+	if s.live.Load() == 0 {
+		s.noneLive()
+	}
+	if err == nil {
+		select {
+		case <-s.closed:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	if err == nil {
+		err = s.g.Shutdown(ctx)
+	}
+	if err != nil {
+		s.g.Close()
+	}
+	return err
+}
+
+// Close closes everything at once.
+func (s *Server) Close() error {
+	s.web.Close()
+	return s.g.Close()
+}
+
+func (s *Server) noneLive() { s.once.Do(func() { close(s.closed) }) }
+
+func (s *Server) owner(key string) int {
+	if s.g.Len() == 1 {
+		return 0
+	}
+	return s.g.Of(maphash.String(s.seed, key))
+}
+
+// onOwner runs fn on the store of key's owner and calls done with its
+// result on the handler's loop: at once when the key is local, after a
+// cross-shard call otherwise (the response is held meanwhile).
+func onOwner[R any](s *Server, w *web.ResponseWriter, key string, fn func(*store) R, done func(R)) {
+	local := s.st.Local()
+	to := s.owner(key)
+	if to == local.i {
+		done(fn(local))
+		return
+	}
+	w.Later()
+	shard.Invoke(s.st, to, func(st *store) (R, error) { return fn(st), nil }).OnComplete(func(v R, err error) {
+		if err != nil {
+			web.Error(w, "shard unavailable", http.StatusServiceUnavailable)
+		} else {
+			done(v)
+		}
+		w.End()
+	})
+}
+
+// kv serves /kv/{key}.
+func (s *Server) kv(w *web.ResponseWriter, r *web.Request) {
+	key := strings.TrimPrefix(r.Path(), "/kv/")
+	switch m := r.Method(); m {
+	case "GET", "HEAD":
+		if key == "" {
+			web.NotFound(w, r)
+			return
+		}
+		onOwner(s, w, key, func(st *store) []byte { return st.kv[key] }, func(v []byte) {
+			if v == nil {
+				web.NotFound(w, r)
+				return
+			}
+			h := w.Header()
+			h.Set("Content-Type", "application/octet-stream")
+			h.Set("Content-Length", strconv.Itoa(len(v)))
+			if m == "GET" {
+				w.Write(v)
+			}
+		})
+	case "PUT":
+		if key == "" {
+			web.NotFound(w, r)
+			return
+		}
+		v := append(make([]byte, 0, len(r.Body())), r.Body()...) // the body is the receive buffer
+		key = strings.Clone(key)
+		onOwner(s, w, key, func(st *store) struct{} { st.set(s, key, v); return struct{}{} }, func(struct{}) {
+			w.WriteHeader(http.StatusNoContent)
+		})
+	case "DELETE":
+		if key == "" {
+			web.NotFound(w, r)
+			return
+		}
+		key = strings.Clone(key)
+		onOwner(s, w, key, func(st *store) bool { return st.del(s, key) }, func(ok bool) {
+			if !ok {
+				web.NotFound(w, r)
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		})
+	default:
+		w.Header().Set("Allow", "DELETE, GET, HEAD, PUT")
+		web.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+func (st *store) set(s *Server, key string, v []byte) {
+	st.kv[key] = v
+	s.announce(st, "put "+key)
+}
+
+func (st *store) del(s *Server, key string) bool {
+	if _, ok := st.kv[key]; !ok {
+		return false
+	}
+	delete(st.kv, key)
+	s.announce(st, "del "+key)
+	return true
+}
+
+// announce sends line to the watchers of every shard, from st's.
+func (s *Server) announce(st *store, line string) {
+	st.tell(line)
+	for i := range s.g.Len() {
+		if i != st.i {
+			shard.Invoke(s.st, i, func(o *store) (struct{}, error) { o.tell(line); return struct{}{}, nil })
+		}
+	}
+}
+
+func (st *store) tell(line string) {
+	for c := range st.watchers {
+		c.WriteText(line)
+	}
+}
+
+// echo serves POST /echo.
+func (s *Server) echo(w *web.ResponseWriter, r *web.Request) {
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.Itoa(len(r.Body())))
+	w.Write(r.Body())
+}
+
+// slow serves GET /slow/{ms} from a timer of the loop: the handler returns
+// at once.
+func (s *Server) slow(w *web.ResponseWriter, r *web.Request) {
+	v := r.PathValue("ms")
+	ms, err := strconv.Atoi(v)
+	if err != nil || ms < 0 || ms > 10000 {
+		web.Error(w, "ms must be an integer from 0 to 10000", http.StatusBadRequest)
+		return
+	}
+	w.Later()
+	body := "slept " + v
+	w.Executor().AfterFunc(time.Duration(ms)*time.Millisecond, func() {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteString(body)
+		w.End()
+	})
+}
+
+// upgrade takes a WebSocket on the handler's shard; it is counted and
+// closed with 1001 at shutdown.
+func (s *Server) upgrade(w *web.ResponseWriter, r *web.Request) (*websocket.Conn, *store) {
+	c, err := websocket.Upgrade(w, r, websocket.WithMaxMessageSize(MaxValue))
+	if err != nil {
+		return nil, nil
+	}
+	st := s.st.Local()
+	st.sockets[c] = struct{}{}
+	s.live.Add(1)
+	if s.down.Load() {
+		c.Close(websocket.CloseGoingAway, "server shutting down")
+	}
+	return c, st
+}
+
+func (s *Server) gone(st *store, c *websocket.Conn) {
+	delete(st.sockets, c)
+	delete(st.watchers, c)
+	if s.live.Add(-1) == 0 && s.down.Load() {
+		s.noneLive()
+	}
+}
+
+// wsEcho serves GET /ws/echo: every message comes back as it came.
+func (s *Server) wsEcho(w *web.ResponseWriter, r *web.Request) {
+	c, st := s.upgrade(w, r)
+	if c == nil {
+		return
+	}
+	c.Serve(func(c *websocket.Conn, m websocket.Message) {
+		c.WriteMessage(m.Type, m.Data)
+	}, func(error) { s.gone(st, c) })
+}
+
+// wsWatch serves GET /ws/watch: the changes of every shard, as text
+// messages; what the client sends is dropped.
+func (s *Server) wsWatch(w *web.ResponseWriter, r *web.Request) {
+	c, st := s.upgrade(w, r)
+	if c == nil {
+		return
+	}
+	st.watchers[c] = struct{}{}
+	c.Serve(func(*websocket.Conn, websocket.Message) {}, func(error) { s.gone(st, c) })
+}
+
+// page serves GET /: the keys of every shard, gathered with one call per
+// shard, in the page.
+func (s *Server) page(w *web.ResponseWriter, r *web.Request) {
+	w.Later()
+	shard.InvokeAll(s.st, func(st *store) ([]string, error) {
+		keys := make([]string, 0, len(st.kv))
+		for k := range st.kv {
+			keys = append(keys, k)
+		}
+		return keys, nil
+	}).OnComplete(func(parts [][]string, err error) {
+		defer w.End()
+		if err != nil {
+			web.Error(w, "shard unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		keys := slices.Concat(parts...)
+		slices.Sort(keys)
+		var b strings.Builder
+		if err := pageTmpl.Execute(&b, keys); err != nil {
+			web.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteString(b.String())
+	})
+}
+
+var pageTmpl = template.Must(template.New("page").Parse(pageHTML))
