@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 	_ "net/http/pprof"
 	"os"
@@ -72,10 +73,12 @@ func main() {
 	}
 	log.Printf("listening on %s with %d shards", s.Addr(), s.g.Len())
 	if *tlsAddr != "" || *tlsCert != "" || *tlsKey != "" {
-		if err := listenTLS(s, *tlsAddr, *tlsCert, *tlsKey); err != nil {
+		a, err := listenTLS(s, *tlsAddr, *tlsCert, *tlsKey)
+		if err != nil {
 			s.Close()
 			log.Fatal(err)
 		}
+		log.Printf("serving TLS on %s", a)
 	}
 
 	stop, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -93,21 +96,20 @@ func main() {
 
 // listenTLS serves TLS on addr beside the plain listener, with the
 // certificate and key in certFile and keyFile: one listener per shard,
-// as the plain one.
-func listenTLS(s *Server, addr, certFile, keyFile string) error {
+// as the plain one. It returns the address served.
+func listenTLS(s *Server, addr, certFile, keyFile string) (net.Addr, error) {
 	if addr == "" || certFile == "" || keyFile == "" {
-		return errors.New("redis: -tls-addr, -tls-cert-file and -tls-key-file go together")
+		return nil, errors.New("redis: -tls-addr, -tls-cert-file and -tls-key-file go together")
 	}
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
-		return fmt.Errorf("redis: %w", err)
+		return nil, fmt.Errorf("redis: %w", err)
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
 	ls, err := netio.ListenGroup(s.g, "tcp", addr, netio.WithTLS(cfg))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.Serve(ls...)
-	log.Printf("serving TLS on %s", ls[0].Addr())
-	return nil
+	return ls[0].Addr(), nil
 }
