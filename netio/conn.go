@@ -428,7 +428,7 @@ func (c *Conn) overLimit(n int) bool {
 	if waiting > outputCeiling*int64(c.limit) {
 		return true
 	}
-	if !c.full() {
+	if !c.r.be.full(c) {
 		return false // the kernel takes what it can at the end of the batch
 	}
 	now := time.Duration(c.lp.Now()) // the loop's clock: simulated time under package sim
