@@ -53,12 +53,33 @@ func Check(t *testing.T, runs int, body func(t *testing.T, w *World)) {
 			defer w.Close()
 			body(t, w)
 		})
-		fmt.Printf("sim seed=%d trace=%s\n", seed, w.TraceHex())
+		say(fmt.Sprintf("sim seed=%d trace=%s\n", seed, w.TraceHex()))
 		if !ok {
 			t.Errorf("sim: seed %d failed (trace %s); replay it with: %s", seed, w.TraceHex(), Replay(t, seed))
 			return
 		}
 	}
+}
+
+// say prints a seed's line. go test in package list mode (go test
+// ./pkg) shows a passing test's output only with -v, yet a run asked for
+// by -sim.seed or -sim.runs is run to read its lines: then, without -v,
+// the line goes to the go command's own standard output (where the go
+// command runs the test binary, on Linux: parentStdout), so that it is seen once in
+// either mode. Otherwise, and wherever that is not possible, it goes to
+// the test's standard output as usual.
+func say(line string) {
+	asked := (seedFlag != nil && *seedFlag >= 0) || (runsFlag != nil && *runsFlag > 0)
+	if asked && !testing.Verbose() {
+		if f := parentStdout(); f != nil {
+			_, err := f.WriteString(line)
+			f.Close()
+			if err == nil {
+				return
+			}
+		}
+	}
+	fmt.Print(line)
 }
 
 // Replay returns the command that reruns test t with seed alone.
