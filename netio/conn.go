@@ -97,7 +97,7 @@ type connExt struct {
 
 	// The output limit's stall: since when the output has been over the
 	// limit with the socket full, and how much the kernel had taken then.
-	stallAt    time.Duration // since epoch; 0: no stall
+	stallAt    time.Duration // on the loop's clock; 0: no stall
 	stallTaken uint64
 	dialExt             // the host backend's dial state
 	sim        *simConn // the simulated backend's state (backend_sim.go)
@@ -446,10 +446,10 @@ func (c *Conn) overLimit(n int) bool {
 	if waiting > outputCeiling*int64(c.limit) {
 		return true
 	}
-	if !c.full() {
+	if !c.r.be.full(c) {
 		return false // the kernel takes what it can at the end of the batch
 	}
-	now := time.Since(epoch)
+	now := time.Duration(c.lp.Now()) // the loop's clock: simulated time under package sim
 	x := c.x()
 	if x.stallAt == 0 || c.taken != x.stallTaken {
 		x.stallAt, x.stallTaken = now, c.taken // the stall starts now
@@ -457,9 +457,6 @@ func (c *Conn) overLimit(n int) bool {
 	}
 	return now-x.stallAt >= outputStall
 }
-
-// epoch is what the stall clock counts from (monotonic).
-var epoch = time.Now()
 
 func (c *Conn) markDirty() {
 	if !c.dirty {
