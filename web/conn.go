@@ -44,6 +44,7 @@ type conn struct {
 	hijacked   bool
 	sent100    bool
 	lastPOST   bool
+	streaming  *Request // the request whose body is being received, streamed
 
 	deadline int64 // on ls's coarse clock; 0: none
 	started  int64 // when the current request's first bytes came
@@ -114,17 +115,25 @@ func (c *conn) serve() {
 	c.serving = true
 	defer func() { c.serving = false }()
 	for range maxRounds {
-		if !c.parseAll() {
+		if c.streaming == nil && !c.parseAll() {
 			return
 		}
-		if len(c.reqs) > 0 {
+		if c.streaming != nil {
+			if c.streaming.pipe.waiting {
+				return // pieceRead calls serve again
+			}
+		} else if len(c.reqs) > 0 {
 			return // finished() calls serve again
 		}
-		if c.closeAfter {
+		if c.closeAfter && c.streaming == nil {
 			c.close()
 			return
 		}
-		if c.srv.draining.Load() && c.cur == nil && c.off == len(c.in) && len(c.pend) == 0 {
+		if c.streaming == nil && c.cur != nil && c.p.headEnd > 0 && !c.cur.chunked && c.cur.length > 0 && c.srv.streams(c.cur) {
+			c.startStream(c.in[c.off:])
+			continue
+		}
+		if c.srv.draining.Load() && c.streaming == nil && c.cur == nil && c.off == len(c.in) && len(c.pend) == 0 {
 			c.close()
 			return
 		}
@@ -154,6 +163,10 @@ func (c *conn) serve() {
 			return // Wake comes when input may have arrived
 		}
 		if err != nil {
+			if r := c.streaming; r != nil {
+				r.pipe.fail(io.ErrUnexpectedEOF)
+				c.streaming = nil
+			}
 			if err == io.EOF && (c.cur != nil || len(c.pend) > 0) {
 				// The input ended inside a request: as net/http, 400.
 				r := c.cur
@@ -165,6 +178,12 @@ func (c *conn) serve() {
 			}
 			c.close()
 			return
+		}
+		if c.streaming != nil {
+			data = c.streamData(data)
+			if len(data) == 0 {
+				continue
+			}
 		}
 		if len(c.pend) == 0 {
 			c.in = data
@@ -183,7 +202,7 @@ func (c *conn) arm() {
 	s := c.srv
 	var d int64
 	switch {
-	case c.cur != nil && c.p.headEnd > 0:
+	case c.streaming != nil || c.cur != nil && c.p.headEnd > 0:
 		d = c.started + int64(s.bodyReadTimeout())
 	case len(c.pend) > 0:
 		d = c.started + int64(s.readHeaderTimeout())
@@ -197,8 +216,14 @@ func (c *conn) arm() {
 // continue100 answers Expect: 100-continue for a request whose body is
 // about to be read.
 func (c *conn) continue100() {
-	r := c.cur
-	if r == nil || c.sent100 || !r.expect || c.p.headEnd == 0 || !r.ProtoAtLeast(1, 1) {
+	if c.p.headEnd == 0 {
+		return
+	}
+	c.continue100For(c.cur)
+}
+
+func (c *conn) continue100For(r *Request) {
+	if r == nil || c.sent100 || !r.expect || !r.ProtoAtLeast(1, 1) {
 		return
 	}
 	c.sent100 = true
@@ -391,6 +416,10 @@ func (c *conn) close() {
 		return
 	}
 	c.closed = true
+	if r := c.streaming; r != nil {
+		r.pipe.fail(io.ErrUnexpectedEOF)
+		c.streaming = nil
+	}
 	for _, r := range c.reqs {
 		r.w.done = true
 	}

@@ -98,8 +98,9 @@
 // # net/http
 //
 // Mux.Mount serves a route with an http.Handler: it runs on a goroutine
-// of its own, off the loop, with the request and its body, and its
-// response goes back into the connection's order of responses. A service
+// of its own, off the loop, with the request and its body (a
+// Content-Length body streamed as it arrives), and its response goes back
+// into the connection's order of responses. A service
 // can move from net/http route by route. Package webtest runs loop
 // handlers on requests without sockets, as net/http/httptest does.
 package web

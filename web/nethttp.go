@@ -24,9 +24,13 @@ import (
 
 // Mount registers h, an http.Handler, for pattern. h runs off the loop, on
 // a goroutine of its own, with a *http.Request made from the request (its
-// body read from the bytes received, its path values set), and its
-// response goes back to the loop into the connection's order of
-// responses. A service moves from net/http route by route: the routes
+// path values set), and its response goes back to the loop into the
+// connection's order of responses. A Content-Length body is streamed to
+// it as it arrives (h runs as soon as the head is there, and the loop
+// receives the next piece once h has read the last: TCP holds a fast
+// client back); a chunked body is read whole first, as for loop handlers.
+// A handler that answers without reading all of a streamed body gets its
+// connection closed after the response. A service moves from net/http route by route: the routes
 // that need the standard library (or code written for it) are mounted,
 // and the others are served on the loop.
 func (m *Mux) Mount(pattern string, h http.Handler) { m.Handle(pattern, FromHTTP(h)) }
@@ -92,7 +96,10 @@ func stdRequest(r *Request) (*http.Request, error) {
 	if a := r.RemoteAddr(); a != nil {
 		req.RemoteAddr = a.String()
 	}
-	if len(r.body) > 0 {
+	if r.pipe != nil {
+		req.Body = r.pipe
+		req.ContentLength = r.length
+	} else if len(r.body) > 0 {
 		req.Body = io.NopCloser(bytes.NewReader(r.body))
 	} else {
 		req.Body = http.NoBody

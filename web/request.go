@@ -53,6 +53,7 @@ type Request struct {
 	trailer     []field // for chunked bodies
 	values      []pathValue
 	pattern     string
+	pipe        *bodyPipe // a body streamed to a mounted handler
 
 	c *conn
 	w ResponseWriter
@@ -154,14 +155,20 @@ func (r *Request) Trailer(name string) string {
 
 // ContentLength returns the length of the body: the Content-Length sent,
 // or, for a chunked body, its decoded length.
-func (r *Request) ContentLength() int64 { return int64(len(r.body)) }
+func (r *Request) ContentLength() int64 {
+	if r.pipe != nil {
+		return r.length
+	}
+	return int64(len(r.body))
+}
 
 // Chunked reports whether the body came with Transfer-Encoding: chunked.
 func (r *Request) Chunked() bool { return r.chunked }
 
 // Body returns the whole body. The server reads it before calling the
 // handler (up to Server.MaxBodyBytes); when it fits the receive buffer it
-// is a view of the received bytes, not a copy.
+// is a view of the received bytes, not a copy. (A Content-Length body for
+// a mounted http.Handler is streamed to it instead, and Body is nil.)
 func (r *Request) Body() []byte { return r.body }
 
 // Close reports whether the connection closes once the response is

@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"io"
 	"iter"
 	"net/http"
 	"strconv"
@@ -272,6 +273,13 @@ func (w *ResponseWriter) End() {
 	}
 	if w.status == 0 {
 		w.status = http.StatusOK
+	}
+	if w.c.streaming == w.r {
+		// The handler is done before its body: what is left of it cannot
+		// be told from the next request without reading it; close.
+		w.close = true
+		w.c.streaming = nil
+		w.r.pipe.fail(io.ErrUnexpectedEOF)
 	}
 	if !w.headSent {
 		w.sendHead(true)

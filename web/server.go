@@ -410,7 +410,7 @@ func (l *loopState) tick() {
 	l.now = time.Now().UnixNano()
 	for c := l.conns; c != nil; {
 		next := c.next
-		if c.deadline != 0 && l.now >= c.deadline && len(c.reqs) == 0 {
+		if c.deadline != 0 && l.now >= c.deadline && (len(c.reqs) == 0 || c.streaming != nil) {
 			c.close()
 		}
 		c = next
