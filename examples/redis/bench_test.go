@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// pipeline returns n SET and n GET requests on random-looking keys, the
+// setGetPipeline returns n SET and n GET requests on random-looking keys, the
 // way redis-benchmark -P n -r sends them.
-func pipeline(n, seed int) (string, int) {
+func setGetPipeline(n, seed int) (string, int) {
 	var b strings.Builder
 	replies := 0
 	for i := range n {
@@ -23,7 +23,7 @@ func pipeline(n, seed int) (string, int) {
 
 // BenchmarkParse parses a pipeline of 16 SET and 16 GET requests.
 func BenchmarkParse(b *testing.B) {
-	req, _ := pipeline(16, 1)
+	req, _ := setGetPipeline(16, 1)
 	buf := []byte(req)
 	p := newParser(DefaultMaxBulk, DefaultMaxMultibulk)
 	var argv [][]byte
@@ -54,7 +54,7 @@ func BenchmarkPipeline(b *testing.B) {
 	reqs := make([]string, 64)
 	var size int
 	for i := range reqs {
-		reqs[i], size = pipeline(16, i)
+		reqs[i], size = setGetPipeline(16, i)
 	}
 	got := make([]byte, size)
 	b.ReportAllocs()

@@ -57,6 +57,7 @@ type command struct {
 	flags    []string
 	keys     [3]int // first key, last key, step (COMMAND)
 	group    string
+	since    string // the Redis version that brought the command
 	summary  string
 	validate func(argv [][]byte) string // routeKeys, routePairs, routeAll: an error to reply instead, checked before splitting
 }
@@ -68,56 +69,56 @@ var commandList []*command
 
 func init() {
 	commandList = []*command{
-		{name: "ping", arity: -1, conn: cmdPing, flags: []string{"fast"}, group: "connection", summary: "Returns the server's liveliness response."},
-		{name: "echo", arity: 2, conn: cmdEcho, flags: []string{"fast"}, group: "connection", summary: "Returns the given string."},
-		{name: "quit", arity: -1, conn: cmdQuit, flags: []string{"fast", "no_auth"}, group: "connection", summary: "Closes the connection."},
-		{name: "select", arity: 2, conn: cmdSelect, flags: []string{"loading", "stale", "fast"}, group: "connection", summary: "Changes the selected database."},
-		{name: "client", arity: -2, conn: cmdClient, flags: []string{"sentinel"}, group: "connection", summary: "A container for client connection commands."},
-		{name: "command", arity: -1, conn: cmdCommand, flags: []string{"loading", "stale"}, group: "server", summary: "Returns detailed information about all commands."},
-		{name: "config", arity: -2, conn: cmdConfig, flags: []string{"admin", "noscript"}, group: "server", summary: "A container for server configuration commands."},
-		{name: "memory", arity: -2, conn: cmdMemory, flags: []string{"readonly"}, group: "server", summary: "A container for memory diagnostics commands."},
+		{name: "ping", since: "1.0.0", arity: -1, conn: cmdPing, flags: []string{"fast"}, group: "connection", summary: "Returns the server's liveliness response."},
+		{name: "echo", since: "1.0.0", arity: 2, conn: cmdEcho, flags: []string{"fast"}, group: "connection", summary: "Returns the given string."},
+		{name: "quit", since: "1.0.0", arity: -1, conn: cmdQuit, flags: []string{"fast", "no_auth"}, group: "connection", summary: "Closes the connection."},
+		{name: "select", since: "1.0.0", arity: 2, conn: cmdSelect, flags: []string{"loading", "stale", "fast"}, group: "connection", summary: "Changes the selected database."},
+		{name: "client", since: "2.4.0", arity: -2, conn: cmdClient, flags: []string{"sentinel"}, group: "connection", summary: "A container for client connection commands."},
+		{name: "command", since: "2.8.13", arity: -1, conn: cmdCommand, flags: []string{"loading", "stale"}, group: "server", summary: "Returns detailed information about all commands."},
+		{name: "config", since: "2.0.0", arity: -2, conn: cmdConfig, flags: []string{"admin", "noscript"}, group: "server", summary: "A container for server configuration commands."},
+		{name: "memory", since: "4.0.0", arity: -2, conn: cmdMemory, flags: []string{"readonly"}, group: "server", summary: "A container for memory diagnostics commands."},
 
-		{name: "get", arity: 2, route: routeKey, run: cmdGet, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "string", summary: "Returns the string value of a key."},
-		{name: "set", arity: -3, route: routeKey, run: cmdSet, flags: []string{"write", "denyoom"}, keys: [3]int{1, 1, 1}, group: "string", summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist."},
-		{name: "incr", arity: 2, route: routeKey, run: cmdIncr, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "string", summary: "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."},
-		{name: "decr", arity: 2, route: routeKey, run: cmdDecr, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "string", summary: "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."},
-		{name: "incrby", arity: 3, route: routeKey, run: cmdIncrBy, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "string", summary: "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist."},
-		{name: "decrby", arity: 3, route: routeKey, run: cmdDecrBy, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "string", summary: "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist."},
-		{name: "mget", arity: -2, route: routeKeys, comb: combArray, run: partGet, flags: []string{"readonly", "fast"}, keys: [3]int{1, -1, 1}, group: "string", summary: "Atomically returns the string values of one or more keys."},
-		{name: "mset", arity: -3, route: routePairs, comb: combOK, run: partSet, validate: validatePairs, flags: []string{"write", "denyoom"}, keys: [3]int{1, -1, 2}, group: "string", summary: "Atomically creates or modifies the string values of one or more keys."},
+		{name: "get", since: "1.0.0", arity: 2, route: routeKey, run: cmdGet, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "string", summary: "Returns the string value of a key."},
+		{name: "set", since: "1.0.0", arity: -3, route: routeKey, run: cmdSet, flags: []string{"write", "denyoom"}, keys: [3]int{1, 1, 1}, group: "string", summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist."},
+		{name: "incr", since: "1.0.0", arity: 2, route: routeKey, run: cmdIncr, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "string", summary: "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."},
+		{name: "decr", since: "1.0.0", arity: 2, route: routeKey, run: cmdDecr, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "string", summary: "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."},
+		{name: "incrby", since: "1.0.0", arity: 3, route: routeKey, run: cmdIncrBy, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "string", summary: "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist."},
+		{name: "decrby", since: "1.0.0", arity: 3, route: routeKey, run: cmdDecrBy, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "string", summary: "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist."},
+		{name: "mget", since: "1.0.0", arity: -2, route: routeKeys, comb: combArray, run: partGet, flags: []string{"readonly", "fast"}, keys: [3]int{1, -1, 1}, group: "string", summary: "Returns the string values of one or more keys. Keys on different shards are read one shard at a time: not atomically."},
+		{name: "mset", since: "1.0.1", arity: -3, route: routePairs, comb: combOK, run: partSet, validate: validatePairs, flags: []string{"write", "denyoom"}, keys: [3]int{1, -1, 2}, group: "string", summary: "Creates or modifies the string values of one or more keys. Keys on different shards are set one shard at a time: not atomically."},
 
-		{name: "del", arity: -2, route: routeKeys, comb: combSum, run: partDel, flags: []string{"write"}, keys: [3]int{1, -1, 1}, group: "generic", summary: "Deletes one or more keys."},
-		{name: "exists", arity: -2, route: routeKeys, comb: combSum, run: partExists, flags: []string{"readonly", "fast"}, keys: [3]int{1, -1, 1}, group: "generic", summary: "Determines whether one or more keys exist."},
-		{name: "expire", arity: -3, route: routeKey, run: cmdExpire, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Sets the expiration time of a key in seconds."},
-		{name: "pexpire", arity: -3, route: routeKey, run: cmdPexpire, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Sets the expiration time of a key in milliseconds."},
-		{name: "ttl", arity: 2, route: routeKey, run: cmdTTL, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Returns the expiration time in seconds of a key."},
-		{name: "pttl", arity: 2, route: routeKey, run: cmdPTTL, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Returns the expiration time in milliseconds of a key."},
-		{name: "persist", arity: 2, route: routeKey, run: cmdPersist, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Removes the expiration time of a key."},
-		{name: "type", arity: 2, route: routeKey, run: cmdType, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Determines the type of value stored at a key."},
-		{name: "dbsize", arity: 1, route: routeAll, comb: combSum, run: partDBSize, flags: []string{"readonly", "fast"}, group: "server", summary: "Returns the number of keys in the database."},
-		{name: "flushall", arity: -1, route: routeAll, comb: combOK, run: partFlush, validate: validateFlush, flags: []string{"write"}, group: "server", summary: "Removes all keys from all databases."},
-		{name: "flushdb", arity: -1, route: routeAll, comb: combOK, run: partFlush, validate: validateFlush, flags: []string{"write"}, group: "server", summary: "Remove all keys from the current database."},
-		{name: "info", arity: -1, route: routeAll, comb: combInfo, run: partInfo, flags: []string{"loading", "stale"}, group: "server", summary: "Returns information and statistics about the server."},
+		{name: "del", since: "1.0.0", arity: -2, route: routeKeys, comb: combSum, run: partDel, flags: []string{"write"}, keys: [3]int{1, -1, 1}, group: "generic", summary: "Deletes one or more keys."},
+		{name: "exists", since: "1.0.0", arity: -2, route: routeKeys, comb: combSum, run: partExists, flags: []string{"readonly", "fast"}, keys: [3]int{1, -1, 1}, group: "generic", summary: "Determines whether one or more keys exist."},
+		{name: "expire", since: "1.0.0", arity: -3, route: routeKey, run: cmdExpire, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Sets the expiration time of a key in seconds."},
+		{name: "pexpire", since: "2.6.0", arity: -3, route: routeKey, run: cmdPexpire, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Sets the expiration time of a key in milliseconds."},
+		{name: "ttl", since: "1.0.0", arity: 2, route: routeKey, run: cmdTTL, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Returns the expiration time in seconds of a key."},
+		{name: "pttl", since: "2.6.0", arity: 2, route: routeKey, run: cmdPTTL, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Returns the expiration time in milliseconds of a key."},
+		{name: "persist", since: "2.2.0", arity: 2, route: routeKey, run: cmdPersist, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Removes the expiration time of a key."},
+		{name: "type", since: "1.0.0", arity: 2, route: routeKey, run: cmdType, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Determines the type of value stored at a key."},
+		{name: "dbsize", since: "1.0.0", arity: 1, route: routeAll, comb: combSum, run: partDBSize, flags: []string{"readonly", "fast"}, group: "server", summary: "Returns the number of keys in the database."},
+		{name: "flushall", since: "1.0.0", arity: -1, route: routeAll, comb: combOK, run: partFlush, validate: validateFlush, flags: []string{"write"}, group: "server", summary: "Removes all keys from all databases."},
+		{name: "flushdb", since: "1.0.0", arity: -1, route: routeAll, comb: combOK, run: partFlush, validate: validateFlush, flags: []string{"write"}, group: "server", summary: "Remove all keys from the current database."},
+		{name: "info", since: "1.0.0", arity: -1, route: routeAll, comb: combInfo, run: partInfo, flags: []string{"loading", "stale"}, group: "server", summary: "Returns information and statistics about the server."},
 
-		{name: "lpush", arity: -3, route: routeKey, run: cmdLPush, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "list", summary: "Prepends one or more elements to a list. Creates the key if it doesn't exist."},
-		{name: "rpush", arity: -3, route: routeKey, run: cmdRPush, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "list", summary: "Appends one or more elements to a list. Creates the key if it doesn't exist."},
-		{name: "lpop", arity: -2, route: routeKey, run: cmdLPop, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "list", summary: "Returns the first elements in a list after removing it. Deletes the list if the last element was popped."},
-		{name: "rpop", arity: -2, route: routeKey, run: cmdRPop, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "list", summary: "Returns and removes the last elements of a list. Deletes the list if the last element was popped."},
-		{name: "lrange", arity: 4, route: routeKey, run: cmdLRange, flags: []string{"readonly"}, keys: [3]int{1, 1, 1}, group: "list", summary: "Returns a range of elements from a list."},
-		{name: "llen", arity: 2, route: routeKey, run: cmdLLen, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "list", summary: "Returns the length of a list."},
+		{name: "lpush", since: "1.0.0", arity: -3, route: routeKey, run: cmdLPush, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "list", summary: "Prepends one or more elements to a list. Creates the key if it doesn't exist."},
+		{name: "rpush", since: "1.0.0", arity: -3, route: routeKey, run: cmdRPush, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "list", summary: "Appends one or more elements to a list. Creates the key if it doesn't exist."},
+		{name: "lpop", since: "1.0.0", arity: -2, route: routeKey, run: cmdLPop, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "list", summary: "Returns the first elements in a list after removing it. Deletes the list if the last element was popped."},
+		{name: "rpop", since: "1.0.0", arity: -2, route: routeKey, run: cmdRPop, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "list", summary: "Returns and removes the last elements of a list. Deletes the list if the last element was popped."},
+		{name: "lrange", since: "1.0.0", arity: 4, route: routeKey, run: cmdLRange, flags: []string{"readonly"}, keys: [3]int{1, 1, 1}, group: "list", summary: "Returns a range of elements from a list."},
+		{name: "llen", since: "1.0.0", arity: 2, route: routeKey, run: cmdLLen, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "list", summary: "Returns the length of a list."},
 
-		{name: "sadd", arity: -3, route: routeKey, run: cmdSAdd, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "set", summary: "Adds one or more members to a set. Creates the key if it doesn't exist."},
-		{name: "scard", arity: 2, route: routeKey, run: cmdSCard, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "set", summary: "Returns the number of members in a set."},
-		{name: "sismember", arity: 3, route: routeKey, run: cmdSIsMember, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "set", summary: "Determines whether a member belongs to a set."},
-		{name: "spop", arity: -2, route: routeKey, run: cmdSPop, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "set", summary: "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped."},
+		{name: "sadd", since: "1.0.0", arity: -3, route: routeKey, run: cmdSAdd, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "set", summary: "Adds one or more members to a set. Creates the key if it doesn't exist."},
+		{name: "scard", since: "1.0.0", arity: 2, route: routeKey, run: cmdSCard, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "set", summary: "Returns the number of members in a set."},
+		{name: "sismember", since: "1.0.0", arity: 3, route: routeKey, run: cmdSIsMember, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "set", summary: "Determines whether a member belongs to a set."},
+		{name: "spop", since: "1.0.0", arity: -2, route: routeKey, run: cmdSPop, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "set", summary: "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped."},
 
-		{name: "hset", arity: -4, route: routeKey, run: cmdHSet, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "hash", summary: "Creates or modifies the value of a field in a hash."},
-		{name: "hget", arity: 3, route: routeKey, run: cmdHGet, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "hash", summary: "Returns the value of a field in a hash."},
-		{name: "hlen", arity: 2, route: routeKey, run: cmdHLen, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "hash", summary: "Returns the number of fields in a hash."},
+		{name: "hset", since: "2.0.0", arity: -4, route: routeKey, run: cmdHSet, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "hash", summary: "Creates or modifies the value of a field in a hash."},
+		{name: "hget", since: "2.0.0", arity: 3, route: routeKey, run: cmdHGet, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "hash", summary: "Returns the value of a field in a hash."},
+		{name: "hlen", since: "2.0.0", arity: 2, route: routeKey, run: cmdHLen, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "hash", summary: "Returns the number of fields in a hash."},
 
-		{name: "zadd", arity: -4, route: routeKey, run: cmdZAdd, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "sorted_set", summary: "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."},
-		{name: "zcard", arity: 2, route: routeKey, run: cmdZCard, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "sorted_set", summary: "Returns the number of members in a sorted set."},
-		{name: "zpopmin", arity: -2, route: routeKey, run: cmdZPopMin, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "sorted_set", summary: "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."},
+		{name: "zadd", since: "1.2.0", arity: -4, route: routeKey, run: cmdZAdd, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "sorted-set", summary: "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."},
+		{name: "zcard", since: "1.2.0", arity: 2, route: routeKey, run: cmdZCard, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "sorted-set", summary: "Returns the number of members in a sorted set."},
+		{name: "zpopmin", since: "5.0.0", arity: -2, route: routeKey, run: cmdZPopMin, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "sorted-set", summary: "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."},
 	}
 	commands = make(map[string]*command, len(commandList))
 	for _, c := range commandList {
@@ -231,7 +232,7 @@ func cmdPing(c *client, argv [][]byte, out []byte) []byte {
 func cmdEcho(c *client, argv [][]byte, out []byte) []byte { return appendBulk(out, argv[1]) }
 
 func cmdQuit(c *client, argv [][]byte, out []byte) []byte {
-	c.quit = true
+	c.pl.quit = true
 	return append(out, replyOK...)
 }
 
@@ -353,7 +354,7 @@ func cmdCommand(c *client, argv [][]byte, out []byte) []byte {
 			out = appendBulkString(out, "summary")
 			out = appendBulkString(out, cmd.summary)
 			out = appendBulkString(out, "since")
-			out = appendBulkString(out, "1.0.0")
+			out = appendBulkString(out, cmd.since)
 			out = appendBulkString(out, "group")
 			out = appendBulkString(out, cmd.group)
 		}
@@ -377,7 +378,7 @@ func appendCommandInfo(out []byte, cmd *command) []byte {
 	out = appendInt(out, int64(cmd.keys[1]))
 	out = appendInt(out, int64(cmd.keys[2]))
 	out = appendArray(out, 1)
-	out = appendSimple(out, "@"+cmd.group)
+	out = appendSimple(out, "@"+strings.ReplaceAll(cmd.group, "-", ""))
 	out = appendArray(out, 0)
 	out = appendArray(out, 0)
 	return appendArray(out, 0)
@@ -953,7 +954,7 @@ func cmdHLen(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 // strconv.ParseFloat reads, decimal and hexadecimal, except that it takes
 // no '_' and a hexadecimal number needs no 'p' exponent.
 func parseScore(b []byte) (float64, bool) {
-	if len(b) == 0 || isSpace(b[0]) || bytes.IndexByte(b, '_') >= 0 {
+	if len(b) == 0 || isSpace(b[0]) || bytes.ContainsRune(b, '_') {
 		return 0, false
 	}
 	body := b
@@ -962,7 +963,7 @@ func parseScore(b []byte) (float64, bool) {
 	}
 	hex := len(body) > 1 && body[0] == '0' && body[1]|0x20 == 'x'
 	s := string(b)
-	if hex && bytes.IndexAny(body, "pP") < 0 {
+	if hex && !bytes.ContainsAny(body, "pP") {
 		s += "p0"
 	}
 	f, err := strconv.ParseFloat(s, 64)

@@ -20,7 +20,6 @@ import (
 	"container/heap"
 	"encoding/binary"
 
-	"github.com/spindle-rt/spindle/executor"
 	"time"
 	"unsafe"
 )
@@ -30,23 +29,12 @@ type db struct {
 	objs    map[string]any   // *list, set, hash or *zset
 	expires map[string]int64
 	clock   func() int64 // now, in Unix milliseconds
-
-	expired uint64 // keys deleted because their time had come
-	conns   int    // connections served by this shard
-	total   uint64 // connections accepted by this shard
-	cmds    uint64 // commands executed on this shard
-	remote  uint64 // batches executed here for another shard's connections
-
-	index   int                // the shard's index
-	ex      *executor.Executor // the shard's executor
-	clients *client            // the connections this shard serves: a list through client.prev and next
-	timer   *executor.Timer    // the active expiry's next tick
-	stopped bool               // shutting down: no more ticks
-
+	expired uint64       // keys deleted because their time had come
+	shard   *shardState  // the shard that owns the db
 }
 
-func newDB(clock func() int64) *db {
-	return &db{strs: map[string]*byte{}, objs: map[string]any{}, expires: map[string]int64{}, clock: clock}
+func (d *db) init(clock func() int64) {
+	d.strs, d.objs, d.expires, d.clock = map[string]*byte{}, map[string]any{}, map[string]int64{}, clock
 }
 
 func (d *db) keys() int { return len(d.strs) + len(d.objs) }

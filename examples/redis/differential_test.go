@@ -8,11 +8,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -169,5 +171,49 @@ func TestDifferential(t *testing.T) {
 				t.Fatalf("replies differ:\n got %q\nwant %q", got, want)
 			}
 		})
+	}
+}
+
+// field returns the bulk string after the bulk string name in a raw
+// reply: the value of a field of COMMAND DOCS.
+func field(reply []byte, name string) string {
+	key := fmt.Sprintf("$%d\r\n%s\r\n$", len(name), name)
+	i := bytes.Index(reply, []byte(key))
+	if i < 0 {
+		return ""
+	}
+	rest := reply[i+len(key)-1:]
+	line, rest, _ := bytes.Cut(rest, []byte("\r\n"))
+	n, err := strconv.Atoi(string(line[1:]))
+	if err != nil || n > len(rest) {
+		return ""
+	}
+	return string(rest[:n])
+}
+
+// COMMAND DOCS tells each command's version and group as Redis does, and
+// claims no atomicity the server does not give.
+func TestCommandDocs(t *testing.T) {
+	ref := startRedis(t)
+	s := start(t, Config{})
+	ours := func() (net.Conn, error) { return net.Dial("tcp", s.Addr().String()) }
+	for _, cmd := range commandList {
+		req := multibulk("COMMAND", "DOCS", cmd.name)
+		want, err := exchange(ref.dial, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := exchange(ours, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"since", "group"} {
+			if g, w := field(got, f), field(want, f); g != w || w == "" {
+				t.Errorf("COMMAND DOCS %s: %s %q, Redis says %q", cmd.name, f, g, w)
+			}
+		}
+		if cmd.route != routeKey && cmd.route != routeConn && strings.Contains(field(got, "summary"), "Atomically") {
+			t.Errorf("COMMAND DOCS %s: %q, but its keys on different shards are not handled atomically", cmd.name, field(got, "summary"))
+		}
 	}
 }

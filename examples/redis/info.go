@@ -17,11 +17,12 @@ import (
 // spindle section and returns its key and expiry counts (keys<<32 |
 // expires).
 func partInfo(d *db, argv [][]byte, out []byte) ([]byte, int64) {
-	st := d.ex.Stats()
+	sh := d.shard
+	st := sh.ex.Stats()
 	out = fmt.Appendf(out, "shard%d:utilization=%.3f,busy_ms=%d,idle_ms=%d,stalls=%d,queue_delay_p50_us=%d,queue_delay_p99_us=%d,queue_delay_max_us=%d,tasks_run=%d,queued=%d,timers=%d,keys=%d,expires=%d,connections=%d,commands=%d,remote_batches=%d,expired_keys=%d\r\n",
-		d.index, st.Utilization(), st.Busy.Milliseconds(), st.Idle.Milliseconds(), st.Stalls,
+		sh.index, st.Utilization(), st.Busy.Milliseconds(), st.Idle.Milliseconds(), st.Stalls,
 		st.Delay.P50.Microseconds(), st.Delay.P99.Microseconds(), st.Delay.Max.Microseconds(),
-		st.TasksRun, st.Queued, st.Timers, d.keys(), len(d.expires), d.conns, d.cmds, d.remote, d.expired)
+		st.TasksRun, st.Queued, st.Timers, d.keys(), len(d.expires), sh.conns, sh.cmds, sh.remote, d.expired)
 	return out, int64(d.keys())<<32 | int64(len(d.expires))
 }
 
@@ -31,7 +32,7 @@ type infoTotals struct {
 }
 
 // appendInfo writes INFO's reply from the shards' parts.
-func (c *client) appendInfo(out []byte, argv [][]byte, refs []ref) []byte {
+func (p *pipeline) appendInfo(out []byte, argv [][]byte, refs []ref) []byte {
 	want := map[string]bool{}
 	for _, a := range argv[1:] {
 		want[strings.ToLower(string(a))] = true
@@ -40,7 +41,7 @@ func (c *client) appendInfo(out []byte, argv [][]byte, refs []ref) []byte {
 	var lines []byte
 	var t infoTotals
 	for _, r := range refs {
-		b := c.batches[r.shard]
+		b := p.batches[r.shard]
 		res := b.res[r.i]
 		lines = append(lines, b.out[res.off:res.end]...)
 		t.keys += res.n >> 32
@@ -63,7 +64,7 @@ func (c *client) appendInfo(out []byte, argv [][]byte, refs []ref) []byte {
 			}
 		}
 	}
-	s := c.srv
+	s := p.srv
 	var b strings.Builder
 	section := func(name string, body func()) {
 		if !all && !want[strings.ToLower(name)] {

@@ -27,7 +27,9 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:6380", "listen address")
 	shards := flag.Int("shards", 0, "number of shards (0: GOMAXPROCS)")
 	maxBulk := flag.Int64("proto-max-bulk-len", DefaultMaxBulk, "longest argument, in bytes")
-	outLimit := flag.Int("client-output-buffer-limit", 64<<20, "unread reply bytes past which a connection is closed")
+	highWater := flag.Int("client-output-high-water", DefaultOutputHighWater, "unsent reply bytes past which a connection's requests wait until its output drains (backpressure)")
+	outLimit := flag.Int("client-output-buffer-limit", 0, "unsent reply bytes past which a connection is closed (0: none, as Redis's normal clients)")
+	outTimeout := flag.Duration("client-output-timeout", DefaultOutputTimeout, "close a connection held back by its output whose peer reads none of it for this long (negative: never)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file until shutdown")
 	debugAddr := flag.String("debug", "", "serve net/http/pprof on this address (for example 127.0.0.1:6060)")
 	flag.Parse()
@@ -49,7 +51,13 @@ func main() {
 		go func() { log.Print(http.ListenAndServe(*debugAddr, nil)) }()
 	}
 
-	s := NewServer(Config{Shards: *shards, MaxBulk: *maxBulk, OutputLimit: *outLimit})
+	s := NewServer(Config{
+		Shards:          *shards,
+		MaxBulk:         *maxBulk,
+		OutputHighWater: *highWater,
+		OutputLimit:     *outLimit,
+		OutputTimeout:   *outTimeout,
+	})
 	if err := s.Listen("tcp", *addr); err != nil {
 		s.Close()
 		log.Fatal(err)
@@ -59,8 +67,9 @@ func main() {
 	stop, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	<-stop.Done()
-	// Stop accepting, let in-flight requests answer, then close the shards;
-	// past the deadline everything closes at once.
+	// Stop accepting, answer every request read, let the replies reach the
+	// clients, then close the shards; past the deadline everything closes
+	// at once.
 	ctx, done := context.WithTimeout(context.Background(), 5*time.Second)
 	defer done()
 	if err := s.Shutdown(ctx); err != nil {

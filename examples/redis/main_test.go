@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -19,7 +20,18 @@ import (
 	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if args, ok := os.LookupEnv(runMainEnv); ok {
+		// The test binary run as the server itself (TestSIGTERM).
+		os.Args = append(os.Args[:1], strings.Fields(args)...)
+		main()
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// runMainEnv, set to main's arguments, makes the test binary run main.
+const runMainEnv = "SPINDLE_REDIS_RUN_MAIN"
 
 // step is one request and the bytes the server answers it with.
 type step struct {

@@ -1,0 +1,469 @@
+package main
+
+// The request pipeline of one connection: parse, route, batch, combine.
+//
+// A connection's input is handled in rounds. A round:
+//
+//  1. parses the complete requests of the bytes received (the arguments
+//     are slices of the receive buffer, or of pend, the kept tail of a
+//     request that arrived in pieces: no copy), until the replies made on
+//     the connection's own shard reach the budget (Config.OutputHighWater);
+//     the requests left stay in the buffer for the next round;
+//  2. routes each request: it is split into units, a unit being a command
+//     (or one key's part of MGET, MSET, DEL, EXISTS, or one shard's part
+//     of DBSIZE, FLUSHALL, INFO) for the shard that owns its key. Units
+//     for the connection's own shard run at once; units for other shards
+//     are gathered into one batch per shard;
+//  3. sends each batch to its shard in one cross-shard call
+//     (shard.InvokeWith), which runs its units in order on that shard's db
+//     until their replies reach the budget, and carries them back;
+//  4. combines, once every batch is back, the replies of the requests
+//     whose units have all run, in request order, into one buffer, which
+//     the connection writes at once. If units are left (a shard stopped at
+//     the budget), the connection sends their batches again, once its
+//     output allows (conn.go), and combines on.
+//
+// So replies keep the order of the requests whatever shard answered them,
+// the commands on one key run in the order they were sent (each key has
+// one owner and batches to a shard run in order), a command whose keys
+// are all local never leaves its shard, and the replies a round holds are
+// bounded by about the budget per shard, plus one reply. Commands over
+// several shards (MSET, DEL of keys on two shards) are not atomic across
+// shards.
+//
+// Invariants: waiting counts the batches in flight; while it is not zero
+// the batches, argv and buffers belong to the shards running them. In a
+// batch, units[:ran] have run (their res are set) and res[:taken] have
+// been combined; the units of a batch are in request order, so the
+// combined ones are a prefix. slots are the requests of the round not yet
+// combined. buf is the round's input and the parser's offsets refer to
+// it; more is set while buf may hold requests not yet parsed.
+
+import (
+	"github.com/spindle-rt/spindle/shard"
+)
+
+// A unit is one command, or one part of one, for one shard's db.
+type unit struct {
+	run  runFunc
+	argv [][]byte
+}
+
+type result struct {
+	off, end int
+	n        int64
+}
+
+// A batch is the units of one round for one shard, and their replies.
+type batch struct {
+	units  []unit
+	res    []result
+	out    []byte
+	ran    int // units[:ran] have run
+	taken  int // res[:taken] have been combined
+	budget int // a run stops once it has made this many bytes of replies
+}
+
+func (b *batch) reset() {
+	clear(b.units)
+	b.units, b.res, b.out = b.units[:0], b.res[:0], shrink(b.out)
+	b.ran, b.taken = 0, 0
+}
+
+// compact drops the units and replies already combined.
+func (b *batch) compact() {
+	if b.taken == 0 {
+		return
+	}
+	off := len(b.out)
+	if b.taken < b.ran {
+		off = b.res[b.taken].off
+	}
+	b.out = b.out[:copy(b.out, b.out[off:])]
+	n := copy(b.res, b.res[b.taken:])
+	b.res = b.res[:n]
+	for i := range b.res[:b.ran-b.taken] {
+		b.res[i].off -= off
+		b.res[i].end -= off
+	}
+	n = copy(b.units, b.units[b.taken:])
+	clear(b.units[n:])
+	b.units = b.units[:n]
+	b.ran -= b.taken
+	b.taken = 0
+}
+
+// runBatch runs a batch's units that have not run, on the shard that owns
+// their keys, until their replies reach the batch's budget (at least one
+// runs).
+func runBatch(st *shardState, b *batch) (*batch, error) {
+	st.remote++
+	start := len(b.out)
+	for b.ran < len(b.units) && len(b.out)-start < b.budget {
+		u := b.units[b.ran]
+		off := len(b.out)
+		var n int64
+		b.out, n = u.run(&st.db, u.argv, b.out)
+		b.res[b.ran] = result{off, len(b.out), n}
+		b.ran++
+	}
+	return b, nil
+}
+
+// A ref names a unit: its shard's batch and its index there.
+type ref struct{ shard, i int32 }
+
+// A slot is one request's reply: how its units' replies combine.
+type slot struct {
+	comb     combine
+	first, n int32 // refs[first:first+n]
+	argv     [][]byte
+}
+
+// pipeline is a connection's request pipeline, kept from one round to the
+// next. It is made with the connection's first bytes: an idle connection
+// costs none of it.
+type pipeline struct {
+	c       *client // the connection, for its own commands (PING, CLIENT, QUIT...)
+	srv     *Server
+	home    *shardState // the connection's shard
+	p       parser
+	pend    []byte // the unparsed tail of the input
+	buf     []byte // the round's input (pend, or the receive buffer)
+	more    bool   // buf may hold requests not yet parsed
+	round   bool   // a round is parsed and not yet ended
+	quit    bool   // no more requests (QUIT, a protocol error): close once the replies are out
+	argv    [][]byte
+	slots   []slot
+	refs    []ref
+	batches []*batch // by shard; batches[home.index] is the local one
+	waiting int
+	out     []byte
+	onDone  []func(*batch, error)
+}
+
+func newPipeline(c *client) *pipeline {
+	s := c.srv
+	n := s.g.Len()
+	p := &pipeline{c: c, srv: s, home: c.home, p: newParser(s.cfg.MaxBulk, s.cfg.MaxMultibulk)}
+	p.batches = make([]*batch, n)
+	p.onDone = make([]func(*batch, error), n)
+	for j := range n {
+		p.batches[j] = &batch{budget: s.cfg.OutputHighWater}
+		p.onDone[j] = func(_ *batch, err error) {
+			if !c.home.ex.OnLoop() {
+				// A call the group's close swept completes off the loop:
+				// the connection's state is its loop's, so the completion
+				// goes there, or is dropped if that loop is closed too.
+				_ = c.home.ex.Submit(func() { c.batchDone(err) })
+				return
+			}
+			c.batchDone(err)
+		}
+	}
+	return p
+}
+
+// feed takes the bytes of a receive as the next round's input; it reports
+// false when a request still arriving is past the query buffer limit.
+func (p *pipeline) feed(data []byte) bool {
+	if len(p.pend) > 0 {
+		if len(p.pend)+len(data) > p.srv.cfg.QueryBufferLimit {
+			return false
+		}
+		p.pend = append(p.pend, data...)
+		p.buf = p.pend
+	} else {
+		p.buf = data
+	}
+	p.more = true
+	return true
+}
+
+// parse parses and routes the requests of buf, until the local replies
+// reach the budget or no complete request is left.
+func (p *pipeline) parse() {
+	p.more, p.round = false, true
+	argv := p.argv[:0]
+	local := p.batches[p.home.index]
+	for !p.quit {
+		if len(local.out) >= local.budget {
+			p.more = true // the rest waits for the next round
+			break
+		}
+		n0 := len(argv)
+		var ok bool
+		var perr protoError
+		argv, ok, perr = p.p.next(p.buf, argv)
+		if perr != "" {
+			p.replyLocal(appendError(nil, "ERR Protocol error: "+string(perr)))
+			p.quit = true
+			break
+		}
+		if !ok {
+			break
+		}
+		if len(argv) > n0 {
+			p.dispatch(argv[n0:len(argv):len(argv)])
+		}
+	}
+	p.argv = argv
+}
+
+// send sends the batches whose units have not all run to their shards;
+// it reports whether any went (and batchDone will be called for each).
+func (p *pipeline) send() bool {
+	for i, b := range p.batches {
+		if i != p.home.index && b.ran < len(b.units) {
+			p.waiting++
+		}
+	}
+	if p.waiting == 0 {
+		return false
+	}
+	for i, b := range p.batches {
+		if i != p.home.index && b.ran < len(b.units) {
+			shard.InvokeWith(p.srv.shards, i, b, runBatch).OnComplete(p.onDone[i])
+		}
+	}
+	return true
+}
+
+// pending reports whether the round has requests not yet combined.
+func (p *pipeline) pending() bool { return len(p.slots) > 0 }
+
+// replyLocal adds a request whose reply the connection made itself.
+func (p *pipeline) replyLocal(reply []byte) {
+	b := p.batches[p.home.index]
+	off := len(b.out)
+	b.out = append(b.out, reply...)
+	p.addSlot(combOne, nil)
+	p.slots[len(p.slots)-1].n = 1
+	p.refs = append(p.refs, ref{int32(p.home.index), int32(len(b.res))})
+	b.units = append(b.units, unit{})
+	b.res = append(b.res, result{off, len(b.out), 0})
+	b.ran++
+}
+
+func (p *pipeline) addSlot(comb combine, argv [][]byte) {
+	p.slots = append(p.slots, slot{comb: comb, first: int32(len(p.refs)), argv: argv})
+}
+
+// unit sends u to shard to: it runs at once if to is the connection's
+// shard, else joins that shard's batch.
+func (p *pipeline) unit(to int, u unit) {
+	b := p.batches[to]
+	p.refs = append(p.refs, ref{int32(to), int32(len(b.res))})
+	p.slots[len(p.slots)-1].n++
+	if to == p.home.index {
+		off := len(b.out)
+		var n int64
+		b.out, n = u.run(&p.home.db, u.argv, b.out)
+		b.units = append(b.units, unit{})
+		b.res = append(b.res, result{off, len(b.out), n})
+		b.ran++
+		return
+	}
+	b.units = append(b.units, u)
+	b.res = append(b.res, result{})
+}
+
+// dispatch routes one request.
+func (p *pipeline) dispatch(argv [][]byte) {
+	p.home.cmds++
+	cmd := lookup(argv[0])
+	if cmd == nil {
+		p.replyLocal(appendError(nil, errUnknown(argv)))
+		return
+	}
+	if !arityOK(cmd.arity, len(argv)) {
+		p.replyLocal(appendError(nil, errArity(cmd.name)))
+		return
+	}
+	if cmd.validate != nil {
+		if e := cmd.validate(argv); e != "" {
+			p.replyLocal(appendError(nil, e))
+			return
+		}
+	}
+	switch cmd.route {
+	case routeConn:
+		b := p.batches[p.home.index]
+		off := len(b.out)
+		b.out = cmd.conn(p.c, argv, b.out)
+		p.addSlot(combOne, nil)
+		p.refs = append(p.refs, ref{int32(p.home.index), int32(len(b.res))})
+		p.slots[len(p.slots)-1].n = 1
+		b.units = append(b.units, unit{})
+		b.res = append(b.res, result{off, len(b.out), 0})
+		b.ran++
+	case routeKey:
+		p.addSlot(combOne, nil)
+		p.unit(p.srv.owner(argv[1]), unit{cmd.run, argv})
+	case routeKeys:
+		p.addSlot(cmd.comb, nil)
+		for i := 1; i < len(argv); i++ {
+			p.unit(p.srv.owner(argv[i]), unit{cmd.run, argv[i : i+1 : i+1]})
+		}
+	case routePairs:
+		p.addSlot(cmd.comb, nil)
+		for i := 1; i+1 < len(argv); i += 2 {
+			p.unit(p.srv.owner(argv[i]), unit{cmd.run, argv[i : i+2 : i+2]})
+		}
+	case routeAll:
+		p.addSlot(cmd.comb, argv)
+		for i := range p.srv.g.Len() {
+			p.unit(i, unit{cmd.run, argv})
+		}
+	}
+}
+
+// ready reports whether every unit of refs has run.
+func (p *pipeline) ready(refs []ref) bool {
+	for _, r := range refs {
+		if int(r.i) >= p.batches[r.shard].ran {
+			return false
+		}
+	}
+	return true
+}
+
+// combine puts together, in request order, the replies of the requests
+// whose units have all run, and returns them; the requests after the
+// first that still waits on a unit stay.
+func (p *pipeline) combine() []byte {
+	out := p.out[:0]
+	slots := p.slots
+	if plantedBugs.localFirst {
+		slots = p.localFirst()
+	}
+	k := 0
+	for ; k < len(slots); k++ {
+		s := slots[k]
+		refs := p.refs[s.first : s.first+s.n]
+		if !p.ready(refs) {
+			break
+		}
+		switch s.comb {
+		case combOne:
+			out = p.appendResult(out, refs[0])
+		case combArray:
+			out = appendArray(out, len(refs))
+			for _, r := range refs {
+				out = p.appendResult(out, r)
+			}
+		case combSum:
+			var sum int64
+			for _, r := range refs {
+				sum += p.batches[r.shard].res[r.i].n
+			}
+			out = appendInt(out, sum)
+		case combOK:
+			out = append(out, replyOK...)
+		case combInfo:
+			out = p.appendInfo(out, s.argv, refs)
+		}
+		for _, r := range refs {
+			p.batches[r.shard].taken = int(r.i) + 1
+		}
+	}
+	p.out = out
+	switch {
+	case k == len(p.slots):
+		p.slots, p.refs = p.slots[:0], p.refs[:0] // endRound resets the batches
+	case k > 0:
+		p.drop(k)
+	}
+	return out
+}
+
+// plantedBugs are bugs a test plants to show that the simulation finds
+// them (sim_test.go); nothing else sets them.
+var plantedBugs struct {
+	localFirst bool // combine writes the replies made on the connection's shard before the others
+	lostWake   bool // Wake drops the wake-up of a connection holding a partial request
+}
+
+// localFirst is the planted bug's order: once every request of the round
+// is ready, the slots answered on the connection's own shard, then the
+// others.
+func (p *pipeline) localFirst() []slot {
+	for _, s := range p.slots {
+		if !p.ready(p.refs[s.first : s.first+s.n]) {
+			return p.slots
+		}
+	}
+	var local, remote []slot
+	for _, s := range p.slots {
+		isLocal := true
+		for _, r := range p.refs[s.first : s.first+s.n] {
+			isLocal = isLocal && int(r.shard) == p.home.index
+		}
+		if isLocal {
+			local = append(local, s)
+		} else {
+			remote = append(remote, s)
+		}
+	}
+	return append(local, remote...)
+}
+
+// drop forgets the first k slots, combined, and their units and replies.
+func (p *pipeline) drop(k int) {
+	first := p.slots[k].first
+	p.refs = p.refs[:copy(p.refs, p.refs[first:])]
+	for i := range p.refs {
+		p.refs[i].i -= int32(p.batches[p.refs[i].shard].taken)
+	}
+	p.slots = p.slots[:copy(p.slots, p.slots[k:])]
+	for i := range p.slots {
+		p.slots[i].first -= first
+	}
+	for _, b := range p.batches {
+		b.compact()
+	}
+}
+
+// endRound resets the round once every request is combined and written,
+// keeping buffers of a sensible size and, if buf is all parsed, the
+// unparsed tail for the next receive.
+func (p *pipeline) endRound() {
+	p.round = false
+	p.out = shrink(p.out)
+	p.slots, p.refs = p.slots[:0], p.refs[:0]
+	clear(p.argv)
+	p.argv = p.argv[:0]
+	for _, b := range p.batches {
+		b.reset()
+	}
+	if p.more {
+		return
+	}
+	t := p.p.tail()
+	if len(p.pend) > 0 && len(p.buf) > 0 && &p.buf[0] == &p.pend[0] {
+		if t > 0 { // a request still arriving stays where it is: no copy per receive
+			p.pend = p.pend[:copy(p.pend, p.pend[t:])]
+		}
+	} else {
+		p.pend = append(p.pend[:0], p.buf[t:]...)
+	}
+	p.p.rebase()
+	if len(p.pend) == 0 {
+		p.pend = shrink(p.pend)
+	}
+	p.buf = nil
+}
+
+func (p *pipeline) appendResult(out []byte, r ref) []byte {
+	b := p.batches[r.shard]
+	res := b.res[r.i]
+	return append(out, b.out[res.off:res.end]...)
+}
+
+// shrink drops a buffer that a burst made large.
+func shrink(b []byte) []byte {
+	if cap(b) > 64<<10 {
+		return nil
+	}
+	return b[:0]
+}
