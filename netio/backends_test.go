@@ -148,6 +148,7 @@ func TestShared(t *testing.T) {
 		{"OutputLimit", sharedOutputLimit},
 		{"IdleTimeout", sharedIdleTimeout},
 		{"Reader", sharedReader},
+		{"Reset", sharedReset},
 	} {
 		t.Run(tc.name, func(t *testing.T) { onAll(t, tc.body) })
 	}
@@ -525,4 +526,39 @@ func sharedReader(t *testing.T, e *env) {
 	})
 	must(e, cli)
 	must(e, srv)
+}
+
+func sharedReset(t *testing.T, e *env) {
+	if e.w == nil {
+		t.Skip("on the host TestReset resets from a net.Conn (SO_LINGER 0)")
+	}
+	l := e.listen()
+	ready := false
+	srv := e.serveOne(l, func(ctx context.Context, c *netio.Conn) error {
+		ready = true
+		_, err := readAll(ctx, c)
+		if !errors.Is(err, syscall.ECONNRESET) {
+			return fmt.Errorf("server: Recv after a reset: %v, want ECONNRESET", err)
+		}
+		return nil
+	})
+	cli := e.task(e.cli, func(ctx context.Context) error {
+		// The reset may reach the client before its connect ends: the
+		// dial fails with it then.
+		c, err := netio.Dial(ctx, e.cli, "tcp", e.addr(l)).Await(ctx)
+		if err == nil {
+			defer c.Close()
+			_, err = readAll(ctx, c)
+		}
+		if !errors.Is(err, syscall.ECONNRESET) {
+			return fmt.Errorf("client: Recv after a reset: %v, want ECONNRESET", err)
+		}
+		return nil
+	})
+	if !e.w.RunUntil(func() bool { return ready }, time.Minute) {
+		t.Fatal("no connection accepted")
+	}
+	e.w.Reset(e.srvHost)
+	must(e, srv)
+	must(e, cli)
 }
