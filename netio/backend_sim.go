@@ -23,6 +23,7 @@ package netio
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"time"
@@ -99,16 +100,40 @@ func (b *simBackend) newConn(r *reactor, s *simnet.Sock, cfg *listenConfig) *Con
 func (x *simConn) Event(ev simnet.Event) {
 	c := x.c
 	if x.dialP != nil {
-		if ev&simnet.Connected != 0 {
-			x.connected()
+		if ev&simnet.Connected == 0 {
+			return
 		}
-		return
+		x.connected()
+		if x.dialP != nil || c.released {
+			return
+		}
+		// The peer's bytes or end may have come before the connect ended
+		// (their Readable was dropped above): nothing would tell them
+		// again, so look now.
+		ev |= simnet.Readable
 	}
 	if ev&simnet.Readable != 0 {
 		c.readable()
+		if !c.released && !c.receiving() {
+			x.peerEnd()
+		}
 	}
 	if ev&simnet.Writable != 0 && !c.released && c.out != nil && !c.dirty {
 		c.r.be.flushOut(c)
+	}
+}
+
+// peerEnd looks at a socket that became readable while nobody receives
+// from it: if the peer has ended (or reset) and nothing it sent is left
+// unread, the connection has ended (see Conn.leave), as epoll's hang-up
+// finds out on the kernel's sockets.
+func (x *simConn) peerEnd() {
+	switch err := x.s.End(); err {
+	case nil:
+	case io.EOF:
+		x.c.leave(io.EOF)
+	default:
+		x.c.leave(simOpError(x.c, "read", err))
 	}
 }
 

@@ -60,10 +60,16 @@ func newConn(r *reactor, fd int, cfg *listenConfig, laddr, raddr net.Addr) (*Con
 func (c *Conn) event(ev uint32) {
 	s := &c.sk
 	if c.dialP() != nil {
-		if ev&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
-			c.connected()
+		if ev&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 {
+			return
 		}
-		return
+		c.connected()
+		if c.released || c.dialP() != nil {
+			return
+		}
+		// The peer's bytes and end may have come with the connect's edge
+		// (a peer that writes and closes at once): they are not signalled
+		// again, so the rest of ev is handled now.
 	}
 	if ev&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
 		s.hup = true

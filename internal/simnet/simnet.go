@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
+	"io"
 	"math/rand"
 	"net"
 	"strconv"
@@ -543,6 +544,19 @@ func (s *Sock) Read(b []byte) (n int, err error, ok bool) {
 		net.after(net.delay(), func() { w.notify(Writable) })
 	}
 	return n, nil, true
+}
+
+// End reports, without taking a byte, whether s has ended: its error,
+// or io.EOF once the peer's end arrived and nothing is left unread; nil
+// while s may still yield bytes.
+func (s *Sock) End() error {
+	if s.err != nil {
+		return s.err
+	}
+	if s.eof && len(s.rbuf) == 0 {
+		return io.EOF
+	}
+	return nil
 }
 
 // Write hands b to the network: it takes as much as the window allows
