@@ -351,7 +351,9 @@ func (p *poller) dispatchUring() {
 		if s.gen != gen || s.h == nil {
 			continue // stale: the socket closed since
 		}
-		if c.flags&cqeFMore == 0 && c.res != -int32(unix.ECANCELED) {
+		if c.flags&cqeFMore == 0 && c.res >= 0 {
+			// the kernel ended the poll (a full completion ring): arm
+			// it again; one that failed is reported, not armed again
 			u.pollAdd(int(s.fd), pollMask, c.userData)
 		}
 		ev := uint32(c.res)
