@@ -51,6 +51,9 @@ type backend interface {
 	readNow(c *Conn) (n int, err error, ok bool)
 	// flushOut hands c.out to the socket, as much as it takes now.
 	flushOut(c *Conn)
+	// full reports whether c's socket took less than it was handed last
+	// and has not asked for more since (the output limit's stall rule).
+	full(c *Conn) bool
 	// lastWrite sends what the socket takes at once of the output, before
 	// the executor's close drops the rest.
 	lastWrite(c *Conn)
@@ -105,6 +108,7 @@ func (hostBackend) conns(r *reactor) []*Conn                   { return r.allCon
 func (hostBackend) shut(r *reactor)                            { r.shutPoller() }
 func (hostBackend) readNow(c *Conn) (int, error, bool)         { return c.readNow() }
 func (hostBackend) flushOut(c *Conn)                           { c.flushOut() }
+func (hostBackend) full(c *Conn) bool                          { return c.full() }
 func (hostBackend) lastWrite(c *Conn)                          { c.lastWrite() }
 func (hostBackend) shutWrite(c *Conn) error                    { return c.shutWrite() }
 func (hostBackend) closeSock(c *Conn)                          { c.closeSock() }

@@ -47,6 +47,7 @@ type simConn struct {
 	woff  int
 	idx   int
 	dialP *future.Promise[*Conn]
+	full  bool // the last write left output the socket did not take
 }
 
 // simListener is a simulated listener's part.
@@ -175,6 +176,7 @@ func (b *simBackend) flushOut(c *Conn) {
 		return
 	}
 	n, err := x.s.Write(c.out[x.woff:])
+	x.full = err == nil && n < len(c.out)-x.woff
 	if err != nil {
 		c.abort(simOpError(c, "write", err))
 		return
@@ -192,6 +194,8 @@ func (b *simBackend) flushOut(c *Conn) {
 	}
 	c.took(n)
 }
+
+func (b *simBackend) full(c *Conn) bool { return c.ext.sim.full && c.out != nil }
 
 func (b *simBackend) lastWrite(c *Conn) {
 	if x := c.ext.sim; !c.released && c.out != nil && x.dialP == nil {

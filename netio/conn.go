@@ -97,10 +97,12 @@ type connExt struct {
 
 	// The output limit's stall: since when the output has been over the
 	// limit with the socket full, and how much the kernel had taken then.
-	stallAt    time.Duration // since epoch; 0: no stall
+	stallAt    time.Duration // on the loop's clock; 0: no stall
 	stallTaken uint64
 	dialExt             // the host backend's dial state
 	sim        *simConn // the simulated backend's state (backend_sim.go)
+
+	tls *tlsState // a TLS connection's state (tls.go)
 }
 
 // newConnOf returns a connection whose addresses are laddr and raddr, or,
@@ -259,6 +261,9 @@ func (c *Conn) receive() ([]byte, error, bool) {
 	if c.rtimeout {
 		return nil, os.ErrDeadlineExceeded, true // nothing consumed
 	}
+	if t := c.tlsOf(); t != nil {
+		return c.tlsReceive(t)
+	}
 	if c.held > 0 {
 		n := c.held
 		c.held = 0
@@ -326,6 +331,11 @@ func (c *Conn) leave(err error) {
 	}
 	if err == io.EOF && c.recvd {
 		return
+	}
+	if err == io.EOF && c.tlsOf() != nil {
+		// Nothing is left unread and no close_notify came before the
+		// end (it would have ended the receives already): a truncation.
+		err = errTruncated
 	}
 	c.rerr = err
 	if err != io.EOF || c.written == c.taken {
@@ -402,6 +412,14 @@ func write[S []byte | string](c *Conn, op string, p S) (int, error) {
 		c.abort(ErrOutputLimit)
 		return 0, ErrOutputLimit
 	}
+	if t := c.tlsOf(); t != nil {
+		if t.pout == nil {
+			t.pout = c.r.getW()
+		}
+		t.pout = append(t.pout, p...) // sealed at the batch boundary
+		c.markDirty()
+		return len(p), nil
+	}
 	if c.out == nil {
 		c.out = c.r.getW()
 	}
@@ -428,10 +446,10 @@ func (c *Conn) overLimit(n int) bool {
 	if waiting > outputCeiling*int64(c.limit) {
 		return true
 	}
-	if !c.full() {
+	if !c.r.be.full(c) {
 		return false // the kernel takes what it can at the end of the batch
 	}
-	now := time.Since(epoch)
+	now := time.Duration(c.lp.Now()) // the loop's clock: simulated time under package sim
 	x := c.x()
 	if x.stallAt == 0 || c.taken != x.stallTaken {
 		x.stallAt, x.stallTaken = now, c.taken // the stall starts now
@@ -439,9 +457,6 @@ func (c *Conn) overLimit(n int) bool {
 	}
 	return now-x.stallAt >= outputStall
 }
-
-// epoch is what the stall clock counts from (monotonic).
-var epoch = time.Now()
 
 func (c *Conn) markDirty() {
 	if !c.dirty {
@@ -454,7 +469,7 @@ func (c *Conn) markDirty() {
 // the kernel. Loop only.
 func (c *Conn) Buffered() int {
 	c.mustLoop("Buffered")
-	return int(c.written - c.taken)
+	return int(c.written-c.taken) + c.tlsBuffered()
 }
 
 // SetOutputLimit sets the output limit of c, which bounds the output held
@@ -497,6 +512,9 @@ func (c *Conn) Flush() *future.Future[struct{}] {
 	c.mustLoop("Flush")
 	if c.wtimeout && c.werr == nil {
 		return future.Failed[struct{}](c.exe(), os.ErrDeadlineExceeded)
+	}
+	if t := c.tlsOf(); t != nil {
+		t.seal()
 	}
 	if c.written == c.taken {
 		if c.werr != nil && !c.closing {
@@ -559,6 +577,9 @@ func (c *Conn) CloseWrite() error {
 	if c.wshut {
 		return nil
 	}
+	if t := c.tlsOf(); t != nil {
+		t.closeNotify()
+	}
 	c.wshut = true
 	if c.written == c.taken {
 		c.drained()
@@ -596,6 +617,9 @@ func (c *Conn) closeOn() { c.closeWith(net.ErrClosed) }
 func (c *Conn) closeWith(err error) {
 	if c.closing || c.released {
 		return
+	}
+	if t := c.tlsOf(); t != nil {
+		t.closeNotify()
 	}
 	c.closing = true
 	c.failRecv(err)
@@ -732,6 +756,9 @@ func (c *Conn) release() {
 	}
 	c.failRecv(c.rerr)
 	c.failFlush()
+	if t := c.tlsOf(); t != nil {
+		t.released()
+	}
 	c.r.be.closeSock(c)
 	// The last bytes received may still be read by the code that closed
 	// c: the read buffer is left to the garbage collector, not pooled.

@@ -219,12 +219,34 @@
 // lives and dies on the shard that accepted it, and state the shards share
 // goes through shard.Call.
 //
+// # TLS
+//
+// WithTLS (or ListenTLS) makes a listener serve TLS with a *tls.Config,
+// and DialTLS dials a TLS connection. A TLS connection is a Conn like any
+// other: receives return plaintext, writes take plaintext, Close sends
+// close_notify; ConnectionState says what the handshake agreed (version,
+// ALPN protocol, server name, the peer's certificates).
+//
+//	l, err := netio.ListenTLS(ex, "tcp", ":6443", &tls.Config{Certificates: certs})
+//	netio.Serve(l, handle) // handle gets each connection once its handshake is done
+//
+// The handshake runs off the loop, on a pool of goroutines (crypto/tls
+// needs one for it), fed by the loop through an in-memory transport; a
+// handshake that fails or outlasts WithHandshakeTimeout closes its
+// connection only, and Accept never sees it. Once established, records are
+// opened and sealed on the loop (crypto/tls over the same transport, which
+// reports "would block" when it has no bytes), so an established TLS
+// connection holds no goroutine. Output written in one batch is sealed and
+// sent together. A peer that closes without close_notify ends the
+// receives with an error matching io.ErrUnexpectedEOF. Certificates are
+// reloaded through tls.Config.GetCertificate, which runs per handshake.
+//
 // # netio or net/http
 //
 // netio fits servers that speak their own protocol over TCP or Unix
-// sockets (RESP, line protocols, binary framing, proxies) and want the
-// state they serve owned by the loop, without a lock and without a
-// goroutine per connection. For HTTP/1.1 on the loop, use package
+// sockets (RESP, line protocols, binary framing, proxies), in the clear or
+// over TLS, and want the state they serve owned by the loop, without a
+// lock and without a goroutine per connection. For HTTP/1.1 on the loop, use package
 // github.com/spindle-rt/spindle/web, which serves it over netio (and
 // mounts net/http handlers for the routes that need them); net/http
 // itself remains the choice for HTTP/2, its handlers reaching a loop with

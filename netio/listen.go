@@ -49,6 +49,7 @@ type Listener struct {
 	be backend      // what serves the listener (backend.go)
 	ls lsock        // the host backend's part
 	sl *simListener // the simulated backend's part
+	tl listenTLS    // the handshakes of a TLS listener (tls.go)
 }
 
 // Listen opens a listening socket on address and binds it to ex: accepts,
@@ -68,6 +69,9 @@ func Listen(ex *executor.Executor, network, address string, opts ...ListenOption
 		o.apply(&cfg)
 	}
 	if err := checkNetwork("listen", network, address); err != nil {
+		return nil, err
+	}
+	if err := cfg.checkTLS(network, address); err != nil {
 		return nil, err
 	}
 	if cfg.reusePort && network == "unix" {
@@ -186,7 +190,7 @@ func (l *Listener) pump() {
 		if c == nil {
 			var err error
 			var ok bool
-			c, err, ok = l.be.acceptNow(l)
+			c, err, ok = l.acceptNext()
 			if !ok {
 				return
 			}
@@ -265,6 +269,7 @@ func (l *Listener) finish(err error) {
 		l.stash.abort(net.ErrClosed)
 		l.stash = nil
 	}
+	l.finishTLS()
 }
 
 // Close closes the listener: the address is free again when it returns,

@@ -23,6 +23,7 @@ type listenConfig struct {
 	outputLimit int
 	linger      time.Duration
 	idle        time.Duration // WithIdleTimeout (deadline.go)
+	tlsOptions                // WithTLS and its options (tls.go)
 }
 
 func defaultListenConfig() listenConfig {

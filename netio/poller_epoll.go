@@ -45,10 +45,13 @@ type poller struct {
 	nready int
 	slots  []slot
 	free   []int32
+	ring   *uring              // the io_uring the loop waits in instead (uring_linux.go), or nil
+	dying  map[uint64]struct{} // on the ring: polls removed whose last completion is not yet seen
 }
 
 type slot struct {
 	gen uint32
+	fd  int32 // the socket, to arm its poll again on the ring
 	h   handler
 }
 
@@ -59,6 +62,12 @@ type handler interface {
 
 func (r *reactor) initPoller() error {
 	p := &r.poller
+	if wantUring() {
+		if err := p.initUring(); err == nil {
+			return nil
+		}
+		// the kernel refuses io_uring: epoll serves the loop
+	}
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return os.NewSyscallError("epoll_create1", err)
@@ -101,7 +110,11 @@ func (p *poller) shut() {
 	p.mu.Lock()
 	if !p.closed {
 		p.closed = true
-		unix.Close(p.epfd)
+		if p.ring != nil {
+			p.ring.close()
+		} else {
+			unix.Close(p.epfd)
+		}
 		unix.Close(p.efd)
 	}
 	p.mu.Unlock()
@@ -123,6 +136,10 @@ func (r *reactor) Wait(timeout time.Duration) {
 	if p.closed {
 		return
 	}
+	if p.ring != nil {
+		p.waitUring(timeout)
+		return
+	}
 	ms := -1
 	if timeout >= 0 {
 		ms = int((timeout + time.Millisecond - 1) / time.Millisecond)
@@ -137,6 +154,10 @@ func (r *reactor) Wait(timeout time.Duration) {
 // Dispatch hands each ready socket its event.
 func (r *reactor) Dispatch() {
 	p := &r.poller
+	if p.ring != nil {
+		p.dispatchUring()
+		return
+	}
 	n := p.nready
 	p.nready = 0
 	for i := 0; i < n; i++ {
@@ -168,6 +189,11 @@ func (r *reactor) register(fd int, h handler) (int32, error) {
 		i = int32(len(p.slots) - 1)
 	}
 	p.slots[i].h = h
+	p.slots[i].fd = int32(fd)
+	if p.ring != nil {
+		p.ring.pollAdd(fd, pollMask, slotData(i, p.slots[i].gen))
+		return i, nil
+	}
 	ev := unix.EpollEvent{
 		Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET,
 		Fd:     i,
@@ -184,6 +210,17 @@ func (r *reactor) register(fd int, h handler) (int32, error) {
 // takes it out of the epoll set).
 func (r *reactor) unregister(i int32) {
 	p := &r.poller
+	if p.ring != nil && !p.closed {
+		// the poll holds the socket's file: remove it now, so that
+		// closing the descriptor closes the socket
+		d := slotData(i, p.slots[i].gen)
+		if p.dying == nil {
+			p.dying = make(map[uint64]struct{})
+		}
+		p.dying[d] = struct{}{}
+		p.ring.pollRemove(d)
+		p.ring.enter(0, -1)
+	}
 	p.slots[i].h = nil
 	p.slots[i].gen++
 	p.free = append(p.free, i)

@@ -76,7 +76,7 @@ func TestPoller(t *testing.T) {
 	h1.n = 0
 	unix.Write(b, []byte("y"))
 	r.Wait(0)
-	if r.poller.nready == 0 {
+	if r.poller.nready == 0 && (r.poller.ring == nil || r.poller.ring.ready() == 0) {
 		t.Fatal("no event read for a")
 	}
 	r.unregister(i)

@@ -113,6 +113,9 @@ func (r *reactor) Flush() {
 			d[i] = nil
 			c.dirty = false
 			if !c.released {
+				if t := c.tlsOf(); t != nil {
+					t.seal()
+				}
 				r.flushOut(c)
 			}
 		}

@@ -108,6 +108,9 @@ type driver interface {
 func childMain(in io.Reader, out io.Writer) int {
 	raiseFileLimit()
 	d := newDriver()
+	if os.Getenv(ChildTLSEnv) == "1" {
+		d = &driverTLS{}
+	}
 	defer d.close()
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
@@ -140,6 +143,13 @@ func command(d driver, f []string) error {
 			return fmt.Errorf("bad run %q", f)
 		}
 		return d.run(rounds, depth)
+	case "handshake":
+		var n, par int
+		dt, ok := d.(*driverTLS)
+		if _, err := fmt.Sscanf(f[2], "%d,%d", &n, &par); err != nil || !ok {
+			return fmt.Errorf("bad handshake %q (or not a TLS client)", f)
+		}
+		return dt.handshakes(f[1], n, par)
 	}
 	return fmt.Errorf("unknown command %q", f[0])
 }
@@ -166,13 +176,19 @@ func StartClients(b testing.TB) *Clients {
 	return c
 }
 
-func startClients() (*Clients, error) {
+func startClients() (*Clients, error) { return startClientsEnv(false) }
+
+// startClientsEnv starts a load generator, speaking TLS if tlsClient.
+func startClientsEnv(tlsClient bool) (*Clients, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), ChildEnv+"=1")
+	if tlsClient {
+		cmd.Env = append(cmd.Env, ChildTLSEnv+"=1")
+	}
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {

@@ -22,10 +22,16 @@ type GoNet struct {
 }
 
 // ServeGoNet starts a go_net server on 127.0.0.1.
-func ServeGoNet() (*GoNet, error) {
+func ServeGoNet() (*GoNet, error) { return serveGoNet(nil) }
+
+// serveGoNet starts a go_net server whose listener wrap wraps (if not nil).
+func serveGoNet(wrap func(net.Listener) net.Listener) (*GoNet, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
+	}
+	if wrap != nil {
+		ln = wrap(ln)
 	}
 	s := &GoNet{ln: ln, conns: map[net.Conn]struct{}{}}
 	s.wg.Add(1)

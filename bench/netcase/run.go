@@ -44,7 +44,7 @@ func Requests(b *testing.B, start func() (Server, error), depth int, begin func(
 			b.Error(err)
 		}
 	}()
-	cl := StartClients(b)
+	cl := startClientsFor(b, srv)
 	defer cl.Close()
 	if err := cl.Dial(srv.Addr(), Conns); err != nil {
 		b.Fatal(err)
@@ -79,9 +79,9 @@ const IdleConns = 10_000
 const dialBatch = 500
 
 // Idle runs an idle case: each of the b.N iterations starts a server with
-// start, opens IdleConns connections to it from a child process, each used
-// for one round trip, and measures what the server's process holds per
-// connection (see the package doc). It reports "B/conn" (live heap and
+// start, opens IdleConns connections (TLSIdleConns to a TLS server) to it
+// from a child process, each used for one round trip, and measures what
+// the server's process holds per connection (see the package doc). It reports "B/conn" (live heap and
 // stacks), "rss-B/conn" (resident set; Linux), "allocs/conn" and
 // "ns/conn" (the time to open a connection and make its round trip). It
 // skips when the limit on open files is too low and cannot be raised.
@@ -93,6 +93,7 @@ func Idle(b *testing.B, start func() (Server, error)) {
 	}
 	var live, res, mallocs int64
 	var elapsed time.Duration
+	var units float64
 	resOK := true
 	b.ResetTimer()
 	for range b.N {
@@ -101,13 +102,18 @@ func Idle(b *testing.B, start func() (Server, error)) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cl := StartClients(b)
+		cl := startClientsFor(b, srv)
+		conns := IdleConns
+		if _, ok := srv.(tlsServer); ok {
+			conns = TLSIdleConns
+		}
+		units += float64(conns)
 		live0, res0, ok0 := settle()
 		m0 := mallocCount()
 		b.StartTimer()
 		t0 := time.Now()
-		for open := 0; open < IdleConns; open += dialBatch {
-			if err := cl.Dial(srv.Addr(), min(dialBatch, IdleConns-open)); err != nil {
+		for open := 0; open < conns; open += dialBatch {
+			if err := cl.Dial(srv.Addr(), min(dialBatch, conns-open)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -125,7 +131,6 @@ func Idle(b *testing.B, start func() (Server, error)) {
 			b.Fatal(err)
 		}
 	}
-	units := float64(b.N * IdleConns)
 	b.ReportMetric(float64(live)/units, "B/conn")
 	if resOK {
 		b.ReportMetric(float64(res)/units, "rss-B/conn")

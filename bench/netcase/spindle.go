@@ -26,8 +26,10 @@ type Spindle struct {
 
 // ServeSpindle starts a spindle server on 127.0.0.1 served by ex, which
 // must not be running yet: ServeSpindle starts it, and Close closes it.
-func ServeSpindle(ex *executor.Executor) (*Spindle, error) {
-	ln, err := netio.Listen(ex, "tcp", "127.0.0.1:0")
+func ServeSpindle(ex *executor.Executor) (*Spindle, error) { return serveSpindle(ex) }
+
+func serveSpindle(ex *executor.Executor, opts ...netio.ListenOption) (*Spindle, error) {
+	ln, err := netio.Listen(ex, "tcp", "127.0.0.1:0", opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,8 @@ package main
 
 // The server under simulation (package sim): subscribers that keep
 // reading get every message of their topic, in each publisher's order;
-// one that stops reading is disconnected at the output limit.
+// one that stops reading is disconnected by the output limit's rule
+// (over the limit with nothing taken for a second, or past four times it).
 //
 //	go test ./examples/pubsub -run Sim -v
 //	go test ./examples/pubsub -run Sim -sim.seed=7 -v
@@ -72,7 +73,7 @@ func simPubsub(w *sim.World) error {
 
 	var errs []error
 	subscribed, subsDone, pubsDone := 0, 0, 0
-	slowCut := false
+	slowCut, ended := false, false
 	fail := func(err error) { errs = append(errs, err) }
 
 	// Subscribers: one topic each; they read until they have every
@@ -126,9 +127,9 @@ func simPubsub(w *sim.World) error {
 			}
 		}
 		subscribed++
-		// Stop reading until the publishers are done, then read what is
-		// left: the connection must have been cut.
-		for pubsDone < npubs {
+		// Stop reading until the end is published, then read what is left:
+		// the connection must have been cut.
+		for !ended {
 			if _, err := future.Sleep(slowEx, 10*time.Millisecond).Await(ctx); err != nil {
 				return struct{}{}, nil
 			}
@@ -178,10 +179,15 @@ func simPubsub(w *sim.World) error {
 	if !w.RunUntil(func() bool { return pubsDone == npubs || len(errs) > 0 }, time.Minute) {
 		return fmt.Errorf("publishers not done after %v", w.Now())
 	}
-	// The end of each topic, once every publisher is done.
-	ended := false
+	// The end of each topic, once every publisher is done and the slow
+	// subscriber's output has waited, over the limit and untaken, for
+	// longer than netio lets it (a second of the loop's clock): writing the
+	// end to it cuts it.
 	future.Spawn(pubEx, func(ctx context.Context) (struct{}, error) {
 		defer func() { ended = true }()
+		if _, err := future.Sleep(pubEx, 2*time.Second).Await(ctx); err != nil {
+			return struct{}{}, nil
+		}
 		c, err := netio.Dial(ctx, pubEx, "tcp", addr).Await(ctx)
 		if err != nil {
 			fail(err)

@@ -8,6 +8,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -90,6 +91,8 @@ func exchange(dial func() (net.Conn, error), chunks ...string) ([]byte, error) {
 		_ = c.CloseWrite()
 	case *net.UnixConn:
 		_ = c.CloseWrite()
+	case *tls.Conn:
+		_ = c.CloseWrite() // close_notify
 	}
 	out, err := io.ReadAll(c)
 	if err != nil && !strings.Contains(err.Error(), "reset") {

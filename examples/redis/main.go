@@ -12,8 +12,12 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"flag"
+	"fmt"
 	"log"
+	"net"
 	"net/http"
 	_ "net/http/pprof"
 	"os"
@@ -21,6 +25,8 @@ import (
 	"runtime/pprof"
 	"syscall"
 	"time"
+
+	"github.com/spindle-rt/spindle/netio"
 )
 
 func main() {
@@ -32,6 +38,9 @@ func main() {
 	outTimeout := flag.Duration("client-output-timeout", DefaultOutputTimeout, "close a connection held back by its output whose peer reads none of it for this long (negative: never)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file until shutdown")
 	debugAddr := flag.String("debug", "", "serve net/http/pprof on this address (for example 127.0.0.1:6060)")
+	tlsAddr := flag.String("tls-addr", "", "also serve TLS on this address (as redis-server's --tls-port; needs -tls-cert-file and -tls-key-file)")
+	tlsCert := flag.String("tls-cert-file", "", "the TLS listener's certificate chain (PEM)")
+	tlsKey := flag.String("tls-key-file", "", "the TLS listener's private key (PEM)")
 	flag.Parse()
 
 	if *cpuprofile != "" {
@@ -63,6 +72,14 @@ func main() {
 		log.Fatal(err)
 	}
 	log.Printf("listening on %s with %d shards", s.Addr(), s.g.Len())
+	if *tlsAddr != "" || *tlsCert != "" || *tlsKey != "" {
+		a, err := listenTLS(s, *tlsAddr, *tlsCert, *tlsKey)
+		if err != nil {
+			s.Close()
+			log.Fatal(err)
+		}
+		log.Printf("serving TLS on %s", a)
+	}
 
 	stop, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
@@ -75,4 +92,24 @@ func main() {
 	if err := s.Shutdown(ctx); err != nil {
 		log.Print(err)
 	}
+}
+
+// listenTLS serves TLS on addr beside the plain listener, with the
+// certificate and key in certFile and keyFile: one listener per shard,
+// as the plain one. It returns the address served.
+func listenTLS(s *Server, addr, certFile, keyFile string) (net.Addr, error) {
+	if addr == "" || certFile == "" || keyFile == "" {
+		return nil, errors.New("redis: -tls-addr, -tls-cert-file and -tls-key-file go together")
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
+	ls, err := netio.ListenGroup(s.g, "tcp", addr, netio.WithTLS(cfg))
+	if err != nil {
+		return nil, err
+	}
+	s.Serve(ls...)
+	return ls[0].Addr(), nil
 }

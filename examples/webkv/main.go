@@ -7,6 +7,12 @@
 //	curl -X PUT --data-binary hello http://127.0.0.1:8080/kv/greeting
 //	curl http://127.0.0.1:8080/kv/greeting
 //
+// With -tls-addr, -tls-cert-file and -tls-key-file (PEM files) it also
+// serves HTTPS, and wss:// for the WebSocket routes, on another address:
+//
+//	go run ./examples/webkv -tls-addr 127.0.0.1:8443 -tls-cert-file cert.pem -tls-key-file key.pem
+//	curl --cacert ca.pem https://localhost:8443/kv/greeting
+//
 // Routes:
 //
 //	GET /                 a page that lists the keys, sets and deletes them, and shows changes live
@@ -25,6 +31,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"flag"
 	"log"
 	"os"
@@ -36,6 +44,9 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
 	shards := flag.Int("shards", 0, "number of shards (0: one per core, GOMAXPROCS)")
+	tlsAddr := flag.String("tls-addr", "", "also serve HTTPS on this address (needs -tls-cert-file and -tls-key-file)")
+	tlsCert := flag.String("tls-cert-file", "", "the HTTPS listener's certificate chain (PEM)")
+	tlsKey := flag.String("tls-key-file", "", "the HTTPS listener's private key (PEM)")
 	flag.Parse()
 
 	s := NewServer(*shards)
@@ -44,6 +55,13 @@ func main() {
 		log.Fatal(err)
 	}
 	log.Printf("listening on http://%s with %d shards", s.Addr(), s.Shards())
+	if *tlsAddr != "" || *tlsCert != "" || *tlsKey != "" {
+		if err := listenTLS(s, *tlsAddr, *tlsCert, *tlsKey); err != nil {
+			s.Close()
+			log.Fatal(err)
+		}
+		log.Printf("listening on https://%s", s.TLSAddr())
+	}
 
 	stop, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
@@ -53,4 +71,17 @@ func main() {
 	if err := s.Shutdown(ctx); err != nil {
 		log.Print(err)
 	}
+}
+
+// listenTLS serves HTTPS on addr with the certificate and key in
+// certFile and keyFile.
+func listenTLS(s *Server, addr, certFile, keyFile string) error {
+	if addr == "" || certFile == "" || keyFile == "" {
+		return errors.New("webkv: -tls-addr, -tls-cert-file and -tls-key-file go together")
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return err
+	}
+	return s.ListenTLS("tcp", addr, &tls.Config{Certificates: []tls.Certificate{cert}})
 }

@@ -17,6 +17,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"hash/maphash"
 	"html/template"
 	"net"
@@ -46,6 +47,7 @@ type Server struct {
 	web    *web.Server
 	seed   maphash.Seed
 	ls     []*netio.Listener
+	tls    []*netio.Listener
 	live   atomic.Int64
 	closed chan struct{} // closed when live drops to 0 after shutdown began
 	down   atomic.Bool
@@ -89,6 +91,30 @@ func (s *Server) Listen(network, address string) error {
 	}
 	s.ls = ls
 	return nil
+}
+
+// ListenTLS serves HTTPS (and WebSocket over TLS, wss://) on address
+// with cfg beside the plain listener: one listener per shard, as Listen.
+// Without NextProtos in cfg, ALPN offers http/1.1.
+func (s *Server) ListenTLS(network, address string, cfg *tls.Config) error {
+	cfg = cfg.Clone()
+	if len(cfg.NextProtos) == 0 {
+		cfg.NextProtos = []string{"http/1.1"}
+	}
+	ls, err := s.web.ServeGroup(s.g, network, address, netio.WithTLS(cfg))
+	if err != nil {
+		return err
+	}
+	s.tls = ls
+	return nil
+}
+
+// TLSAddr returns the address ListenTLS serves, or nil.
+func (s *Server) TLSAddr() net.Addr {
+	if len(s.tls) == 0 {
+		return nil
+	}
+	return s.tls[0].Addr()
 }
 
 // Addr returns the address the server listens on.

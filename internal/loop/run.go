@@ -201,7 +201,13 @@ func (e *Loop) run(ctx context.Context, untilIdle bool, first func()) (err error
 		}
 		if untilIdle {
 			if e.stepOnce {
-				e.ioPoll() // Step: what the I/O has ready runs in the next step
+				// Step: what the I/O has ready runs in the next step; what
+				// its dispatch did at once (a reader served in place, whose
+				// replies wait for a flush) ends with a batch boundary, as
+				// it does when the loop runs, since no queued work would
+				// bring the driver back to this loop for it.
+				e.ioPoll()
+				e.flush()
 				return nil
 			}
 			if e.hasInbox.Load() {

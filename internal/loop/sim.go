@@ -40,6 +40,11 @@ func (e *Loop) now() int64 {
 	return mono()
 }
 
+// Now returns the time on the loop's clock, in nanoseconds from an
+// arbitrary start: its timers' clock, the simulated one under SetClock.
+// Any goroutine.
+func (e *Loop) Now() int64 { return e.now() }
+
 // SetClock makes the loop's timers run on c, and records sim (the
 // simulation that steps the loop, for packages that serve it differently,
 // as netio does). Call it before the loop first runs and before any timer
