@@ -36,13 +36,10 @@ type env struct {
 }
 
 // onAll runs body on the host backend and on the simulation, one subtest
-// each (the simulation's once per seed).
-func onAll(t *testing.T, body func(t *testing.T, e *env)) { onAllReplay(t, true, body) }
-
-// onAllReplay is onAll; replay says whether the first seed's second run
-// must give the same trace (not so for a body whose timing reads the wall
+// each (the simulation's once per seed, the first seed twice); replay says
+// whether the first seed's second run must give the same trace (not so for a body whose timing reads the wall
 // clock: the idle timeout's last activity is time.Now).
-func onAllReplay(t *testing.T, replay bool, body func(t *testing.T, e *env)) {
+func onAll(t *testing.T, replay bool, body func(t *testing.T, e *env)) {
 	t.Run("host", func(t *testing.T) {
 		e := &env{t: t, srv: started(t), cli: started(t)}
 		body(t, e)
@@ -162,7 +159,7 @@ func TestShared(t *testing.T) {
 		{"Reader", sharedReader, false},
 		{"Reset", sharedReset, false},
 	} {
-		t.Run(tc.name, func(t *testing.T) { onAllReplay(t, !tc.wall, tc.body) })
+		t.Run(tc.name, func(t *testing.T) { onAll(t, !tc.wall, tc.body) })
 	}
 }
 
