@@ -7,17 +7,21 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/metrics"
+	"github.com/spindle-rt/spindle/netio"
 	"github.com/spindle-rt/spindle/shard"
 )
 
 // Collector is a prometheus.Collector of the figures of spindle
-// executors. Make one with NewCollector; its methods may be called from
+// executors and of their netio connections (metrics.Figures and
+// metrics.ConnFigures). Make one with NewCollector; its methods may be called from
 // any goroutine, and it reads each executor's Stats at every scrape.
 // A registry takes one Collector (a second one describes the same metrics,
 // and Register refuses it as a duplicate): add every executor to it.
 type Collector struct {
 	figures []metrics.Figure
 	descs   []*prometheus.Desc // descs[i] describes figures[i]
+	conns   []metrics.ConnFigure
+	cdescs  []*prometheus.Desc // cdescs[i] describes conns[i]
 
 	mu  sync.Mutex
 	exs []*executor.Executor
@@ -26,9 +30,12 @@ type Collector struct {
 // NewCollector returns a collector of the figures of exs (more may be
 // added with Add and AddGroup).
 func NewCollector(exs ...*executor.Executor) *Collector {
-	c := &Collector{figures: metrics.Figures()}
+	c := &Collector{figures: metrics.Figures(), conns: metrics.ConnFigures()}
 	for _, f := range c.figures {
 		c.descs = append(c.descs, prometheus.NewDesc(f.Prometheus, f.Help, []string{metrics.PrometheusLabel}, nil))
+	}
+	for _, f := range c.conns {
+		c.cdescs = append(c.cdescs, prometheus.NewDesc(f.Prometheus, f.Help, []string{metrics.PrometheusLabel}, nil))
 	}
 	c.Add(exs...)
 	return c
@@ -63,6 +70,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range c.descs {
 		ch <- d
 	}
+	for _, d := range c.cdescs {
+		ch <- d
+	}
 }
 
 // Collect sends the current figures of every executor.
@@ -78,6 +88,14 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				typ = prometheus.CounterValue
 			}
 			ch <- prometheus.MustNewConstMetric(c.descs[i], typ, f.Value(st), name)
+		}
+		ns := netio.StatsOf(ex)
+		for i, f := range c.conns {
+			typ := prometheus.GaugeValue
+			if f.Kind == metrics.Counter {
+				typ = prometheus.CounterValue
+			}
+			ch <- prometheus.MustNewConstMetric(c.cdescs[i], typ, f.Value(ns), name)
 		}
 	}
 }

@@ -112,8 +112,8 @@ func TestGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fams) != len(metrics.Figures()) {
-		t.Fatalf("%d metric families, want %d", len(fams), len(metrics.Figures()))
+	if want := len(metrics.Figures()) + len(metrics.ConnFigures()); len(fams) != want {
+		t.Fatalf("%d metric families, want %d", len(fams), want)
 	}
 	for _, fam := range fams {
 		var names []string
@@ -188,8 +188,8 @@ func TestWriteTextMatchesCollector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fromText) != len(metrics.Figures()) || len(fromText) != len(fromScrape) {
-		t.Fatalf("%d families written, %d scraped, want %d", len(fromText), len(fromScrape), len(metrics.Figures()))
+	if want := len(metrics.Figures()) + len(metrics.ConnFigures()); len(fromText) != want || len(fromText) != len(fromScrape) {
+		t.Fatalf("%d families written, %d scraped, want %d", len(fromText), len(fromScrape), want)
 	}
 	for name, fam := range fromScrape {
 		if got, want := fromText[name].String(), fam.String(); got != want {
