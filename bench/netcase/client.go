@@ -106,7 +106,7 @@ type driver interface {
 // childMain is the child's command loop over in and out; it returns the
 // exit status.
 func childMain(in io.Reader, out io.Writer) int {
-	raiseFileLimit()
+	RaiseFileLimit()
 	d := newDriver()
 	if os.Getenv(ChildTLSEnv) == "1" {
 		d = &driverTLS{}

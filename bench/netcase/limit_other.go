@@ -4,5 +4,5 @@ package netcase
 
 import "math"
 
-// raiseFileLimit: the system has no such limit that the package knows of.
-func raiseFileLimit() uint64 { return math.MaxUint64 }
+// RaiseFileLimit returns no limit: the system has none that the package knows of.
+func RaiseFileLimit() uint64 { return math.MaxUint64 }

@@ -4,9 +4,9 @@ package netcase
 
 import "syscall"
 
-// raiseFileLimit raises the soft limit on open files to the hard limit and
+// RaiseFileLimit raises the soft limit on open files to the hard limit and
 // returns the soft limit in force.
-func raiseFileLimit() uint64 {
+func RaiseFileLimit() uint64 {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return 0

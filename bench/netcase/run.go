@@ -87,7 +87,7 @@ const dialBatch = 500
 // skips when the limit on open files is too low and cannot be raised.
 func Idle(b *testing.B, start func() (Server, error)) {
 	b.Helper()
-	if lim := raiseFileLimit(); lim < IdleConns+256 {
+	if lim := RaiseFileLimit(); lim < IdleConns+256 {
 		b.Skipf("netcase: %d idle connections need %d open files, RLIMIT_NOFILE allows %d and its hard limit cannot be raised here (ulimit -Hn)",
 			IdleConns, IdleConns+256, lim)
 	}

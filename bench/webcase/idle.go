@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/spindle-rt/spindle/bench/netcase"
 )
 
 // Idle runs an idle case: each of b.N iterations starts a server, opens
@@ -12,7 +14,7 @@ import (
 // holds per connection. It reports B/conn and ns/conn (the time to open a
 // connection and make its round trip).
 func Idle(b *testing.B, start func() (Server, error)) {
-	if lim := raiseFileLimit(); lim < IdleConns+256 {
+	if lim := netcase.RaiseFileLimit(); lim < IdleConns+256 {
 		b.Skipf("webcase: %d idle connections need %d open files, RLIMIT_NOFILE allows %d", IdleConns, IdleConns+256, lim)
 	}
 	var live int64

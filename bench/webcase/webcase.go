@@ -28,6 +28,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/spindle-rt/spindle/bench/netcase"
 )
 
 // Conns is how many keep-alive connections the request cases use.
@@ -170,7 +172,7 @@ func Requests(b *testing.B, start func() (Server, error), depth int, begin func(
 
 // childMain is the load generator's command loop.
 func childMain(in io.Reader, out io.Writer) int {
-	raiseFileLimit()
+	netcase.RaiseFileLimit()
 	var conns []*clientConn
 	defer func() {
 		for _, c := range conns {

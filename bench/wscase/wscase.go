@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spindle-rt/spindle/bench/netcase"
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/internal/wsclient"
 	"github.com/spindle-rt/spindle/netio"
@@ -56,7 +57,7 @@ func init() {
 
 // serverMain serves WebSocket echo with package web on one loop.
 func serverMain() int {
-	raiseFileLimit()
+	netcase.RaiseFileLimit()
 	ex := executor.New(executor.WithName("wscase"))
 	ex.Start()
 	defer ex.Close()
@@ -344,7 +345,7 @@ func Echo(b *testing.B, start func(testing.TB) (*Server, error)) {
 // open), and reports B/conn, the live heap and stacks the server's
 // process holds per WebSocket.
 func Idle(b *testing.B, start func(testing.TB) (*Server, error)) {
-	if lim := raiseFileLimit(); lim < IdleConns+256 {
+	if lim := netcase.RaiseFileLimit(); lim < IdleConns+256 {
 		b.Skipf("wscase: %d WebSockets need %d open files, RLIMIT_NOFILE allows %d", IdleConns, IdleConns+256, lim)
 	}
 	var live float64

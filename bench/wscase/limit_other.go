@@ -1,5 +1,0 @@
-//go:build !unix
-
-package wscase
-
-func raiseFileLimit() uint64 { return 1 << 20 }
