@@ -77,14 +77,22 @@ func serverMain() int {
 	srv := &web.Server{Handler: mux}
 	srv.Serve(l)
 	defer srv.Close()
-	fmt.Println("addr", l.Addr())
-	sc := bufio.NewScanner(os.Stdin)
+	Answer(l.Addr().String(), os.Stdin, os.Stdout)
+	return 0
+}
+
+// Answer is a server process's side of the protocol the cases speak to
+// it: it prints "addr ADDR" to out, then answers each "stats" line read
+// from in with Stats, until in ends. Servers in other modules (the peers
+// in bench/peers) use it with Start.
+func Answer(addr string, in io.Reader, out io.Writer) {
+	fmt.Fprintln(out, "addr", addr)
+	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		if sc.Text() == "stats" {
-			fmt.Println(Stats())
+			fmt.Fprintln(out, Stats())
 		}
 	}
-	return 0
 }
 
 // Stats is the answer to "stats": "ok MALLOCS LIVE".
@@ -168,6 +176,10 @@ func wspeerDir() (string, error) {
 	}
 	return dir, nil
 }
+
+// Start starts cmd, a server process that speaks as Answer does, and
+// returns once it has said its address; b's cleanup ends it.
+func Start(b testing.TB, cmd *exec.Cmd) (*Server, error) { return startServer(b, cmd) }
 
 func startServer(b testing.TB, cmd *exec.Cmd) (*Server, error) {
 	cmd.Stderr = os.Stderr
