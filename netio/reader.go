@@ -124,7 +124,7 @@ func (r *Reader) mustLoop(op string) {
 	if r == nil || r.c == nil {
 		panic("netio: Reader." + op + " on a Reader not made by NewReader")
 	}
-	if !r.c.lp.OnLoop() {
+	if !r.c.r.lp.OnLoop() {
 		panic("netio: Reader." + op + " called from a goroutine that does not hold the connection's loop; use Submit")
 	}
 }
@@ -275,13 +275,13 @@ func (r *Reader) read(op readOp, delim byte, n int, w executor.Waker) ([]byte, b
 	if r.err != nil {
 		return nil, false, r.err
 	}
-	if c := r.c; c.closing || c.released {
+	if c := r.c; c.is(fClosing) || c.released {
 		return nil, false, c.rerr // closed: what is buffered is not delivered
 	}
 	for {
 		tok, ok, err := r.find(op, delim, n)
 		if ok {
-			r.c.partial = false
+			r.c.unset(fPartial)
 			if op == opLine || op == opLines {
 				tok = trimEOL(tok)
 			}
@@ -294,7 +294,7 @@ func (r *Reader) read(op readOp, delim byte, n int, w executor.Waker) ([]byte, b
 			return nil, false, err
 		}
 		r.carry()
-		r.c.partial = r.off < len(r.buf)
+		r.c.put(fPartial, r.off < len(r.buf))
 		var b []byte
 		if w != nil {
 			b, ok, err = r.c.PollRecv(w)
@@ -407,8 +407,8 @@ type readerWaker Reader
 
 func (w *readerWaker) Wake() {
 	r := (*Reader)(w)
-	if !r.c.lp.OnLoop() {
-		_ = r.c.lp.Submit(r.serve) // the connection wakes on its loop; this is for the Waker contract
+	if !r.c.r.lp.OnLoop() {
+		_ = r.c.r.lp.Submit(r.serve) // the connection wakes on its loop; this is for the Waker contract
 		return
 	}
 	r.serve()
