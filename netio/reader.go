@@ -28,6 +28,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime/debug"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
@@ -456,8 +457,9 @@ func (r *Reader) serveFuture() {
 // returns them, valid until fn returns), as they arrive, until fn returns
 // an error or a read fails; the future then fails with that error (io.EOF
 // when the peer closed its side after a whole line, net.ErrClosed once fn
-// or anything else closed the connection, whatever follows in the buffer). It allocates nothing
-// per line. Cancelling the future stops it at once; the lines not yet read
+// or anything else closed the connection, whatever follows in the buffer),
+// or with a *future.PanicError if fn panics (the line it panicked on is
+// consumed). It allocates nothing per line. Cancelling the future stops it at once; the lines not yet read
 // stay for the next read. Loop only.
 func (r *Reader) ReadLines(fn func(line []byte) error) *future.Future[struct{}] {
 	if fn == nil {
@@ -484,7 +486,7 @@ func (r *Reader) serveLines() {
 			return
 		}
 		if err == nil {
-			err = r.each(b)
+			err = r.callEach(b)
 		}
 		if err != nil {
 			r.consume()
@@ -493,6 +495,20 @@ func (r *Reader) serveLines() {
 			return
 		}
 	}
+}
+
+// callEach calls ReadLines' function with line. A panic in it comes back
+// as a *future.PanicError, which fails ReadLines' future as a panic in a
+// Then callback fails the derived future; unrecovered, it would leave the
+// future pending and the Reader stuck in ReadLines (and, from the loop's
+// I/O dispatch, end the process).
+func (r *Reader) callEach(line []byte) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &future.PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return r.each(line)
 }
 
 func (r *Reader) endLines() { r.op, r.each, r.eachP = opNone, nil, nil }
