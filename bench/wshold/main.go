@@ -51,10 +51,13 @@ import (
 // clientEnv makes a process an idle-client process (value "1").
 const clientEnv = "SPINDLE_WSHOLD_CLIENT"
 
-func main() {
+func init() {
 	if os.Getenv(clientEnv) == "1" {
 		os.Exit(clientMain(os.Stdin, os.Stdout))
 	}
+}
+
+func main() {
 	cfg := config{}
 	flag.StringVar(&cfg.server, "server", "spindle", "the server: spindle (package web) or gorilla (net/http and gorilla/websocket)")
 	flag.IntVar(&cfg.idle, "idle", 19000, "idle WebSockets to hold")
