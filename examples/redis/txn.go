@@ -1,0 +1,441 @@
+package main
+
+// Commands over keys of several shards, atomically: MSET, MSETNX, MGET,
+// DEL and EXISTS whose keys are not all on one shard run as a transaction
+// (txn) that claims their keys on every shard concerned before it lets
+// anyone see its effect, as redis-server, with one thread, gives for free.
+//
+// Claims. Each shard keeps a claim table (shardState.locks): for a key
+// claimed, the queue of the claims (lockReq) on it, the first holding it.
+// A claim takes all the keys it wants on its shard at once, in one step of
+// that shard's loop, and is granted once it heads the queue of each of
+// them; released, it leaves the head of every queue and the next claims
+// are granted, in order. A command that is not a transaction (GET, SET,
+// a single-shard MGET...) and touches a claimed key waits for it the same
+// way: its batch parks in the queues (a claim of its own) and goes on,
+// where it stopped, once granted, so the commands on one key still run in
+// the order they reached the shard. A shard with no claim pays one length
+// check per command.
+//
+// A transaction. The connection's shard coordinates; the transaction
+// visits the shards of its keys one after the other, in ascending shard
+// order: on each, it claims its keys there and, once granted, does its
+// part under the claim (MSET and DEL write, MGET and EXISTS read, MSETNX
+// checks that none of its keys exists), then moves to the next shard,
+// holding its claims. On the last shard it finishes (MSETNX decides, and
+// writes if none of its keys existed), releases the claims on every shard
+// (MSETNX's writes on the other shards go with their release) and sends
+// its reply to the coordinator. What it wrote is visible to no one before
+// every part is done, and what it read no one changed before every part
+// was read: every other command on those keys waits in their queues.
+//
+// Deadlock freedom: a claim takes its keys on one shard in one step, so on
+// every shard the queues of all its keys are in one order (that of the
+// claims' arrival); a transaction waits only on the shard it is at and
+// holds claims only on the shards before it; a waiting command that is not
+// a transaction holds nothing. A cycle of waits would need a transaction
+// to wait on a shard before one where it holds a claim.
+//
+// The connection runs a transaction alone: the requests before it have
+// run (their replies combined), and those after it are not routed until
+// its reply is back (pipeline.go), so a connection's requests take effect
+// in their order, whatever shard they touch.
+//
+// Invariants: a lockReq is in the queue of each of its keys exactly once,
+// and need counts the queues it does not head; granted holds the claims
+// granted and not yet run, in the order they were granted; a key is in
+// locks only while its queue is not empty.
+
+import (
+	"github.com/spindle-rt/spindle/shard"
+)
+
+// A lockReq is a claim on keys of one shard.
+type lockReq struct {
+	keys  []string // distinct
+	need  int      // the queues it does not head
+	owner lockOwner
+	part  int // the transaction's part (lockOwner's argument)
+}
+
+// A lockOwner is told when its claim is granted, on the claim's shard.
+type lockOwner interface {
+	granted(st *shardState, part int)
+}
+
+// keyLock is the queue of the claims on one key, the first holding it.
+type keyLock struct {
+	queue []*lockReq
+}
+
+// acquire queues r on each of its keys; r is granted (runGranted) once it
+// heads every queue.
+func (st *shardState) acquire(r *lockReq) {
+	if st.locks == nil {
+		st.locks = map[string]*keyLock{}
+	}
+	r.need = 0
+	for _, k := range r.keys {
+		l := st.locks[k]
+		if l == nil {
+			l = &keyLock{}
+			st.locks[k] = l
+		}
+		l.queue = append(l.queue, r)
+		if len(l.queue) > 1 {
+			r.need++
+		}
+	}
+	if r.need == 0 {
+		st.granted = append(st.granted, r)
+		st.runGranted()
+	}
+}
+
+// release takes r, which holds its keys, off their queues and grants the
+// claims that now head all of theirs.
+func (st *shardState) release(r *lockReq) {
+	for _, k := range r.keys {
+		l := st.locks[k]
+		l.queue[0] = nil
+		l.queue = l.queue[1:]
+		if len(l.queue) == 0 {
+			delete(st.locks, k)
+			continue
+		}
+		h := l.queue[0]
+		h.need--
+		if h.need == 0 {
+			st.granted = append(st.granted, h)
+		}
+	}
+	st.runGranted()
+}
+
+// runGranted tells the owners of the claims granted, in order. A grant
+// that releases or acquires adds to the list; the outer call runs it.
+func (st *shardState) runGranted() {
+	if st.granting {
+		return
+	}
+	st.granting = true
+	defer func() { st.granting = false }()
+	for i := 0; i < len(st.granted); i++ {
+		r := st.granted[i]
+		st.granted[i] = nil
+		r.owner.granted(st, r.part)
+	}
+	st.granted = st.granted[:0]
+}
+
+// claimed reports whether a key of u is claimed: u must wait for it.
+func (st *shardState) claimed(u *unit) bool {
+	if len(st.locks) == 0 {
+		return false
+	}
+	found := false
+	u.eachKey(func(k []byte) bool {
+		_, found = st.locks[string(k)]
+		return !found
+	})
+	return found
+}
+
+// keyStrings returns u's keys, distinct.
+func (u *unit) keyStrings() []string {
+	var ks []string
+	u.eachKey(func(k []byte) bool {
+		ks = appendDistinct(ks, k)
+		return true
+	})
+	return ks
+}
+
+// appendDistinct appends k to ks unless it is there.
+func appendDistinct(ks []string, k []byte) []string {
+	for _, x := range ks {
+		if x == string(k) {
+			return ks
+		}
+	}
+	return append(ks, string(k))
+}
+
+// eachKey calls fn with each key of u (repeats included) until fn
+// returns false.
+func (u *unit) eachKey(fn func([]byte) bool) {
+	switch u.keys {
+	case keyFirst:
+		fn(u.argv[1])
+	case keyPart:
+		fn(u.argv[0])
+	case keyAll:
+		for _, k := range u.argv[1:] {
+			if !fn(k) {
+				return
+			}
+		}
+	case keyPairs:
+		for i := 1; i < len(u.argv); i += 2 {
+			if !fn(u.argv[i]) {
+				return
+			}
+		}
+	}
+}
+
+// runUnits runs b's units that have not run, on st's db, until their
+// replies reach the batch's budget. A unit whose keys are claimed parks
+// the batch in their queues: runUnits reports true, and the batch goes on
+// once granted (granted), then tells its connection (wake) when it stops.
+func (st *shardState) runUnits(b *batch) (parked bool) {
+	start := len(b.out)
+	for b.ran < len(b.units) && len(b.out)-start < b.budget {
+		u := &b.units[b.ran]
+		if len(st.locks) > 0 && st.claimed(u) {
+			b.lock = lockReq{keys: u.keyStrings(), owner: b}
+			st.acquire(&b.lock)
+			return true
+		}
+		b.runOne(&st.db)
+	}
+	return false
+}
+
+// runOne runs the batch's next unit.
+func (b *batch) runOne(d *db) {
+	u := b.units[b.ran]
+	off := len(b.out)
+	var n int64
+	b.out, n = u.run(d, u.argv, b.out)
+	b.res[b.ran] = result{off, len(b.out), n}
+	b.ran++
+}
+
+// granted runs the unit that waited, lets its keys go and goes on.
+func (b *batch) granted(st *shardState, _ int) {
+	b.runOne(&st.db)
+	st.release(&b.lock)
+	b.lock = lockReq{}
+	if !st.runUnits(b) {
+		_ = shard.Send(st.srv.g, b.home, b.wake)
+	}
+}
+
+// txnKind is what a transaction does on each shard.
+type txnKind uint8
+
+const (
+	txnParts  txnKind = iota // runs the command's part for each key (MSET, MGET, DEL, EXISTS)
+	txnMSetNX                // checks, then sets if no key exists
+)
+
+// A txn is one command over keys of several shards.
+type txn struct {
+	srv   *Server
+	cmd   *command
+	kind  txnKind
+	argv  [][]byte
+	step  int   // 1: keys; 2: key value pairs
+	own   []int // own[j]: the shard of key j (argv[1+j*step])
+	parts []txnPart
+	out   []byte   // the replies of the keys' parts (MGET)
+	res   []result // res[j]: key j's reply in out, and its count
+	n     int64    // the counts added up (DEL, EXISTS)
+	exist bool     // MSETNX: a key exists
+	home  int
+	done  func() // on the coordinator's loop, once the reply is known
+}
+
+// A txnPart is a transaction's part on one shard.
+type txnPart struct {
+	shard int
+	lock  lockReq
+	pairs [][]byte // MSETNX: copies of the shard's keys and values, for the write that goes with the release
+}
+
+// newTxn makes the transaction of argv, whose keys' shards are own (more
+// than one).
+func newTxn(s *Server, cmd *command, argv [][]byte, own []int, home int) *txn {
+	step := 1
+	if cmd.route == routePairs {
+		step = 2
+	}
+	t := &txn{srv: s, cmd: cmd, argv: argv, step: step, own: own, home: home, res: make([]result, len(own))}
+	if cmd.name == "msetnx" {
+		t.kind = txnMSetNX
+	}
+	// The shards, ascending: the order of the claims.
+	var seen uint64
+	var shards []int
+	for _, o := range own {
+		if o < 64 {
+			if seen&(1<<o) != 0 {
+				continue
+			}
+			seen |= 1 << o
+		} else if containsInt(shards, o) {
+			continue
+		}
+		shards = append(shards, o)
+	}
+	sortInts(shards)
+	t.parts = make([]txnPart, len(shards))
+	for i, sh := range shards {
+		t.parts[i] = txnPart{shard: sh}
+	}
+	return t
+}
+
+func containsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func sortInts(s []int) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// start sends the transaction to its first shard.
+func (t *txn) start() { t.visit(0) }
+
+// visit sends the transaction to its part i's shard, where it claims the
+// part's keys.
+func (t *txn) visit(i int) {
+	_ = shard.Send(t.srv.g, t.parts[i].shard, func() { t.claim(i) })
+}
+
+// claim claims part i's keys on its shard, the caller's.
+func (t *txn) claim(i int) {
+	st := t.srv.shards.Local()
+	p := &t.parts[i]
+	var keys []string
+	var seen map[string]struct{}
+	for j, o := range t.own {
+		if o != p.shard {
+			continue
+		}
+		k := t.argv[1+j*t.step]
+		if len(keys) < 16 {
+			keys = appendDistinct(keys, k)
+			continue
+		}
+		if seen == nil {
+			seen = make(map[string]struct{}, 2*len(keys))
+			for _, x := range keys {
+				seen[x] = struct{}{}
+			}
+		}
+		if _, ok := seen[string(k)]; !ok {
+			seen[string(k)] = struct{}{}
+			keys = append(keys, string(k))
+		}
+	}
+	p.lock = lockReq{keys: keys, owner: t, part: i}
+	st.acquire(&p.lock)
+}
+
+// granted does part i under its claim, then goes on to the next shard or
+// finishes.
+func (t *txn) granted(st *shardState, i int) {
+	p := &t.parts[i]
+	d := &st.db
+	for j, o := range t.own {
+		if o != p.shard {
+			continue
+		}
+		a := 1 + j*t.step
+		if t.kind == txnMSetNX {
+			if d.exists(t.argv[a]) {
+				t.exist = true
+			}
+			continue
+		}
+		off := len(t.out)
+		var n int64
+		t.out, n = t.cmd.part(d, t.argv[a:a+t.step], t.out)
+		t.res[j] = result{off, len(t.out), n}
+		t.n += n
+	}
+	last := i == len(t.parts)-1
+	if t.kind == txnMSetNX && !t.exist && !last {
+		p.pairs = t.pairsOf(p.shard) // the coordinator's buffer may be gone by the write
+	}
+	if !last && !(t.kind == txnMSetNX && t.exist) {
+		t.visit(i + 1)
+		return
+	}
+	// Done: every part has run (or MSETNX found a key). The writes of
+	// MSETNX go with the releases.
+	write := t.kind == txnMSetNX && !t.exist
+	if write {
+		for j, o := range t.own {
+			if o == p.shard {
+				d.setString(t.argv[1+2*j], t.argv[2+2*j], false)
+			}
+		}
+	}
+	st.release(&p.lock)
+	for k := range i {
+		_ = shard.Send(t.srv.g, t.parts[k].shard, func() { t.finish(k, write) })
+	}
+	_ = shard.Send(t.srv.g, t.home, t.done)
+}
+
+// finish releases part k's claim on its shard, the caller's, after
+// MSETNX's write if write.
+func (t *txn) finish(k int, write bool) {
+	st := t.srv.shards.Local()
+	p := &t.parts[k]
+	if write {
+		t.set(&st.db, p.pairs)
+	}
+	st.release(&p.lock)
+}
+
+// pairsOf returns copies of the keys and values of shard sh, in order.
+func (t *txn) pairsOf(sh int) [][]byte {
+	var kv [][]byte
+	for j, o := range t.own {
+		if o == sh {
+			a := 1 + 2*j
+			kv = append(kv, append([]byte(nil), t.argv[a]...), append([]byte(nil), t.argv[a+1]...))
+		}
+	}
+	return kv
+}
+
+func (t *txn) set(d *db, kv [][]byte) {
+	for i := 0; i+1 < len(kv); i += 2 {
+		d.setString(kv[i], kv[i+1], false)
+	}
+}
+
+// reply appends the transaction's reply, on the coordinator's loop.
+func (t *txn) reply(out []byte) []byte {
+	switch {
+	case t.kind == txnMSetNX && t.exist:
+		return appendInt(out, 0)
+	case t.kind == txnMSetNX:
+		return appendInt(out, 1)
+	}
+	switch t.cmd.comb {
+	case combArray:
+		out = appendArray(out, len(t.res))
+		for _, r := range t.res {
+			out = append(out, t.out[r.off:r.end]...)
+		}
+		return out
+	case combSum:
+		return appendInt(out, t.n)
+	}
+	return append(out, replyOK...)
+}
