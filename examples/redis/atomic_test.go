@@ -51,9 +51,10 @@ func allEqual(reply string, n int) bool {
 	return (nils == n && len(vals) == 0) || (nils == 0 && len(vals) == n)
 }
 
-// Concurrent MSETs of the same keys, on several shards, to one value
-// each, and concurrent MGETs of them over TCP: every MGET sees the keys
-// of one MSET, never part of one and part of another.
+// Concurrent MSETs (and DELs) of the same keys, on several shards, to one
+// value each, and concurrent MGETs (and EXISTS) of them over TCP: every
+// MGET sees the keys of one MSET, never part of one and part of another,
+// nor some deleted and others not.
 func TestMSetAtomic(t *testing.T) {
 	s := start(t, Config{Shards: 4})
 	keys := spread(t, s, "atomic:", 6)
@@ -67,6 +68,15 @@ func TestMSetAtomic(t *testing.T) {
 			defer wg.Done()
 			c := dial(t, s)
 			for i := range rounds {
+				if i%5 == 4 {
+					// DEL counts every key, or none.
+					r := c.do(append([]string{"DEL"}, keys...)...)
+					if r != ":0\r\n" && r != ":"+strconv.Itoa(len(keys))+"\r\n" {
+						errs <- fmt.Errorf("DEL of keys written together: %q", r)
+						return
+					}
+					continue
+				}
 				args := []string{"MSET"}
 				v := fmt.Sprintf("w%d-%d", w, i)
 				for _, k := range keys {
@@ -102,6 +112,13 @@ func TestMSetAtomic(t *testing.T) {
 					return
 				default:
 				}
+				if n%4 == 3 {
+					r := c.do(append([]string{"EXISTS"}, keys...)...)
+					if r != ":0\r\n" && r != ":"+strconv.Itoa(len(keys))+"\r\n" {
+						errs <- fmt.Errorf("EXISTS of keys written together: %q", r)
+						return
+					}
+				}
 				r := c.do(append([]string{"MGET"}, keys...)...)
 				n++
 				if !allEqual(r, len(keys)) {
@@ -121,4 +138,56 @@ func TestMSetAtomic(t *testing.T) {
 		t.Error(err)
 	}
 	t.Logf("%d MGETs, %d partial", mgets, partial)
+}
+
+// Commands over keys of several shards take effect in their place in a
+// pipeline, on many keys, with repeats.
+func TestMultiShardOrder(t *testing.T) {
+	s := start(t, Config{Shards: 4})
+	c := dial(t, s)
+	keys := spread(t, s, "k", 40)
+	mset := []string{"MSET"}
+	msetnx := []string{"MSETNX"}
+	mget := []string{"MGET"}
+	want := "*" + strconv.Itoa(2*len(keys)) + "\r\n"
+	for i, k := range keys {
+		mset = append(mset, k, "old", k, "v"+strconv.Itoa(i)) // the last of a key's values wins
+		msetnx = append(msetnx, k+"nx", "n"+strconv.Itoa(i))
+		mget = append(mget, k, k)
+		want += strings.Repeat("$"+strconv.Itoa(len("v"+strconv.Itoa(i)))+"\r\nv"+strconv.Itoa(i)+"\r\n", 2)
+	}
+	exists := append([]string{"EXISTS"}, mget[1:]...)
+	del := append([]string{"DEL"}, mget[1:]...)
+	n := strconv.Itoa(len(keys))
+	for _, tc := range []struct {
+		name  string
+		reqs  [][]string
+		reply string
+	}{
+		{"mset then mget", [][]string{{"SET", keys[0], "x"}, mset, {"GET", keys[0]}, mget}, "+OK\r\n+OK\r\n$2\r\nv0\r\n" + want},
+		{"exists del exists", [][]string{exists, del, exists, {"GET", keys[1]}}, ":" + strconv.Itoa(2*len(keys)) + "\r\n:" + n + "\r\n:0\r\n$-1\r\n"},
+		{"msetnx twice", [][]string{msetnx, {"SET", keys[2] + "nx", "y"}, msetnx, {"GET", keys[2] + "nx"}, {"MGET", keys[3] + "nx", keys[4] + "nx"}},
+			":1\r\n+OK\r\n:0\r\n$1\r\ny\r\n*2\r\n$2\r\nn3\r\n$2\r\nn4\r\n"},
+		{"msetnx after del", [][]string{{"DEL", keys[5] + "nx"}, msetnx, {"DEL", keys[6] + "nx"}, {"EXISTS", keys[6] + "nx", keys[7] + "nx"}},
+			":1\r\n:0\r\n:1\r\n:1\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var req string
+			for _, r := range tc.reqs {
+				req += multibulk(r...)
+			}
+			c.send(req)
+			var got string
+			for range tc.reqs {
+				r, err := c.read()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got += r
+			}
+			if got != tc.reply {
+				t.Fatalf("got %q\nwant %q", got, tc.reply)
+			}
+		})
+	}
 }
