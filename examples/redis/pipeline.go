@@ -156,10 +156,11 @@ type pipeline struct {
 	waiting int
 	out     []byte
 	onDone  []func(bool, error)
-	stop    bool  // the request routed ends the round (a transaction, or a local unit that waits)
-	txn     *txn  // the round's transaction, last
-	started bool  // txn is under way
-	owners  []int // the shards of a request's keys
+	stop    bool     // the request routed ends the round (a transaction, or a local unit that waits)
+	txn     *txn     // the round's transaction, last
+	started bool     // txn is under way
+	owners  []int    // the shards of a request's keys
+	held    [][]byte // a request parsed after txn that could not join it: the next round's first
 }
 
 func newPipeline(c *client) *pipeline {
@@ -210,7 +211,13 @@ func (p *pipeline) parse() {
 	p.more, p.round = false, true
 	argv := p.argv[:0]
 	local := p.batches[p.home.index]
-	for !p.quit {
+	if len(p.held) > 0 {
+		argv = append(argv, p.held...)
+		clear(p.held)
+		p.held = p.held[:0]
+		p.dispatch(argv[0:len(argv):len(argv)])
+	}
+	for !p.quit && !p.stop {
 		if len(local.out) >= local.budget {
 			p.more = true // the rest waits for the next round
 			break
@@ -230,11 +237,10 @@ func (p *pipeline) parse() {
 		if len(argv) > n0 {
 			p.dispatch(argv[n0:len(argv):len(argv)])
 		}
-		if p.stop {
-			p.stop = false
-			p.more = true // the rest waits for the next round
-			break
-		}
+	}
+	if p.stop {
+		p.stop = false
+		p.more = true // the rest waits for the next round
 	}
 	p.argv = argv
 }
@@ -281,10 +287,12 @@ func (p *pipeline) send() bool {
 func (p *pipeline) txnDone(t *txn) {
 	if p.c.state != stClosed {
 		b := p.batches[p.home.index]
-		off := len(b.out)
-		b.out = t.reply(b.out)
-		b.res[b.ran] = result{off, len(b.out), 0}
-		b.ran++
+		for _, c := range t.cmds {
+			off := len(b.out)
+			b.out = c.reply(b.out)
+			b.res[b.ran] = result{off, len(b.out), 0}
+			b.ran++
+		}
 	}
 	p.txn, p.started = nil, false
 	p.c.batchDone(nil)
@@ -333,23 +341,39 @@ func (p *pipeline) unit(to int, u unit) {
 	b.res = append(b.res, result{})
 }
 
-// dispatch routes one request.
+// dispatch routes one request. While the round has a transaction, a
+// request over keys of several shards joins it, if it may; any other is
+// held for the next round.
 func (p *pipeline) dispatch(argv [][]byte) {
 	p.home.cmds++
 	cmd := lookup(argv[0])
-	if cmd == nil {
-		p.replyLocal(appendError(nil, errUnknown(argv)))
-		return
+	var bad string
+	switch {
+	case cmd == nil:
+		bad = errUnknown(argv)
+	case !arityOK(cmd.arity, len(argv)):
+		bad = errArity(cmd.name)
+	case cmd.validate != nil:
+		bad = cmd.validate(argv)
 	}
-	if !arityOK(cmd.arity, len(argv)) {
-		p.replyLocal(appendError(nil, errArity(cmd.name)))
-		return
-	}
-	if cmd.validate != nil {
-		if e := cmd.validate(argv); e != "" {
-			p.replyLocal(appendError(nil, e))
-			return
+	to, several := 0, false
+	step, keys := 1, keyAll
+	if bad == "" && (cmd.route == routeKeys || cmd.route == routePairs) {
+		if cmd.route == routePairs {
+			step, keys = 2, keyPairs
 		}
+		to, several = p.shardsOf(argv, step)
+	}
+	join := several && !(plantedBugs.split && cmd.comb != combOne)
+	if p.txn != nil && !(bad == "" && join && p.txn.open()) {
+		p.home.cmds-- // counted again in its round
+		p.held = append(p.held, argv...)
+		p.stop = true
+		return
+	}
+	if bad != "" {
+		p.replyLocal(appendError(nil, bad))
+		return
 	}
 	switch cmd.route {
 	case routeConn:
@@ -366,16 +390,11 @@ func (p *pipeline) dispatch(argv [][]byte) {
 		p.addSlot(combOne, nil)
 		p.unit(p.srv.owner(argv[1]), unit{cmd.run, argv, keyFirst})
 	case routeKeys, routePairs:
-		step, keys := 1, keyAll
-		if cmd.route == routePairs {
-			step, keys = 2, keyPairs
-		}
-		to, several := p.shardsOf(argv, step)
 		switch {
 		case !several:
 			p.addSlot(combOne, nil)
 			p.unit(to, unit{cmd.run, argv, keys})
-		case plantedBugs.split && cmd.comb != combOne:
+		case !join: // planted: key by key
 			p.addSlot(cmd.comb, nil)
 			for i, o := range p.owners {
 				a := 1 + i*step
@@ -388,9 +407,12 @@ func (p *pipeline) dispatch(argv [][]byte) {
 			p.slots[len(p.slots)-1].n++
 			b.units = append(b.units, unit{})
 			b.res = append(b.res, result{})
-			t := newTxn(p.srv, cmd, argv, append([]int(nil), p.owners...), p.home.index)
-			t.done = func() { p.txnDone(t) }
-			p.txn, p.stop = t, true
+			if p.txn == nil {
+				t := &txn{srv: p.srv, home: p.home.index}
+				t.done = func() { p.txnDone(t) }
+				p.txn = t
+			}
+			p.txn.add(cmd, argv, append([]int(nil), p.owners...))
 		}
 	case routeAll:
 		p.addSlot(cmd.comb, argv)

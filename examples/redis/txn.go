@@ -222,29 +222,31 @@ func (b *batch) granted(st *shardState, _ int) {
 	}
 }
 
-// txnKind is what a transaction does on each shard.
-type txnKind uint8
-
-const (
-	txnParts  txnKind = iota // runs the command's part for each key (MSET, MGET, DEL, EXISTS)
-	txnMSetNX                // checks, then sets if no key exists
-)
-
-// A txn is one command over keys of several shards.
+// A txn is a transaction: one command over keys of several shards, or a
+// run of them that a connection pipelined, which then claim their keys
+// together and take effect in their order. A run is atomic as a whole, so
+// each of its commands is. MSETNX, whose outcome is known only at the
+// last shard, ends a run: nothing after it in the run could depend on it.
 type txn struct {
 	srv   *Server
-	cmd   *command
-	kind  txnKind
-	argv  [][]byte
-	step  int   // 1: keys; 2: key value pairs
-	own   []int // own[j]: the shard of key j (argv[1+j*step])
+	cmds  []*txnCmd
+	keys  int // the keys of cmds, repeats included
 	parts []txnPart
+	home  int
+	done  func() // on the coordinator's loop, once the replies are known
+}
+
+// A txnCmd is one command of a transaction.
+type txnCmd struct {
+	cmd   *command
+	nx    bool // MSETNX: checks on each shard, then sets if no key exists
+	argv  [][]byte
+	step  int      // 1: keys; 2: key value pairs
+	own   []int    // own[j]: the shard of key j (argv[1+j*step])
 	out   []byte   // the replies of the keys' parts (MGET)
 	res   []result // res[j]: key j's reply in out, and its count
 	n     int64    // the counts added up (DEL, EXISTS)
 	exist bool     // MSETNX: a key exists
-	home  int
-	done  func() // on the coordinator's loop, once the reply is known
 }
 
 // A txnPart is a transaction's part on one shard.
@@ -254,37 +256,44 @@ type txnPart struct {
 	pairs [][]byte // MSETNX: copies of the shard's keys and values, for the write that goes with the release
 }
 
-// newTxn makes the transaction of argv, whose keys' shards are own (more
-// than one).
-func newTxn(s *Server, cmd *command, argv [][]byte, own []int, home int) *txn {
-	step := 1
+// Bounds of a run of commands in one transaction.
+const (
+	txnMaxCmds = 128
+	txnMaxKeys = 1024
+)
+
+// add adds argv, whose keys' shards are own (more than one), to t.
+func (t *txn) add(cmd *command, argv [][]byte, own []int) {
+	c := &txnCmd{cmd: cmd, nx: cmd.name == "msetnx", argv: argv, step: 1, own: own, res: make([]result, len(own))}
 	if cmd.route == routePairs {
-		step = 2
+		c.step = 2
 	}
-	t := &txn{srv: s, cmd: cmd, argv: argv, step: step, own: own, home: home, res: make([]result, len(own))}
-	if cmd.name == "msetnx" {
-		t.kind = txnMSetNX
-	}
-	// The shards, ascending: the order of the claims.
-	var seen uint64
+	t.cmds = append(t.cmds, c)
+	t.keys += len(own)
+}
+
+// open reports whether another command may join t.
+func (t *txn) open() bool {
+	return !t.cmds[len(t.cmds)-1].nx && len(t.cmds) < txnMaxCmds && t.keys < txnMaxKeys
+}
+
+// start finds the shards, ascending (the order of the claims), and sends
+// the transaction to the first.
+func (t *txn) start() {
 	var shards []int
-	for _, o := range own {
-		if o < 64 {
-			if seen&(1<<o) != 0 {
-				continue
+	for _, c := range t.cmds {
+		for _, o := range c.own {
+			if !containsInt(shards, o) {
+				shards = append(shards, o)
 			}
-			seen |= 1 << o
-		} else if containsInt(shards, o) {
-			continue
 		}
-		shards = append(shards, o)
 	}
 	sortInts(shards)
 	t.parts = make([]txnPart, len(shards))
 	for i, sh := range shards {
 		t.parts[i] = txnPart{shard: sh}
 	}
-	return t
+	t.visit(0)
 }
 
 func containsInt(s []int, v int) bool {
@@ -304,9 +313,6 @@ func sortInts(s []int) {
 	}
 }
 
-// start sends the transaction to its first shard.
-func (t *txn) start() { t.visit(0) }
-
 // visit sends the transaction to its part i's shard, where it claims the
 // part's keys.
 func (t *txn) visit(i int) {
@@ -319,67 +325,72 @@ func (t *txn) claim(i int) {
 	p := &t.parts[i]
 	var keys []string
 	var seen map[string]struct{}
-	for j, o := range t.own {
-		if o != p.shard {
-			continue
-		}
-		k := t.argv[1+j*t.step]
-		if len(keys) < 16 {
-			keys = appendDistinct(keys, k)
-			continue
-		}
-		if seen == nil {
-			seen = make(map[string]struct{}, 2*len(keys))
-			for _, x := range keys {
-				seen[x] = struct{}{}
+	for _, c := range t.cmds {
+		for j, o := range c.own {
+			if o != p.shard {
+				continue
 			}
-		}
-		if _, ok := seen[string(k)]; !ok {
-			seen[string(k)] = struct{}{}
-			keys = append(keys, string(k))
+			k := c.argv[1+j*c.step]
+			if len(keys) < 16 {
+				keys = appendDistinct(keys, k)
+				continue
+			}
+			if seen == nil {
+				seen = make(map[string]struct{}, 2*len(keys))
+				for _, x := range keys {
+					seen[x] = struct{}{}
+				}
+			}
+			if _, ok := seen[string(k)]; !ok {
+				seen[string(k)] = struct{}{}
+				keys = append(keys, string(k))
+			}
 		}
 	}
 	p.lock = lockReq{keys: keys, owner: t, part: i}
 	st.acquire(&p.lock)
 }
 
-// granted does part i under its claim, then goes on to the next shard or
-// finishes.
+// granted does part i under its claim, command by command, then goes on
+// to the next shard or finishes.
 func (t *txn) granted(st *shardState, i int) {
 	p := &t.parts[i]
 	d := &st.db
-	for j, o := range t.own {
-		if o != p.shard {
-			continue
-		}
-		a := 1 + j*t.step
-		if t.kind == txnMSetNX {
-			if d.exists(t.argv[a]) {
-				t.exist = true
-			}
-			continue
-		}
-		off := len(t.out)
-		var n int64
-		t.out, n = t.cmd.part(d, t.argv[a:a+t.step], t.out)
-		t.res[j] = result{off, len(t.out), n}
-		t.n += n
-	}
 	last := i == len(t.parts)-1
-	if t.kind == txnMSetNX && !t.exist && !last {
-		p.pairs = t.pairsOf(p.shard) // the coordinator's buffer may be gone by the write
+	for _, c := range t.cmds {
+		for j, o := range c.own {
+			if o != p.shard {
+				continue
+			}
+			a := 1 + j*c.step
+			if c.nx {
+				c.exist = c.exist || d.exists(c.argv[a])
+				continue
+			}
+			off := len(c.out)
+			var n int64
+			c.out, n = c.cmd.part(d, c.argv[a:a+c.step], c.out)
+			c.res[j] = result{off, len(c.out), n}
+			c.n += n
+		}
 	}
-	if !last && !(t.kind == txnMSetNX && t.exist) {
+	nx := t.cmds[len(t.cmds)-1]
+	if !nx.nx {
+		nx = nil
+	}
+	if !last {
+		if nx != nil && !nx.exist {
+			p.pairs = nx.pairsOf(p.shard) // the coordinator's buffer may be gone by the write
+		}
 		t.visit(i + 1)
 		return
 	}
-	// Done: every part has run (or MSETNX found a key). The writes of
-	// MSETNX go with the releases.
-	write := t.kind == txnMSetNX && !t.exist
+	// Every part has run. MSETNX's writes go with the releases.
+	write := nx != nil && !nx.exist
 	if write {
-		for j, o := range t.own {
+		for j, o := range nx.own {
 			if o == p.shard {
-				d.setString(t.argv[1+2*j], t.argv[2+2*j], false)
+				d.setString(nx.argv[1+2*j], nx.argv[2+2*j], false)
 			}
 		}
 	}
@@ -396,46 +407,42 @@ func (t *txn) finish(k int, write bool) {
 	st := t.srv.shards.Local()
 	p := &t.parts[k]
 	if write {
-		t.set(&st.db, p.pairs)
+		for i := 0; i+1 < len(p.pairs); i += 2 {
+			st.db.setString(p.pairs[i], p.pairs[i+1], false)
+		}
 	}
 	st.release(&p.lock)
 }
 
 // pairsOf returns copies of the keys and values of shard sh, in order.
-func (t *txn) pairsOf(sh int) [][]byte {
+func (c *txnCmd) pairsOf(sh int) [][]byte {
 	var kv [][]byte
-	for j, o := range t.own {
+	for j, o := range c.own {
 		if o == sh {
 			a := 1 + 2*j
-			kv = append(kv, append([]byte(nil), t.argv[a]...), append([]byte(nil), t.argv[a+1]...))
+			kv = append(kv, append([]byte(nil), c.argv[a]...), append([]byte(nil), c.argv[a+1]...))
 		}
 	}
 	return kv
 }
 
-func (t *txn) set(d *db, kv [][]byte) {
-	for i := 0; i+1 < len(kv); i += 2 {
-		d.setString(kv[i], kv[i+1], false)
-	}
-}
-
-// reply appends the transaction's reply, on the coordinator's loop.
-func (t *txn) reply(out []byte) []byte {
+// reply appends the command's reply, on the coordinator's loop.
+func (c *txnCmd) reply(out []byte) []byte {
 	switch {
-	case t.kind == txnMSetNX && t.exist:
+	case c.nx && c.exist:
 		return appendInt(out, 0)
-	case t.kind == txnMSetNX:
+	case c.nx:
 		return appendInt(out, 1)
 	}
-	switch t.cmd.comb {
+	switch c.cmd.comb {
 	case combArray:
-		out = appendArray(out, len(t.res))
-		for _, r := range t.res {
-			out = append(out, t.out[r.off:r.end]...)
+		out = appendArray(out, len(c.res))
+		for _, r := range c.res {
+			out = append(out, c.out[r.off:r.end]...)
 		}
 		return out
 	case combSum:
-		return appendInt(out, t.n)
+		return appendInt(out, c.n)
 	}
 	return append(out, replyOK...)
 }
