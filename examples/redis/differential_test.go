@@ -129,6 +129,8 @@ var diffCases = []struct {
 		"MSETNX\r\nMSETNX a\r\nMSETNX a 1 b\r\nmsetnx a 1 b 2 c\r\nLPUSH l x\r\nMSETNX m 1 l 2\r\nMGET l m\r\nMSETNX \"\" \"\"\r\nMGET \"\"\r\n",
 		multibulk("MSETNX", "k\x001", "v", "k\x002", "w") + multibulk("MGET", "k\x001", "k\x002", "k") + "DBSIZE\r\n",
 	}},
+	{"transaction then protocol error", []string{"MSET a 1 b 2 c 3 d 4\r\nMGET a b c d\r\n*2\r\n$4\r\nECHO\r\n$x\r\nPING\r\n"}},
+	{"transaction then quit", []string{"MSET a 1 b 2 c 3 d 4\r\nQUIT\r\nPING\r\n"}},
 	// ZPOPMIN's count.
 	{"zpopmin count", []string{
 		"ZPOPMIN z -1\r\nZPOPMIN z x\r\nZPOPMIN z 0\r\nZADD z 1 a 2 b 3 c\r\n" +

@@ -156,11 +156,12 @@ type pipeline struct {
 	waiting int
 	out     []byte
 	onDone  []func(bool, error)
-	stop    bool     // the request routed ends the round (a transaction, or a local unit that waits)
-	txn     *txn     // the round's transaction, last
-	started bool     // txn is under way
-	owners  []int    // the shards of a request's keys
-	held    [][]byte // a request parsed after txn that could not join it: the next round's first
+	stop    bool       // the request routed ends the round (a transaction, or a local unit that waits)
+	txn     *txn       // the round's transaction, last
+	started bool       // txn is under way
+	owners  []int      // the shards of a request's keys
+	held    [][]byte   // a request parsed after txn that could not join it: the next round's first
+	perr    protoError // a protocol error found after txn: the next round's reply
 }
 
 func newPipeline(c *client) *pipeline {
@@ -217,6 +218,10 @@ func (p *pipeline) parse() {
 		p.held = p.held[:0]
 		p.dispatch(argv[0:len(argv):len(argv)])
 	}
+	if p.perr != "" {
+		p.replyLocal(appendError(nil, "ERR Protocol error: "+string(p.perr)))
+		p.perr, p.quit = "", true
+	}
 	for !p.quit && !p.stop {
 		if len(local.out) >= local.budget {
 			p.more = true // the rest waits for the next round
@@ -226,6 +231,10 @@ func (p *pipeline) parse() {
 		var ok bool
 		var perr protoError
 		argv, ok, perr = p.p.next(p.buf, argv)
+		if perr != "" && p.txn != nil {
+			p.perr, p.stop = perr, true // answered after the transaction
+			break
+		}
 		if perr != "" {
 			p.replyLocal(appendError(nil, "ERR Protocol error: "+string(perr)))
 			p.quit = true
