@@ -15,8 +15,9 @@ package main
 //     other shards are gathered into one batch per shard. A command over
 //     keys of several shards (MGET, MSET, MSETNX, DEL, EXISTS) is a
 //     transaction (txn.go), which the connection runs alone: the round
-//     ends with it, it starts once every request before it has run, and
-//     the requests after it are parsed once its reply is back. A unit
+//     ends with it (the commands over several shards right after it join
+//     it), it starts once every request before it has run, and the
+//     requests after it are routed once its replies are back. A unit
 //     whose keys a transaction holds waits for them: on the connection's
 //     own shard the round ends with it too;
 //  3. sends each batch to its shard in one cross-shard call

@@ -28,9 +28,10 @@ type shardState struct {
 	timer   *executor.Timer // the active expiry's next tick
 	stopped bool            // draining: no more ticks
 
-	locks    map[string]*keyLock // the keys claimed, by transactions or by commands waiting for them (txn.go)
-	granted  []*lockReq          // claims granted, their owners not yet told
-	granting bool                // runGranted is telling them
+	locks     map[string]*keyLock // the keys claimed, by transactions or by commands waiting for them (txn.go)
+	granted   []*lockReq          // claims granted, their owners not yet told
+	granting  bool                // runGranted is telling them
+	freeLocks []*keyLock          // queues for keys to claim, kept for reuse
 }
 
 func newShardState(s *Server, i int) *shardState {

@@ -39,7 +39,15 @@ package main
 // The connection runs a transaction alone: the requests before it have
 // run (their replies combined), and those after it are not routed until
 // its reply is back (pipeline.go), so a connection's requests take effect
-// in their order, whatever shard they touch.
+// in their order, whatever shard they touch. Commands over several shards
+// that follow one another in a pipeline are one transaction (a run, up to
+// txnMaxCmds commands and txnMaxKeys keys): their claims go together, and
+// on each shard their parts run in their order, so a pipeline of MSETs
+// costs one chain of claims, not one per MSET.
+//
+// Exclusive claims only: two MGETs of one key over several shards wait
+// for each other too. DBSIZE, FLUSHALL and INFO run on each shard in turn
+// and claim nothing: they are not atomic across shards.
 //
 // Invariants: a lockReq is in the queue of each of its keys exactly once,
 // and need counts the queues it does not head; granted holds the claims
@@ -78,7 +86,12 @@ func (st *shardState) acquire(r *lockReq) {
 	for _, k := range r.keys {
 		l := st.locks[k]
 		if l == nil {
-			l = &keyLock{}
+			if n := len(st.freeLocks); n > 0 {
+				l = st.freeLocks[n-1]
+				st.freeLocks = st.freeLocks[:n-1]
+			} else {
+				l = &keyLock{queue: make([]*lockReq, 0, 2)}
+			}
 			st.locks[k] = l
 		}
 		l.queue = append(l.queue, r)
@@ -97,10 +110,14 @@ func (st *shardState) acquire(r *lockReq) {
 func (st *shardState) release(r *lockReq) {
 	for _, k := range r.keys {
 		l := st.locks[k]
-		l.queue[0] = nil
-		l.queue = l.queue[1:]
-		if len(l.queue) == 0 {
+		n := copy(l.queue, l.queue[1:]) // queues are short: the array stays, for reuse
+		l.queue[n] = nil
+		l.queue = l.queue[:n]
+		if n == 0 {
 			delete(st.locks, k)
+			if len(st.freeLocks) < 1024 && cap(l.queue) <= 8 {
+				st.freeLocks = append(st.freeLocks, l)
+			}
 			continue
 		}
 		h := l.queue[0]
