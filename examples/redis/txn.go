@@ -243,7 +243,8 @@ func (b *batch) granted(st *shardState, _ int) {
 // run of them that a connection pipelined, which then claim their keys
 // together and take effect in their order. A run is atomic as a whole, so
 // each of its commands is. MSETNX, whose outcome is known only at the
-// last shard, ends a run: nothing after it in the run could depend on it.
+// last shard, ends a run: nothing after it in the run could depend on it;
+// MGET ends one too (open).
 type txn struct {
 	srv   *Server
 	cmds  []*txnCmd
@@ -289,9 +290,12 @@ func (t *txn) add(cmd *command, argv [][]byte, own []int) {
 	t.keys += len(own)
 }
 
-// open reports whether another command may join t.
+// open reports whether another command may join t. MSETNX ends a run (see
+// txn), and so does MGET, whose reply may be large: a round holds at most
+// one such reply beyond its budget (pipeline.go).
 func (t *txn) open() bool {
-	return !t.cmds[len(t.cmds)-1].nx && len(t.cmds) < txnMaxCmds && t.keys < txnMaxKeys
+	last := t.cmds[len(t.cmds)-1]
+	return !last.nx && last.cmd.comb != combArray && len(t.cmds) < txnMaxCmds && t.keys < txnMaxKeys
 }
 
 // start finds the shards, ascending (the order of the claims), and sends
