@@ -1,24 +1,36 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"fmt"
+	"io"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
-// spread returns n keys that fall on at least two shards of s.
+// spread returns n keys (n >= 2) that fall on at least two shards of s.
 func spread(t testing.TB, s *Server, prefix string, n int) []string {
 	t.Helper()
-	keys := make([]string, n)
-	on := map[int]bool{}
-	for i := range keys {
-		keys[i] = prefix + strconv.Itoa(i)
-		on[s.owner([]byte(keys[i]))] = true
-	}
-	if len(on) < 2 {
-		t.Fatalf("keys %v all on one shard", keys)
+	keys := make([]string, 0, n)
+	for i := 0; len(keys) < n; i++ {
+		k := prefix + strconv.Itoa(i)
+		if len(keys) == n-1 && s.owner([]byte(k)) == s.owner([]byte(keys[0])) {
+			all := true
+			for _, x := range keys {
+				all = all && s.owner([]byte(x)) == s.owner([]byte(keys[0]))
+			}
+			if all {
+				continue // the last key goes to another shard
+			}
+		}
+		keys = append(keys, k)
 	}
 	return keys
 }
@@ -189,5 +201,77 @@ func TestMultiShardOrder(t *testing.T) {
 				t.Fatalf("got %q\nwant %q", got, tc.reply)
 			}
 		})
+	}
+}
+
+// Shutdown with transactions in flight: every client, once served,
+// receives whole and in order the replies to the requests the server
+// read, then the end of the stream.
+func TestShutdownTransactions(t *testing.T) {
+	s := NewServer(Config{Shards: 4})
+	if err := s.Listen("tcp", "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	const clients, rounds = 6, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	first := make(chan struct{}, clients)
+	for id := range clients {
+		keys := spread(t, s, "sd:"+strconv.Itoa(id)+":", 5)
+		conn, err := net.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(spindletest.Safety))
+			var req strings.Builder
+			var want []string
+			for i := range rounds {
+				v := "v" + strconv.Itoa(i)
+				mset := []string{"MSET"}
+				for _, k := range keys {
+					mset = append(mset, k, v)
+				}
+				req.WriteString(multibulk(mset...))
+				req.WriteString(multibulk(append([]string{"MGET"}, keys...)...))
+				req.WriteString(multibulk(append([]string{"DEL"}, keys[:3]...)...))
+				want = append(want, "+OK\r\n", "*5\r\n"+strings.Repeat("$"+strconv.Itoa(len(v))+"\r\n"+v+"\r\n", 5), ":3\r\n")
+			}
+			go func() { _, _ = io.WriteString(conn, req.String()) }() // the server may stop reading
+			c := &respClient{t: t, conn: conn, r: bufio.NewReader(conn)}
+			for i := 0; ; i++ {
+				r, err := c.read()
+				if err == io.EOF && r == "" {
+					return // the end of the stream, after whole replies
+				}
+				if err != nil {
+					errs <- fmt.Errorf("reply %d: %q %v", i, r, err)
+					return
+				}
+				if i == 0 {
+					first <- struct{}{}
+				}
+				if i >= len(want) || r != want[i] {
+					errs <- fmt.Errorf("reply %d: %q, want %q", i, r, want[min(i, len(want)-1)])
+					return
+				}
+			}
+		}()
+	}
+	for range clients { // every connection served: a connection the listener never accepted is reset by the kernel
+		<-first
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), spindletest.Safety)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
