@@ -314,6 +314,10 @@ func (t *txn) start() {
 	for i, sh := range shards {
 		t.parts[i] = txnPart{shard: sh}
 	}
+	if shards[0] == t.home {
+		t.claim(0) // on the coordinator's loop already
+		return
+	}
 	t.visit(0)
 }
 
