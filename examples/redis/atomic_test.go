@@ -150,6 +150,18 @@ func TestMSetAtomic(t *testing.T) {
 		t.Error(err)
 	}
 	t.Logf("%d MGETs, %d partial", mgets, partial)
+	// They were transactions: INFO counts their claims.
+	info := dial(t, s).do("INFO", "spindle")
+	claims := 0
+	for _, f := range strings.FieldsFunc(info, func(r rune) bool { return r == ',' || r == '\n' }) {
+		if v, ok := strings.CutPrefix(f, "claims="); ok {
+			n, _ := strconv.Atoi(v)
+			claims += n
+		}
+	}
+	if claims < writers*rounds*4/5 {
+		t.Errorf("INFO spindle counts %d claims, want %d MSETs' at least:\n%s", claims, writers*rounds*4/5, info)
+	}
 }
 
 // Commands over keys of several shards take effect in their place in a

@@ -24,6 +24,8 @@ type shardState struct {
 	total   uint64  // connections accepted
 	cmds    uint64  // commands received by this shard's connections
 	remote  uint64  // batches run here for other shards' connections
+	claims  uint64  // transactions' claims taken here
+	waits   uint64  // times a batch waited here for keys claimed
 
 	timer   *executor.Timer // the active expiry's next tick
 	stopped bool            // draining: no more ticks

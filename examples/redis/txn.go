@@ -211,6 +211,7 @@ func (st *shardState) runUnits(b *batch) (parked bool) {
 		u := &b.units[b.ran]
 		if len(st.locks) > 0 && st.claimed(u) {
 			b.lock = lockReq{keys: u.keyStrings(), owner: b}
+			st.waits++
 			st.acquire(&b.lock)
 			return true
 		}
@@ -373,6 +374,7 @@ func (t *txn) claim(i int) {
 		}
 	}
 	p.lock = lockReq{keys: keys, owner: t, part: i}
+	st.claims++
 	st.acquire(&p.lock)
 }
 
