@@ -66,6 +66,7 @@ type command struct {
 	since    string // the Redis version that brought the command
 	summary  string
 	validate func(argv [][]byte) string // routeKeys, routePairs, routeAll: an error to reply instead, checked before routing
+	read     bool                       // flags has readonly: it shares the keys it waits for with other readers (txn.go)
 }
 
 var commands map[string]*command
@@ -130,6 +131,9 @@ func init() {
 	commands = make(map[string]*command, len(commandList))
 	for _, c := range commandList {
 		commands[c.name] = c
+		for _, f := range c.flags {
+			c.read = c.read || f == "readonly"
+		}
 	}
 }
 

@@ -57,6 +57,7 @@ type unit struct {
 	run  runFunc
 	argv [][]byte
 	keys keyMode // where its keys are in argv: what it waits for when they are held
+	read bool    // it only reads: it shares its keys with other readers
 }
 
 // keyMode says which arguments of a unit are keys.
@@ -398,17 +399,17 @@ func (p *pipeline) dispatch(argv [][]byte) {
 		b.ran++
 	case routeKey:
 		p.addSlot(combOne, nil)
-		p.unit(p.srv.owner(argv[1]), unit{cmd.run, argv, keyFirst})
+		p.unit(p.srv.owner(argv[1]), unit{cmd.run, argv, keyFirst, cmd.read})
 	case routeKeys, routePairs:
 		switch {
 		case !several:
 			p.addSlot(combOne, nil)
-			p.unit(to, unit{cmd.run, argv, keys})
+			p.unit(to, unit{cmd.run, argv, keys, cmd.read})
 		case !join: // planted: key by key
 			p.addSlot(cmd.comb, nil)
 			for i, o := range p.owners {
 				a := 1 + i*step
-				p.unit(o, unit{cmd.part, argv[a : a+step : a+step], keyPart})
+				p.unit(o, unit{cmd.part, argv[a : a+step : a+step], keyPart, cmd.read})
 			}
 		default:
 			p.addSlot(combOne, nil)
@@ -427,7 +428,7 @@ func (p *pipeline) dispatch(argv [][]byte) {
 	case routeAll:
 		p.addSlot(cmd.comb, argv)
 		for i := range p.srv.g.Len() {
-			p.unit(i, unit{cmd.run, argv, keyNone})
+			p.unit(i, unit{cmd.run, argv, keyNone, cmd.read})
 		}
 	}
 }

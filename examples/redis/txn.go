@@ -45,12 +45,18 @@ package main
 // on each shard their parts run in their order, so a pipeline of MSETs
 // costs one chain of claims, not one per MSET.
 //
-// Exclusive claims only: two MGETs of one key over several shards wait
-// for each other too. DBSIZE, FLUSHALL and INFO run on each shard in turn
-// and claim nothing: they are not atomic across shards.
+// Readers share: the claims of a transaction that only reads (MGET,
+// EXISTS) are shared, and so are those of a waiting command that only
+// reads (GET, TTL, ...); shared claims before the first exclusive one in
+// a key's queue hold the key together, and a reader that finds only
+// shared claims on its keys does not wait. DBSIZE, FLUSHALL and INFO run
+// on each shard in turn and claim nothing: they are not atomic across
+// shards.
 //
 // Invariants: a lockReq is in the queue of each of its keys exactly once,
-// and need counts the queues it does not head; granted holds the claims
+// and need counts the keys it does not hold; a claim holds its key when
+// it is first, or when it and every claim before it are shared;
+// exclusive counts a queue's exclusive claims; granted holds the claims
 // granted and not yet run, in the order they were granted; a key is in
 // locks only while its queue is not empty.
 
@@ -60,10 +66,11 @@ import (
 
 // A lockReq is a claim on keys of one shard.
 type lockReq struct {
-	keys  []string // distinct
-	need  int      // the queues it does not head
-	owner lockOwner
-	part  int // the transaction's part (lockOwner's argument)
+	keys   []string // distinct
+	need   int      // the keys it does not hold yet
+	shared bool     // a reader's: held together with the other readers' claims
+	owner  lockOwner
+	part   int // the transaction's part (lockOwner's argument)
 }
 
 // A lockOwner is told when its claim is granted, on the claim's shard.
@@ -71,9 +78,17 @@ type lockOwner interface {
 	granted(st *shardState, part int)
 }
 
-// keyLock is the queue of the claims on one key, the first holding it.
+// keyLock is the queue of the claims on one key: the first holds it, or
+// the shared claims before the first exclusive one hold it together.
 type keyLock struct {
-	queue []*lockReq
+	queue     []claim
+	exclusive int // the exclusive claims in queue
+}
+
+// A claim is a lockReq in the queue of one of its keys.
+type claim struct {
+	r    *lockReq
+	held bool
 }
 
 // acquire queues r on each of its keys; r is granted (runGranted) once it
@@ -90,12 +105,16 @@ func (st *shardState) acquire(r *lockReq) {
 				l = st.freeLocks[n-1]
 				st.freeLocks = st.freeLocks[:n-1]
 			} else {
-				l = &keyLock{queue: make([]*lockReq, 0, 2)}
+				l = &keyLock{queue: make([]claim, 0, 2)}
 			}
 			st.locks[k] = l
 		}
-		l.queue = append(l.queue, r)
-		if len(l.queue) > 1 {
+		held := len(l.queue) == 0 || (r.shared && l.exclusive == 0)
+		l.queue = append(l.queue, claim{r, held})
+		if !r.shared {
+			l.exclusive++
+		}
+		if !held {
 			r.need++
 		}
 	}
@@ -106,13 +125,20 @@ func (st *shardState) acquire(r *lockReq) {
 }
 
 // release takes r, which holds its keys, off their queues and grants the
-// claims that now head all of theirs.
+// claims that now hold all of theirs.
 func (st *shardState) release(r *lockReq) {
 	for _, k := range r.keys {
 		l := st.locks[k]
-		n := copy(l.queue, l.queue[1:]) // queues are short: the array stays, for reuse
-		l.queue[n] = nil
+		i := 0
+		for l.queue[i].r != r {
+			i++
+		}
+		n := i + copy(l.queue[i:], l.queue[i+1:]) // queues are short: the array stays, for reuse
+		l.queue[n] = claim{}
 		l.queue = l.queue[:n]
+		if !r.shared {
+			l.exclusive--
+		}
 		if n == 0 {
 			delete(st.locks, k)
 			if len(st.freeLocks) < 1024 && cap(l.queue) <= 8 {
@@ -120,10 +146,23 @@ func (st *shardState) release(r *lockReq) {
 			}
 			continue
 		}
-		h := l.queue[0]
-		h.need--
-		if h.need == 0 {
-			st.granted = append(st.granted, h)
+		// The first claim holds the key, and the shared ones after it up
+		// to the first exclusive one, if it is shared.
+		for j := range l.queue {
+			c := &l.queue[j]
+			if j > 0 && !c.r.shared {
+				break
+			}
+			if !c.held {
+				c.held = true
+				c.r.need--
+				if c.r.need == 0 {
+					st.granted = append(st.granted, c.r)
+				}
+			}
+			if !c.r.shared {
+				break
+			}
 		}
 	}
 	st.runGranted()
@@ -145,14 +184,16 @@ func (st *shardState) runGranted() {
 	st.granted = st.granted[:0]
 }
 
-// claimed reports whether a key of u is claimed: u must wait for it.
+// claimed reports whether a key of u is claimed so that u must wait for
+// it: by anyone, or, if u only reads, by a writer.
 func (st *shardState) claimed(u *unit) bool {
 	if len(st.locks) == 0 {
 		return false
 	}
 	found := false
 	u.eachKey(func(k []byte) bool {
-		_, found = st.locks[string(k)]
+		l, ok := st.locks[string(k)]
+		found = ok && (!u.read || l.exclusive > 0)
 		return !found
 	})
 	return found
@@ -210,7 +251,7 @@ func (st *shardState) runUnits(b *batch) (parked bool) {
 	for b.ran < len(b.units) && len(b.out)-start < b.budget {
 		u := &b.units[b.ran]
 		if len(st.locks) > 0 && st.claimed(u) {
-			b.lock = lockReq{keys: u.keyStrings(), owner: b}
+			b.lock = lockReq{keys: u.keyStrings(), shared: u.read, owner: b}
 			st.waits++
 			st.acquire(&b.lock)
 			return true
@@ -249,7 +290,8 @@ func (b *batch) granted(st *shardState, _ int) {
 type txn struct {
 	srv   *Server
 	cmds  []*txnCmd
-	keys  int // the keys of cmds, repeats included
+	keys  int  // the keys of cmds, repeats included
+	write bool // a command writes: the claims are exclusive, else shared
 	parts []txnPart
 	home  int
 	done  func() // on the coordinator's loop, once the replies are known
@@ -289,6 +331,7 @@ func (t *txn) add(cmd *command, argv [][]byte, own []int) {
 	}
 	t.cmds = append(t.cmds, c)
 	t.keys += len(own)
+	t.write = t.write || !cmd.read
 }
 
 // open reports whether another command may join t. MSETNX ends a run (see
@@ -373,7 +416,7 @@ func (t *txn) claim(i int) {
 			}
 		}
 	}
-	p.lock = lockReq{keys: keys, owner: t, part: i}
+	p.lock = lockReq{keys: keys, shared: !t.write, owner: t, part: i}
 	st.claims++
 	st.acquire(&p.lock)
 }

@@ -61,6 +61,34 @@ func TestClaims(t *testing.T) {
 			{release: "a"},
 			{release: "b"},
 		}, "a b c"},
+		{"readers together", []action{
+			{acquire: "a", keys: []string{"x", "y"}, shared: true},
+			{acquire: "b", keys: []string{"x"}, shared: true},
+			{acquire: "c", keys: []string{"y", "z"}, shared: true},
+		}, "a b c"},
+		{"a writer waits for the readers", []action{
+			{acquire: "a", keys: []string{"x"}, shared: true},
+			{acquire: "b", keys: []string{"x"}, shared: true},
+			{acquire: "w", keys: []string{"x"}},
+			{release: "b"},
+			{release: "a"},
+		}, "a b w"},
+		{"a reader does not overtake a waiting writer", []action{
+			{acquire: "a", keys: []string{"x"}, shared: true},
+			{acquire: "w", keys: []string{"x"}},
+			{acquire: "b", keys: []string{"x"}, shared: true},
+			{acquire: "c", keys: []string{"y"}, shared: true},
+			{release: "a"},
+			{release: "w"},
+		}, "a c w b"},
+		{"the readers after a writer go together", []action{
+			{acquire: "w", keys: []string{"x", "y"}},
+			{acquire: "a", keys: []string{"x"}, shared: true},
+			{acquire: "b", keys: []string{"x", "y"}, shared: true},
+			{acquire: "v", keys: []string{"y"}},
+			{acquire: "c", keys: []string{"x"}, shared: true},
+			{release: "w"},
+		}, "w a c b"},
 		{"grants that release at once, in order", []action{
 			{acquire: "a", keys: []string{"x", "y"}},
 			{acquire: "b", keys: []string{"x"}, now: true},
@@ -76,7 +104,7 @@ func TestClaims(t *testing.T) {
 			for _, a := range tc.actions {
 				if a.acquire != "" {
 					r := &recorder{name: a.acquire, log: &log, release: a.now}
-					r.req = lockReq{keys: a.keys, owner: r}
+					r.req = lockReq{keys: a.keys, shared: a.shared, owner: r}
 					claims[a.acquire] = r
 					st.acquire(&r.req)
 					continue
@@ -86,10 +114,10 @@ func TestClaims(t *testing.T) {
 			if got := strings.Join(log, " "); got != tc.want {
 				t.Fatalf("granted %q, want %q", got, tc.want)
 			}
-			// Release what is held: the table empties.
-			for _, name := range strings.Fields(tc.want) {
-				r := claims[name]
-				if held := !r.release && !released(tc.actions, name); held {
+			// Release what is held, and what that grants: the table empties.
+			for i := 0; i < len(log); i++ {
+				r := claims[log[i]]
+				if held := !r.release && !released(tc.actions, log[i]); held {
 					st.release(&r.req)
 				}
 			}
@@ -105,6 +133,7 @@ type claimAction struct {
 	acquire string // the name of a claim to queue, with keys
 	keys    []string
 	now     bool   // released as soon as granted
+	shared  bool   // a reader's claim
 	release string // or the name of a held claim to release
 }
 
