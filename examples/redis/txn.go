@@ -6,11 +6,11 @@ package main
 // anyone see its effect, as redis-server, with one thread, gives for free.
 //
 // Claims. Each shard keeps a claim table (shardState.locks): for a key
-// claimed, the queue of the claims (lockReq) on it, the first holding it.
-// A claim takes all the keys it wants on its shard at once, in one step of
-// that shard's loop, and is granted once it heads the queue of each of
-// them; released, it leaves the head of every queue and the next claims
-// are granted, in order. A command that is not a transaction (GET, SET,
+// claimed, the queue of the claims (lockReq) on it, the first holding it
+// (or the first readers together: below). A claim takes all the keys it
+// wants on its shard at once, in one step of that shard's loop, and is
+// granted once it holds each of them; released, it leaves every queue and
+// the claims that now hold all their keys are granted, in order. A command that is not a transaction (GET, SET,
 // a single-shard MGET...) and touches a claimed key waits for it the same
 // way: its batch parks in the queues (a claim of its own) and goes on,
 // where it stopped, once granted, so the commands on one key still run in
