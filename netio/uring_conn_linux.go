@@ -786,3 +786,14 @@ func rawSockaddr(rsa *unix.RawSockaddrAny) unix.Sockaddr {
 	}
 	return nil
 }
+
+// ringBusyConns reports whether a closed connection's slot still waits for
+// its operations to complete (for the tests).
+func (p *poller) ringBusyConns() bool {
+	for i := range p.slots {
+		if p.slots[i].h == nil && p.rs[i].ops > 0 {
+			return true
+		}
+	}
+	return false
+}
