@@ -20,7 +20,7 @@ package netio
 //     buffer of the reactor's pool (rbid bidOwn), held by the slot (rown)
 //     until it completes;
 //   - a send reads c.out[woff:] as it was when it was submitted; the slot
-//     holds that array (sbuf) until the completion, c.out is neither
+//     holds that array (sbuf, slen bytes handed) until the completion, c.out is neither
 //     compacted nor pooled while the send is in flight, and Writes only
 //     append to it. The completion advances woff by what the kernel took
 //     and submits the rest (with what was written meanwhile) at once,
@@ -71,11 +71,18 @@ func opData(i int32, gen, kind uint32) uint64 {
 
 // Receive buffers: the ring of buffers the kernel picks from, grown on
 // demand (ringBufsMin at the first receive, then doubled each time a
-// receive finds none left) up to ringBufs.
+// receive finds none left) up to ringBufs, as many as the reactor's pool
+// keeps: buffers given to the kernel stay there, so the ring is bounded as
+// the pool is. A receive submitted asks the kernel to wait for the bytes
+// before it picks a buffer (IORING_RECVSEND_POLL_FIRST), so a receive
+// finds the ring empty only when its bytes are there; it then takes a
+// buffer of the pool, and completes at once.
 const (
-	ringBufs    = 1024
+	ringBufs    = poolMax
 	ringBufsMin = 8
 	bufGroup    = 0
+
+	recvPollFirst = 1 << 0 // IORING_RECVSEND_POLL_FIRST
 
 	bidNone = 0xffff // the connection holds no receive buffer
 	bidOwn  = 0xfffe // it holds one of the reactor's pool
@@ -162,23 +169,28 @@ func (b *bufRing) grow() bool {
 	return add > 0
 }
 
+// giveBack hands buffer bid back to the kernel; fresh says its memory may
+// still be read (by whoever closed the connection that held it), so the
+// ring gets new memory for it.
+func (b *bufRing) giveBack(bid uint16, fresh bool) {
+	if fresh {
+		b.bufs[bid] = make([]byte, readBufSize)
+	}
+	b.provide(bid)
+}
+
 // took records that a completion took buffer bid and returns it.
 func (b *bufRing) took(bid uint16) []byte {
 	b.avail--
 	return b.bufs[bid]
 }
 
-// renew gives the kernel fresh memory for bid: the old may still be read.
-func (b *bufRing) renew(bid uint16) {
-	b.bufs[bid] = make([]byte, readBufSize)
-	b.provide(bid)
-}
-
 // ringSlot is what a slot holds for the operations in flight on the ring.
 type ringSlot struct {
 	ops  uint8  // operations in flight (a multishot poll until its last completion)
-	sbuf []byte // the output a send in flight reads
-	rown []byte // the pool buffer a receive in flight writes
+	slen uint32 // the bytes handed to the send in flight
+	sbuf *byte  // the first byte it reads: keeps its array alive
+	rown *byte  // the pool buffer a receive in flight writes
 }
 
 // ringOp queues an operation of kind on slot i's socket.
@@ -332,7 +344,7 @@ func (p *poller) ringDrop(i int32, kind uint32, c *cqe) {
 		if c.flags&cqeFBuffer != 0 {
 			bid := uint16(c.flags >> 16)
 			p.ring.br.took(bid)
-			p.ring.br.provide(bid) // never seen by anyone
+			p.ring.br.giveBack(bid, false) // never seen by anyone
 		}
 	case kindAccept:
 		if c.res >= 0 {
@@ -502,10 +514,11 @@ func (c *Conn) ringRecv(own bool) {
 	}
 	e := p.ringOp(s.slot, kindRecv)
 	e.opcode = opRecv
+	e.ioprio = recvPollFirst
 	if own {
 		c.rbuf = c.r.getR()
 		s.rbid = bidOwn
-		p.rs[s.slot].rown = c.rbuf
+		p.rs[s.slot].rown = &c.rbuf[0]
 		e.addr = uint64(uintptr(unsafe.Pointer(&c.rbuf[0])))
 		e.len = uint32(len(c.rbuf))
 	} else {
@@ -524,7 +537,7 @@ func (c *Conn) ringPutR() {
 	case bidOwn:
 		c.r.putR(c.rbuf)
 	default:
-		c.r.ring.br.provide(s.rbid)
+		c.r.ring.br.giveBack(s.rbid, false)
 	}
 	c.rbuf, s.rbid = nil, bidNone
 }
@@ -578,7 +591,7 @@ func (c *Conn) ringFlush() {
 	e.addr = uint64(uintptr(unsafe.Pointer(&c.out[s.woff])))
 	e.len = uint32(len(c.out) - s.woff)
 	e.opFlags = unix.MSG_NOSIGNAL
-	p.rs[s.slot].sbuf = c.out
+	p.rs[s.slot].sbuf, p.rs[s.slot].slen = &c.out[s.woff], e.len
 	s.rf |= rfSend
 }
 
@@ -587,7 +600,7 @@ func (c *Conn) ringFlush() {
 func (c *Conn) ringSendDone(res int32) {
 	s := &c.sk
 	p := &c.r.poller
-	handed := len(p.rs[s.slot].sbuf) - s.woff
+	handed := int(p.rs[s.slot].slen)
 	s.rf &^= rfSend
 	p.rs[s.slot].sbuf = nil
 	if res < 0 {
@@ -663,7 +676,7 @@ func (c *Conn) ringCloseSock() {
 	case bidNone, bidOwn:
 		// a pool buffer is left to the garbage collector (release)
 	default:
-		br.renew(s.rbid)
+		br.giveBack(s.rbid, true)
 	}
 	s.rbid = bidNone
 	if c.out != nil {
