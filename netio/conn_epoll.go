@@ -33,7 +33,7 @@ type sock struct {
 	fd     int32
 	slot   int32
 	la, ra inAddr // TCP addresses, kept inline: LocalAddr and RemoteAddr build them
-	rres   int32  // on the ring: the result of the receive that completed (uring_conn_linux.go)
+	rres   int16  // on the ring: the result of the receive that completed (uring_conn_linux.go)
 	rbid   uint16 // on the ring: the id of the receive buffer c.rbuf is, or bidNone, bidOwn
 	rf     uint8  // on the ring: rfRecv, rfDone, rfSend, rfFull
 	rready bool

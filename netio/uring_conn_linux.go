@@ -88,6 +88,10 @@ const (
 	bidOwn  = 0xfffe // it holds one of the reactor's pool
 )
 
+// A receive's result is kept in an int16 (sock.rres): a buffer holds at
+// most 32767 bytes.
+const _ = uint16(32767 - readBufSize)
+
 // Bits of sock.rf.
 const (
 	rfRecv = 1 << iota // a receive is in flight
@@ -565,7 +569,7 @@ func (c *Conn) ringRecvDone(res int32, flags uint32) {
 	if res <= 0 {
 		c.ringPutR()
 	}
-	s.rres = res
+	s.rres = int16(res) // at most readBufSize bytes, or an errno
 	s.rf |= rfDone
 	c.readable()
 	if !c.released && s.rf&rfDone != 0 && res <= 0 && !c.receiving() {
