@@ -33,6 +33,9 @@ type sock struct {
 	fd     int32
 	slot   int32
 	la, ra inAddr // TCP addresses, kept inline: LocalAddr and RemoteAddr build them
+	rres   int16  // on the ring: the result of the receive that completed (uring_conn_linux.go)
+	rbid   uint16 // on the ring: the id of the receive buffer c.rbuf is, or bidNone, bidOwn
+	rf     uint8  // on the ring: rfRecv, rfDone, rfSend, rfFull
 	rready bool
 	hup    bool // the peer's FIN, a reset or an error was signalled: reads go on until they say so
 	wready bool
@@ -42,7 +45,7 @@ type sock struct {
 // On failure fd is closed.
 func newConn(r *reactor, fd int, cfg *listenConfig, laddr, raddr net.Addr) (*Conn, error) {
 	c := newConnOf(laddr, raddr)
-	c.sk = sock{fd: int32(fd), rready: true, wready: true, slot: -1}
+	c.sk = sock{fd: int32(fd), rready: true, wready: true, slot: -1, rbid: bidNone}
 	if !c.attach(r, cfg) {
 		unix.Close(fd)
 		return nil, executor.ErrClosed
@@ -91,6 +94,9 @@ func (c *Conn) event(ev uint32) {
 
 // readNow reads what the socket has into c's buffer.
 func (c *Conn) readNow() (int, error, bool) {
+	if c.r.ring != nil {
+		return c.ringReadNow()
+	}
 	s := &c.sk
 	if c.released {
 		return 0, net.ErrClosed, true
@@ -143,6 +149,10 @@ func (c *Conn) opError(op string, err error) error {
 // flushOut hands the output to the kernel: one write for everything
 // buffered, and the rest at the next EPOLLOUT edge.
 func (c *Conn) flushOut() {
+	if c.r.ring != nil {
+		c.ringFlush()
+		return
+	}
 	s := &c.sk
 	if !s.wready || c.out == nil || c.dialP() != nil {
 		return
@@ -178,6 +188,10 @@ func (c *Conn) flushOut() {
 // lastWrite sends what the socket takes at once of the buffered output,
 // before the executor's close drops the rest.
 func (c *Conn) lastWrite() {
+	if c.r.ring != nil {
+		c.ringLastWrite()
+		return
+	}
 	if !c.released && c.out != nil && c.dialP() == nil {
 		unix.Write(int(c.sk.fd), c.out[c.sk.woff:])
 	}
@@ -194,7 +208,12 @@ func (c *Conn) shutWrite() error {
 // full reports whether the socket has refused output that is still
 // waiting: the last write could not take everything and no EPOLLOUT edge
 // has come since.
-func (c *Conn) full() bool { return !c.sk.wready && c.out != nil }
+func (c *Conn) full() bool {
+	if c.r.ring != nil {
+		return c.ringFull()
+	}
+	return !c.sk.wready && c.out != nil
+}
 
 // peerEnd looks at a socket whose peer has shut its side (or reset) while
 // nobody receives from it: if nothing it sent is left unread, the
@@ -222,6 +241,9 @@ func (c *Conn) peerEnd() {
 // reset the connection and lose output: input has arrived that was not
 // read, or output the kernel took has not been acknowledged by the peer.
 func (c *Conn) mayReset() bool {
+	if c.r.ring != nil && c.sk.rf&rfDone != 0 && c.sk.rres > 0 {
+		return true // a receive brought bytes nobody has read
+	}
 	fd := int(c.sk.fd)
 	in, err := unix.IoctlGetInt(fd, unix.SIOCINQ)
 	if err != nil || in > 0 {
@@ -241,15 +263,19 @@ func (c *Conn) undelivered() bool {
 // closeSock closes the socket and frees its slot.
 func (c *Conn) closeSock() {
 	s := &c.sk
-	if s.slot >= 0 {
-		c.r.unregister(s.slot)
-		s.slot = -1
-	}
-	unix.Close(int(s.fd))
-	s.fd = -1
-	if c.out != nil {
-		c.r.putW(c.out)
-		c.out, s.woff = nil, 0
+	if c.r.ring != nil && s.slot >= 0 {
+		c.ringCloseSock()
+	} else {
+		if s.slot >= 0 {
+			c.r.unregister(s.slot)
+			s.slot = -1
+		}
+		unix.Close(int(s.fd))
+		s.fd = -1
+		if c.out != nil {
+			c.r.putW(c.out)
+			c.out, s.woff = nil, 0
+		}
 	}
 	if x := c.ext; x != nil {
 		if p := x.dialP; p != nil {

@@ -134,6 +134,9 @@ func connect(ctx context.Context, lp *loop.Loop, network, address string, p *fut
 		c.connected()
 		return
 	}
+	if r.ring != nil {
+		c.ringDialPoll()
+	}
 	if ctx.Done() != nil {
 		c.ext.stop = context.AfterFunc(ctx, func() {
 			toLoop(lp, func() {

@@ -25,6 +25,7 @@ type lsock struct {
 	slot    int32
 	rready  bool
 	network string
+	ring    *ringAccept // the accept on the ring (uring_conn_linux.go), once one was asked for
 }
 
 // listenSock opens the listening socket.
@@ -114,6 +115,9 @@ func (l *Listener) acceptNow() (*Conn, error, bool) {
 		}
 		s.slot = i
 	}
+	if l.r.ring != nil {
+		return l.ringAcceptNow()
+	}
 	if !s.rready {
 		return nil, nil, false
 	}
@@ -128,30 +132,37 @@ func (l *Listener) acceptNow() (*Conn, error, bool) {
 		case err != nil:
 			return nil, os.NewSyscallError("accept4", err), true
 		}
-		if s.family != unix.AF_UNIX {
-			tcpOptions(fd)
-		}
-		var c *Conn
-		if s.family == unix.AF_UNIX {
-			c, err = newConn(l.r, fd, &l.cfg, l.addr, netAddr(s.network, rsa))
-		} else {
-			c, err = newConn(l.r, fd, &l.cfg, nil, nil)
-			if c != nil {
-				c.sk.ra = inAddrOf(rsa)
-				c.sk.la = s.local
-				if s.anyIP {
-					// The listener's IP is unspecified: ask which one.
-					if lsa, err := unix.Getsockname(fd); err == nil {
-						c.sk.la = inAddrOf(lsa)
-					}
+		return l.accepted(fd, rsa)
+	}
+}
+
+// accepted makes the connection of fd, accepted from rsa.
+func (l *Listener) accepted(fd int, rsa unix.Sockaddr) (*Conn, error, bool) {
+	s := &l.ls
+	if s.family != unix.AF_UNIX {
+		tcpOptions(fd)
+	}
+	var c *Conn
+	var err error
+	if s.family == unix.AF_UNIX {
+		c, err = newConn(l.r, fd, &l.cfg, l.addr, netAddr(s.network, rsa))
+	} else {
+		c, err = newConn(l.r, fd, &l.cfg, nil, nil)
+		if c != nil {
+			c.sk.ra = inAddrOf(rsa)
+			c.sk.la = s.local
+			if s.anyIP {
+				// The listener's IP is unspecified: ask which one.
+				if lsa, err := unix.Getsockname(fd); err == nil {
+					c.sk.la = inAddrOf(lsa)
 				}
 			}
 		}
-		if err != nil {
-			return nil, nil, true // closed under it
-		}
-		return c, nil, true
 	}
+	if err != nil {
+		return nil, nil, true // closed under it
+	}
+	return c, nil, true
 }
 
 // forget frees the listener's slot once it is closed. Loop only.
@@ -189,6 +200,9 @@ func (l *Listener) closeSock() error {
 			l.r.unregister(s.slot)
 			s.slot = -1
 		}
+	}
+	if s.ring != nil {
+		l.ringCloseListener()
 	}
 	err := unix.Close(s.fd)
 	if s.unixp != "" {

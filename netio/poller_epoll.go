@@ -45,8 +45,9 @@ type poller struct {
 	nready int
 	slots  []slot
 	free   []int32
-	ring   *uring              // the io_uring the loop waits in instead (uring_linux.go), or nil
-	dying  map[uint64]struct{} // on the ring: polls removed whose last completion is not yet seen
+	ring   *uring              // the io_uring that serves the loop instead (uring_linux.go), or nil
+	rs     []ringSlot          // on the ring: what each slot has in flight (uring_conn_linux.go)
+	dying  map[uint64]struct{} // on the ring: test handlers' polls removed whose last completion is not yet seen
 }
 
 type slot struct {
@@ -111,6 +112,7 @@ func (p *poller) shut() {
 	if !p.closed {
 		p.closed = true
 		if p.ring != nil {
+			p.ringShut()
 			p.ring.close()
 		} else {
 			unix.Close(p.epfd)
@@ -191,7 +193,7 @@ func (r *reactor) register(fd int, h handler) (int32, error) {
 	p.slots[i].h = h
 	p.slots[i].fd = int32(fd)
 	if p.ring != nil {
-		p.ring.pollAdd(fd, pollMask, slotData(i, p.slots[i].gen))
+		p.ringRegister(i, fd, h)
 		return i, nil
 	}
 	ev := unix.EpollEvent{
@@ -210,21 +212,9 @@ func (r *reactor) register(fd int, h handler) (int32, error) {
 // takes it out of the epoll set).
 func (r *reactor) unregister(i int32) {
 	p := &r.poller
-	if p.ring != nil && !p.closed {
-		// the poll holds the socket's file: remove it now, so that
-		// closing the descriptor closes the socket
-		d := slotData(i, p.slots[i].gen)
-		if p.dying == nil {
-			p.dying = make(map[uint64]struct{})
-		}
-		p.dying[d] = struct{}{}
-		p.ring.pollRemove(d)
-		p.ring.enter(0, -1)
+	if p.ring != nil {
+		p.ringUnregister(i)
+		return
 	}
-	p.slots[i].h = nil
-	p.slots[i].gen++
-	p.free = append(p.free, i)
-	if len(p.free) == len(p.slots) && cap(p.slots) > 1024 {
-		p.slots, p.free = nil, nil // every socket gone after a burst: give the table back
-	}
+	p.freeSlot(i)
 }

@@ -2,25 +2,36 @@
 
 package netio
 
-// A small io_uring of the loop's own, over the raw system calls: the
-// first step of an io_uring backend. With SPINDLE_NETIO=uring the loop
-// waits in io_uring_enter instead of epoll_wait: each socket is watched by
-// one multishot, edge-triggered IORING_OP_POLL_ADD (its completions carry
-// the same readiness bits epoll reports), the eventfd that Submit writes
-// is watched the same way, and the next timer is the enter's timeout
-// (IORING_ENTER_EXT_ARG). Registrations are queued as submissions and
-// handed to the kernel by the next enter, so a new socket costs no
-// epoll_ctl. Reads and writes still go through read(2) and write(2).
-// Where the kernel refuses io_uring (ENOSYS, EPERM, a seccomp filter,
-// kernel.io_uring_disabled, or a kernel without the features used) the
-// loop uses epoll.
+// The io_uring backend (SPINDLE_NETIO=uring): the loop's own ring, over
+// the raw system calls, that both moves the bytes and is what the loop
+// waits in. A receive is an IORING_OP_RECV into a buffer the kernel picks
+// from a ring of provided buffers when the bytes arrive (so a connection
+// waiting for input holds no buffer), submitted only while a receive is
+// pending; a flush is an IORING_OP_SEND of the connection's output buffer,
+// which stays the connection's (and is not moved or pooled) until its
+// completion; an accept is an IORING_OP_ACCEPT, submitted only while an
+// Accept is pending. Everything queued in a batch is handed to the kernel
+// by the loop's next io_uring_enter, the one that also waits for
+// completions with the next timer as its timeout (IORING_ENTER_EXT_ARG),
+// so a request served costs no system call of its own. Each connection
+// also has a multishot IORING_OP_POLL_ADD for the peer's end (EPOLLRDHUP,
+// and the errors and hang-ups every poll reports), which tells a
+// connection nobody receives from that its peer has gone; the eventfd
+// that Submit writes is watched the same way. The connection and listener
+// side is in uring_conn_linux.go. Where the kernel refuses io_uring
+// (ENOSYS, EPERM, a seccomp filter, kernel.io_uring_disabled, or a kernel
+// without the features used) the loop uses epoll.
 //
 // Invariants (all loop-owned):
-//   - a completion names its socket as the epoll event does: slot index
-//     in the low 32 bits of user_data, slot generation in the high 32, so
-//     a completion for a slot freed since is dropped;
-//   - a slot freed (unregister) has its poll removed at once (an enter
-//     that only submits), since the poll holds the socket's file open;
+//   - a completion names its socket as the epoll event does, slot index
+//     and generation (slot in the low 28 bits of user_data, the kind of
+//     operation in the next 4, generation in the high 32), so a
+//     completion for a slot freed since is dropped;
+//   - a connection's or listener's slot is freed only once every
+//     operation it had in flight has completed (ringSlot.ops), so a
+//     completion always finds its slot, and the memory a completion names
+//     (the output a send reads, a buffer a receive writes) is held by the
+//     slot until then;
 //   - sqTail is the tail the loop has filled; the kernel sees it at the
 //     next enter, which submits sqTail-sqSent entries.
 
@@ -36,10 +47,31 @@ import (
 const (
 	uringEntries = 256
 
-	opPollAdd    = 6
-	opPollRemove = 7
+	cqEntries = 4096 // completions the ring holds (IORING_SETUP_CQSIZE)
+
+	opPollAdd     = 6
+	opPollRemove  = 7
+	opAccept      = 13
+	opAsyncCancel = 14
+	opClose       = 19
+	opSend        = 26
+	opRecv        = 27
+
+	setupCQSize    = 1 << 3 // IORING_SETUP_CQSIZE
+	setupSubmitAll = 1 << 7 // IORING_SETUP_SUBMIT_ALL
+
+	sqeHardLink     = 1 << 3 // IOSQE_IO_HARDLINK
+	sqeBufferSelect = 1 << 5 // IOSQE_BUFFER_SELECT
+	sqeSkipSuccess  = 1 << 6 // IOSQE_CQE_SKIP_SUCCESS
+
+	cancelAll = 1 << 0 // IORING_ASYNC_CANCEL_ALL
+	cancelFd  = 1 << 1 // IORING_ASYNC_CANCEL_FD
+	cancelAny = 1 << 2 // IORING_ASYNC_CANCEL_ANY
+
+	sqCQOverflow = 1 << 1 // IORING_SQ_CQ_OVERFLOW
 
 	pollAddMulti = 1 << 0 // IORING_POLL_ADD_MULTI
+	cqeFBuffer   = 1 << 0 // IORING_CQE_F_BUFFER
 	cqeFMore     = 1 << 1 // IORING_CQE_F_MORE
 
 	enterGetEvents = 1 << 0 // IORING_ENTER_GETEVENTS
@@ -48,6 +80,8 @@ const (
 	featSingleMmap = 1 << 0 // IORING_FEAT_SINGLE_MMAP
 	featNoDrop     = 1 << 1 // IORING_FEAT_NODROP
 	featExtArg     = 1 << 8 // IORING_FEAT_EXT_ARG
+
+	regPbufRing = 22 // IORING_REGISTER_PBUF_RING
 
 	offSQEs = 0x10000000 // IORING_OFF_SQES
 
@@ -108,6 +142,7 @@ type uring struct {
 	sqesM  []byte
 	sqHead *uint32
 	sqTail *uint32
+	sqFlag *uint32
 	sqMask uint32
 	sqN    uint32
 	sqes   []sqe
@@ -119,6 +154,7 @@ type uring struct {
 	sent   uint32 // published to the kernel
 	ts     unix.Timespec
 	arg    getEventsArg
+	br     bufRing // the receive buffers the kernel picks from (uring_conn_linux.go)
 }
 
 // uringSetup is io_uring_setup; a variable so that a test can make the
@@ -134,7 +170,7 @@ var uringSetup = func(entries uint32, p *uringParams) (int, error) {
 // newUring sets up a ring of entries submissions, or fails with the
 // kernel's refusal.
 func newUring(entries uint32) (*uring, error) {
-	var p uringParams
+	p := uringParams{flags: setupCQSize | setupSubmitAll, cqEntries: cqEntries}
 	fd, err := uringSetup(entries, &p)
 	if err != nil {
 		return nil, os.NewSyscallError("io_uring_setup", err)
@@ -163,6 +199,7 @@ func newUring(entries uint32) (*uring, error) {
 	at := func(off uint32) unsafe.Pointer { return unsafe.Pointer(&ringM[off]) }
 	u.sqHead = (*uint32)(at(p.sqOff.head))
 	u.sqTail = (*uint32)(at(p.sqOff.tail))
+	u.sqFlag = (*uint32)(at(p.sqOff.flags))
 	u.sqMask = *(*uint32)(at(p.sqOff.ringMask))
 	u.sqN = p.sqEntries
 	u.sqes = unsafe.Slice((*sqe)(unsafe.Pointer(&sqesM[0])), p.sqEntries)
@@ -181,6 +218,9 @@ func newUring(entries uint32) (*uring, error) {
 
 // close unmaps the rings and closes the ring (which cancels its polls).
 func (u *uring) close() {
+	if u.br.mem != nil {
+		unix.Munmap(u.br.mem)
+	}
 	unix.Munmap(u.sqesM)
 	unix.Munmap(u.ringM)
 	unix.Close(u.fd)
@@ -290,6 +330,10 @@ func (p *poller) initUring() error {
 	if err != nil {
 		return err
 	}
+	if err := u.br.init(u.fd); err != nil {
+		u.close()
+		return err
+	}
 	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
 		u.close()
@@ -306,18 +350,25 @@ func (p *poller) initUring() error {
 	return nil
 }
 
-// waitUring submits what is queued and waits for a completion for at most
-// timeout (negative: no bound), unless one is there already.
+// waitUring submits what the batch queued and waits for a completion for
+// at most timeout (negative: no bound), unless one is there already: one
+// io_uring_enter, or none when nothing is queued and completions are
+// waiting (or timeout is zero and the ring has nothing to hand over).
 func (p *poller) waitUring(timeout time.Duration) {
-	if p.ring.ready() > 0 {
-		p.ring.enter(0, -1)
+	u := p.ring
+	if atomic.LoadUint32(u.sqFlag)&sqCQOverflow != 0 {
+		u.enter(1, 0) // completions the ring had no room for: flush them in
 		return
 	}
-	p.ring.enter(1, timeout)
+	if u.ready() > 0 || timeout == 0 {
+		u.enter(0, -1) // a no-op when nothing is queued
+		return
+	}
+	u.enter(1, timeout)
 }
 
-// dispatchUring hands each completed poll's readiness to its socket, and
-// arms again a poll the kernel ended.
+// dispatchUring hands each completion to its socket (ringComplete), and
+// arms again the eventfd's poll when the kernel ended it.
 func (p *poller) dispatchUring() {
 	u := p.ring
 	head := atomic.LoadUint32(u.cqHead)
@@ -331,36 +382,10 @@ func (p *poller) dispatchUring() {
 			}
 			continue
 		}
-		if c.userData&removeBit != 0 {
-			// A removal that found its poll completing, not armed, is
-			// tried again until the poll's last completion is seen.
-			data := c.userData &^ removeBit
-			if _, ok := p.dying[data]; ok && c.res < 0 && !p.closed {
-				u.pollRemove(data)
-			}
-			continue
-		}
-		if c.flags&cqeFMore == 0 {
-			delete(p.dying, c.userData) // the poll's last completion
-		}
-		i, gen := int32(uint32(c.userData)), uint32(c.userData>>32)
-		if int(i) >= len(p.slots) {
-			continue
-		}
-		s := &p.slots[i]
-		if s.gen != gen || s.h == nil {
-			continue // stale: the socket closed since
-		}
-		if c.flags&cqeFMore == 0 && c.res >= 0 {
-			// the kernel ended the poll (a full completion ring): arm
-			// it again; one that failed is reported, not armed again
-			u.pollAdd(int(s.fd), pollMask, c.userData)
-		}
-		ev := uint32(c.res)
-		if c.res < 0 {
-			ev = unix.EPOLLERR
-		}
-		s.h.event(ev)
+		// The slot is freed as the completion is handled: publish the
+		// head first, so that what the handler queues finds room.
+		atomic.StoreUint32(u.cqHead, head+1)
+		p.ringComplete(&c)
 	}
 	atomic.StoreUint32(u.cqHead, head)
 }

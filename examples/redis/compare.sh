@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # compare.sh: examples/redis against redis-server and a gnet v2 server with
 # a mutex-guarded map (examples/redis/gnetpeer), driven by redis-benchmark.
+# examples/redis runs twice, once on each of netio's Linux backends:
+# "spindle" on epoll, "spindle-uring" on io_uring (SPINDLE_NETIO=uring;
+# where the kernel refuses io_uring it is epoll again). BACKENDS=epoll or
+# BACKENDS=uring keeps one.
 #
 # Starts the three servers on free loopback ports and runs the same
 # redis-benchmark runs against each, interleaved (round 1: every server,
@@ -12,6 +16,7 @@
 #	ROUNDS=3 N=300000 examples/redis/compare.sh
 #	SKIP_MEMORY=1 examples/redis/compare.sh   # throughput only
 #	SKIP_BENCH=1 examples/redis/compare.sh    # memory only
+#	BACKENDS=uring TESTS=get examples/redis/compare.sh
 #
 # Without redis-server or redis-benchmark (apt-get install redis-server
 # redis-tools) it says what is missing and exits 0.
@@ -32,6 +37,7 @@ N=${N:-300000}
 CLIENTS=${CLIENTS:-50}
 IDLE=${IDLE:-10000}
 KEYS=${KEYS:-1000000}
+BACKENDS=${BACKENDS:-epoll uring}
 
 work=$(mktemp -d)
 pids=()
@@ -76,17 +82,26 @@ port[redis]=$(free_port)
 redis-server --port "${port[redis]}" --bind 127.0.0.1 --save "" --appendonly no --maxclients 20000 --logfile "$work/redis.log" &
 pid[redis]=$!
 pids+=("${pid[redis]}")
-port[spindle]=$(free_port)
-"$work/spindle-redis" -addr "127.0.0.1:${port[spindle]}" 2>"$work/spindle.log" &
-pid[spindle]=$!
-pids+=("${pid[spindle]}")
+spindles=()
+for b in $BACKENDS; do
+	case $b in
+	epoll) s=spindle netio= ;;
+	uring) s=spindle-uring netio=uring ;;
+	*) echo "compare.sh: unknown backend $b (want epoll or uring)" >&2; exit 1 ;;
+	esac
+	port[$s]=$(free_port)
+	SPINDLE_NETIO=$netio "$work/spindle-redis" -addr "127.0.0.1:${port[$s]}" 2>"$work/$s.log" &
+	pid[$s]=$!
+	pids+=("${pid[$s]}")
+	spindles+=("$s")
+done
 port[gnet]=$(free_port)
 "$work/gnet-redis" -addr "127.0.0.1:${port[gnet]}" >"$work/gnet.log" 2>&1 &
 pid[gnet]=$!
 pids+=("${pid[gnet]}")
-servers=(redis spindle gnet)
+servers=(redis "${spindles[@]}" gnet)
 for s in "${servers[@]}"; do wait_up "${port[$s]}"; done
-echo "redis-server $(redis-server --version | awk '{print $3}') on ${port[redis]}, examples/redis on ${port[spindle]}, gnetpeer on ${port[gnet]}; $(nproc) cores"
+echo "redis-server $(redis-server --version | awk '{print $3}') on ${port[redis]}, $(for s in "${spindles[@]}"; do printf 'examples/redis (%s) on %s, ' "$s" "${port[$s]}"; done)gnetpeer on ${port[gnet]}; $(nproc) cores"
 
 # cpu_ms PID prints the CPU time (user and system) the process has used,
 # in milliseconds.
@@ -99,7 +114,7 @@ cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{print int(($14 + $15) * 1000 / hz)}'
 bench() {
 	echo
 	echo "== redis-benchmark -c $CLIENTS -n $N -t $TESTS $*"
-	printf '%-6s %-8s %-5s %12s %9s %9s %12s\n' round server test 'req/s' 'p50 ms' 'p99 ms' 'server us/req'
+	printf '%-6s %-13s %-5s %12s %9s %9s %12s\n' round server test 'req/s' 'p50 ms' 'p99 ms' 'server us/req'
 	for r in $(seq "$ROUNDS"); do
 		for s in "${servers[@]}"; do
 			redis-cli -p "${port[$s]}" flushall >/dev/null
@@ -108,7 +123,7 @@ bench() {
 				line=$(redis-benchmark -p "${port[$s]}" -c "$CLIENTS" -n "$N" -t "$t" "$@" --csv 2>/dev/null | tail -n +2 | tr -d '"')
 				c1=$(cpu_ms "${pid[$s]}")
 				IFS=, read -r test rps avg min p50 p95 p99 max <<<"$line"
-				printf '%-6s %-8s %-5s %12s %9s %9s %12s\n' "$r" "$s" "$test" "$rps" "$p50" "$p99" \
+				printf '%-6s %-13s %-5s %12s %9s %9s %12s\n' "$r" "$s" "$test" "$rps" "$p50" "$p99" \
 					"$(awk -v c=$((c1 - c0)) -v n="$N" 'BEGIN {printf "%.2f", c * 1000 / n}')"
 			done
 		done
@@ -131,12 +146,12 @@ info_field() { redis-cli -p "$1" info "$2" | tr -d '\r' | awk -F: -v k="$3" '$1 
 
 echo
 echo "== $IDLE idle clients (redis-benchmark -I): RSS growth per connection"
-printf '%-8s %10s %10s %10s\n' server 'clients' 'RSS KB' 'B/conn'
+printf '%-13s %10s %10s %10s\n' server 'clients' 'RSS KB' 'B/conn'
 # gnetpeer is left out: it cannot be asked to return the memory of the
 # runs before to the system, so its RSS growth would read near zero.
-for s in redis spindle; do
+for s in redis "${spindles[@]}"; do
 	redis-cli -p "${port[$s]}" flushall >/dev/null
-	[ "$s" = spindle ] && redis-cli -p "${port[$s]}" memory purge >/dev/null
+	[ "$s" != redis ] && redis-cli -p "${port[$s]}" memory purge >/dev/null
 	before=$(rss_kb "${pid[$s]}")
 	redis-benchmark -p "${port[$s]}" -c "$IDLE" -I >/dev/null 2>&1 &
 	idle=$!
@@ -145,9 +160,9 @@ for s in redis spindle; do
 		[ "${n:-0}" -ge "$IDLE" ] && break
 		sleep 0.1
 	done
-	[ "$s" = spindle ] && redis-cli -p "${port[$s]}" memory purge >/dev/null
+	[ "$s" != redis ] && redis-cli -p "${port[$s]}" memory purge >/dev/null
 	after=$(rss_kb "${pid[$s]}")
-	printf '%-8s %10s %10s %10s\n' "$s" "$n" "$after" $(((after - before) * 1024 / IDLE))
+	printf '%-13s %10s %10s %10s\n' "$s" "$n" "$after" $(((after - before) * 1024 / IDLE))
 	kill "$idle" 2>/dev/null || true
 	wait "$idle" 2>/dev/null || true
 	sleep 1
@@ -155,16 +170,16 @@ done
 
 echo
 echo "== $KEYS keys of 16-byte values (SET key:N v, through redis-cli --pipe)"
-printf '%-8s %14s %14s %12s %12s\n' server 'used_memory B' 'RSS growth KB' 'used B/key' 'RSS B/key'
-for s in redis spindle; do
+printf '%-13s %14s %14s %12s %12s\n' server 'used_memory B' 'RSS growth KB' 'used B/key' 'RSS B/key'
+for s in redis "${spindles[@]}"; do
 	redis-cli -p "${port[$s]}" flushall >/dev/null
-	[ "$s" = spindle ] && redis-cli -p "${port[$s]}" memory purge >/dev/null
+	[ "$s" != redis ] && redis-cli -p "${port[$s]}" memory purge >/dev/null
 	before=$(rss_kb "${pid[$s]}")
 	used0=$(info_field "${port[$s]}" memory used_memory)
 	awk -v n="$KEYS" 'BEGIN { for (i = 0; i < n; i++) printf "*3\r\n$3\r\nSET\r\n$%d\r\nkey:%d\r\n$16\r\nvalue-0123456789\r\n", length("key:" i), i }' |
 		redis-cli -p "${port[$s]}" --pipe >/dev/null
-	[ "$s" = spindle ] && redis-cli -p "${port[$s]}" memory purge >/dev/null
+	[ "$s" != redis ] && redis-cli -p "${port[$s]}" memory purge >/dev/null
 	after=$(rss_kb "${pid[$s]}")
 	used=$(info_field "${port[$s]}" memory used_memory)
-	printf '%-8s %14s %14s %12s %12s\n' "$s" "$used" $((after - before)) $(((used - used0) / KEYS)) $(((after - before) * 1024 / KEYS))
+	printf '%-13s %14s %14s %12s %12s\n' "$s" "$used" $((after - before)) $(((used - used0) / KEYS)) $(((after - before) * 1024 / KEYS))
 done
