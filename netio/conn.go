@@ -409,6 +409,7 @@ func write[S []byte | string](c *Conn, op string, p S) (int, error) {
 		return 0, nil
 	}
 	if c.limit > 0 && c.Buffered()+len(p) > c.limit && c.overLimit(len(p)) {
+		inc(&c.r.stats.overLimit)
 		c.abort(ErrOutputLimit)
 		return 0, ErrOutputLimit
 	}
