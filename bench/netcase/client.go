@@ -12,7 +12,15 @@ package netcase
 //	                   and close it; answer "ok P50 P99 P999 MAX" (ns)
 //	(end of input)     close every connection and exit 0
 //
-// A TLS child (ChildTLSEnv) also takes the handshake commands of tls.go.
+// A TLS child (ChildTLSEnv) speaks TLS on its connections, and also takes
+//
+//	handshake ADDR N,PAR   make N full handshakes with ADDR, PAR at a time,
+//	                       each on a new connection; answer "ok"
+//	hsload ADDR RATE,PAR   start handshakes with ADDR at RATE a second, at
+//	                       most PAR in flight, in the background; answer "ok"
+//	hsstop                 stop them, wait for those in flight; answer
+//	                       "ok MADE FAILED ELAPSED" (ELAPSED in ns)
+//
 // An error is answered "err MESSAGE", and the child exits 1.
 
 import (
