@@ -217,6 +217,9 @@ type tlsState struct {
 	lp  *loop.Loop
 	tc  *tls.Conn
 	est bool // the handshake is done: everything is loop-owned
+	// stuck: the handshake goroutine's thread could not be raised from
+	// the idle priority; its worker ends with it. The goroutine only.
+	stuck bool
 
 	// established, loop-owned
 	in      []byte // ciphertext not yet read by crypto/tls (in c.rbuf)
@@ -242,9 +245,7 @@ type tlsState struct {
 	pullFn  func()
 	pushFn  func()
 	endFn   func()
-	low     lowered // the goroutine's thread, while lowered (isLow)
-	isLow   bool
-	stuck   bool // the thread could not be raised: its worker ends with it
+	low     lowered // the goroutine's thread, while lowered
 }
 
 // tlsOf returns c's TLS state, or nil.
@@ -715,15 +716,14 @@ func (t *tlsState) compute() {
 	p := handshakes
 	p.cpu <- struct{}{}
 	if HandshakePriority(p.prio.Load()) == HandshakePriorityIdle && !p.noRaise.Load() && !t.stuck {
-		t.isLow = t.low.lower()
+		t.low.lower()
 	}
 }
 
 // uncompute gives the CPU slot back, and the thread its priority. The
 // handshake goroutine only.
 func (t *tlsState) uncompute() {
-	if t.isLow {
-		t.isLow = false
+	if t.low.held() {
 		if !t.low.raise() {
 			t.stuck = true
 			handshakes.noRaise.Store(true)

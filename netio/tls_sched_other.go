@@ -9,4 +9,6 @@ type lowered struct{}
 
 func (*lowered) lower() bool { return false }
 
+func (*lowered) held() bool { return false }
+
 func (*lowered) raise() bool { return true }
