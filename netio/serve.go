@@ -17,8 +17,8 @@ import (
 // receives, writes and closes it) and should return soon: the loop runs
 // everything else meanwhile; long work belongs in a spawned task. Serve
 // returns at once; accepting ends when l or its executor closes. A panic in
-// handle goes to the executor's panic handler and accepting goes on. Any
-// goroutine.
+// handle goes to the executor's panic handler, the connection is closed,
+// and accepting goes on. Any goroutine.
 //
 // An accept that fails for another reason (EMFILE or ENFILE when the
 // process or the system has no descriptor left, ENOBUFS, ...) does not end
@@ -74,7 +74,22 @@ func (a *acceptLoop) next(c *Conn, err error) {
 	}
 	a.delay = 0
 	a.l.Accept().OnComplete(a.nextFn)
+	a.serve(c)
+}
+
+// serve calls handle with c. If handle panics, c is closed (as net/http
+// closes the connection of a handler that panicked: its state is unknown,
+// and nobody else may be left to close it) while the panic goes on to the
+// loop's panic handler with its stack whole.
+func (a *acceptLoop) serve(c *Conn) {
+	returned := false
+	defer func() {
+		if !returned {
+			c.Close()
+		}
+	}()
 	a.handle(c)
+	returned = true
 }
 
 func (a *acceptLoop) retry() { a.l.Accept().OnComplete(a.nextFn) }
