@@ -240,6 +240,9 @@
 // sent together. A peer that closes without close_notify ends the
 // receives with an error matching io.ErrUnexpectedEOF. Certificates are
 // reloaded through tls.Config.GetCertificate, which runs per handshake.
+// SetHandshakePriority(HandshakePriorityIdle) makes handshakes compute on
+// threads of the lowest priority, so that the loops always take the CPU
+// first (docs/tls.md says what it costs).
 //
 // # netio or net/http
 //

@@ -52,6 +52,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spindle-rt/spindle/executor"
@@ -216,6 +217,9 @@ type tlsState struct {
 	lp  *loop.Loop
 	tc  *tls.Conn
 	est bool // the handshake is done: everything is loop-owned
+	// stuck: the handshake goroutine's thread could not be raised from
+	// the idle priority; its worker ends with it. The goroutine only.
+	stuck bool
 
 	// established, loop-owned
 	in      []byte // ciphertext not yet read by crypto/tls (in c.rbuf)
@@ -241,6 +245,7 @@ type tlsState struct {
 	pullFn  func()
 	pushFn  func()
 	endFn   func()
+	low     lowered // the goroutine's thread, while lowered
 }
 
 // tlsOf returns c's TLS state, or nil.
@@ -274,9 +279,9 @@ func (t *tlsState) run() {
 	t.mu.Unlock()
 	err := dead
 	if err == nil {
-		handshakes.cpu <- struct{}{}
+		t.compute()
 		err = t.tc.Handshake()
-		<-handshakes.cpu
+		t.uncompute()
 	}
 	t.hsErr = err
 	if t.lp.Submit(t.endFn) != nil {
@@ -414,7 +419,7 @@ func (t *tlsState) Read(p []byte) (int, error) {
 	}
 	t.mu.Lock()
 	if len(t.hin) == 0 && t.dead == nil {
-		<-handshakes.cpu // waiting for the peer takes no CPU slot
+		t.uncompute() // waiting for the peer takes no CPU slot
 		for len(t.hin) == 0 && t.dead == nil {
 			if !t.asked {
 				t.asked = true
@@ -426,7 +431,7 @@ func (t *tlsState) Read(p []byte) (int, error) {
 			t.cond.Wait()
 		}
 		t.mu.Unlock()
-		handshakes.cpu <- struct{}{}
+		t.compute()
 		t.mu.Lock()
 	}
 	defer t.mu.Unlock()
@@ -637,12 +642,61 @@ func (t *tlsState) closeNotify() {
 
 // The handshake pool.
 
+// HandshakePriority is the scheduling priority at which the process's TLS
+// handshakes compute (SetHandshakePriority).
+type HandshakePriority int32
+
+const (
+	// HandshakePriorityNormal, the default, makes handshakes compute at
+	// the process's own priority, like the rest of the process: the
+	// operating system shares the CPU between them and the loops' threads.
+	HandshakePriorityNormal HandshakePriority = iota
+	// HandshakePriorityIdle makes a handshake compute on a thread of the
+	// lowest priority (on Linux, the SCHED_IDLE policy), so that the
+	// threads of the loops, and every other thread of normal priority on
+	// the machine, take the CPU first: the loops' latency does not move
+	// while handshakes compute beside them, but handshakes only get the
+	// CPU nobody else wants, so on a machine kept busy they slow down (and
+	// may reach their timeout). The thread gets its priority back before
+	// the handshake waits for its peer. Where the process may lower a
+	// thread's priority but not raise it again (an unprivileged process
+	// whose RLIMIT_NICE is below 20, without CAP_SYS_NICE), the first
+	// handshake that finds out ends its thread rather than hand it back
+	// lowered, and handshakes compute at the normal priority from then on;
+	// likewise where the system has no such policy.
+	HandshakePriorityIdle
+)
+
+// String returns "normal" or "idle".
+func (p HandshakePriority) String() string {
+	switch p {
+	case HandshakePriorityIdle:
+		return "idle"
+	case HandshakePriorityNormal:
+		return "normal"
+	}
+	return fmt.Sprintf("HandshakePriority(%d)", int32(p))
+}
+
+// SetHandshakePriority sets the priority at which the process's TLS
+// handshakes (those of every listener, and DialTLS's) compute from their
+// next burst of computation on, and returns the previous one. Any
+// goroutine. It panics on a priority that is not one of the constants.
+func SetHandshakePriority(p HandshakePriority) HandshakePriority {
+	if p != HandshakePriorityIdle && p != HandshakePriorityNormal {
+		panic(fmt.Sprintf("netio: SetHandshakePriority(%v)", p))
+	}
+	return HandshakePriority(handshakes.prio.Swap(int32(p)))
+}
+
 // handshakes is the process's handshake pool: a worker goroutine is
 // started when a handshake is queued and fewer than maxWorkers run; it runs
 // handshakes until the queue is empty, then ends, so an idle process keeps
 // none. cpu bounds how many handshakes compute at once (one less than
 // GOMAXPROCS, at least one), so the loops keep a core while many handshakes
 // run; a handshake waiting for its peer holds its worker but no CPU slot.
+// A handshake holding a CPU slot computes on a lowered thread under
+// HandshakePriorityIdle (compute, uncompute).
 var handshakes = newHandshakePool()
 
 const maxWorkers = 1 << 14
@@ -652,6 +706,30 @@ type handshakePool struct {
 	q       []*tlsState
 	workers int
 	cpu     chan struct{}
+	prio    atomic.Int32 // a HandshakePriority
+	noRaise atomic.Bool  // a lowered thread could not be raised: lower none
+}
+
+// compute takes a CPU slot for the handshake goroutine, and under
+// HandshakePriorityIdle lowers its thread. The handshake goroutine only.
+func (t *tlsState) compute() {
+	p := handshakes
+	p.cpu <- struct{}{}
+	if HandshakePriority(p.prio.Load()) == HandshakePriorityIdle && !p.noRaise.Load() && !t.stuck {
+		t.low.lower()
+	}
+}
+
+// uncompute gives the CPU slot back, and the thread its priority. The
+// handshake goroutine only.
+func (t *tlsState) uncompute() {
+	if t.low.held() {
+		if !t.low.raise() {
+			t.stuck = true
+			handshakes.noRaise.Store(true)
+		}
+	}
+	<-handshakes.cpu
 }
 
 func newHandshakePool() *handshakePool {
@@ -685,6 +763,18 @@ func (p *handshakePool) work() {
 		p.q = p.q[1:]
 		p.mu.Unlock()
 		t.run()
+		if t.stuck {
+			// The goroutine is locked to a thread left at the idle
+			// priority: it ends, and so does the thread.
+			p.mu.Lock()
+			p.workers--
+			if len(p.q) > 0 && p.workers < maxWorkers {
+				p.workers++
+				go p.work()
+			}
+			p.mu.Unlock()
+			return
+		}
 	}
 }
 

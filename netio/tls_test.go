@@ -2,16 +2,11 @@ package netio_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"strings"
 	"sync"
@@ -21,77 +16,16 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
+	"github.com/spindle-rt/spindle/internal/testkit/testcert"
 	"github.com/spindle-rt/spindle/netio"
 )
 
-// testPKI is a certificate authority made at test time, and what it
-// signed: nothing secret is kept in the repository.
-type testPKI struct {
-	pool *x509.CertPool
-	ca   *x509.Certificate
-	key  *ecdsa.PrivateKey
-}
-
-var pkiOnce = sync.OnceValue(func() *testPKI {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		panic(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "netio test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		panic(err)
-	}
-	ca, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
-	return &testPKI{pool: pool, ca: ca, key: key}
-})
-
-var serial atomic.Int64
-
-// issue returns a certificate for names signed by the test CA, for a
-// server (names are DNS names or IPs) or a client.
-func (p *testPKI) issue(client bool, names ...string) tls.Certificate {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		panic(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2 + serial.Add(1)),
-		Subject:      pkix.Name{CommonName: strings.Join(names, ",")},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	if client {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-	}
-	for _, n := range names {
-		if ip := net.ParseIP(n); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, n)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.key)
-	if err != nil {
-		panic(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
+// testCA is a certificate authority made at test time (nothing secret is
+// kept in the repository).
+var testCA = sync.OnceValue(func() *testcert.CA { return testcert.MustNew("netio test CA") })
 
 var serverCert = sync.OnceValue(func() tls.Certificate {
-	return pkiOnce().issue(false, "127.0.0.1", "localhost", "::1")
+	return testCA().MustServer("127.0.0.1", "localhost", "::1")
 })
 
 func serverConfig() *tls.Config {
@@ -99,7 +33,7 @@ func serverConfig() *tls.Config {
 }
 
 func clientConfig() *tls.Config {
-	return &tls.Config{RootCAs: pkiOnce().pool, ServerName: "localhost"}
+	return &tls.Config{RootCAs: testCA().Pool, ServerName: "localhost"}
 }
 
 // listenTLS opens a TLS listener on ex at a free loopback port.
@@ -223,8 +157,8 @@ func TestTLSBadCertificates(t *testing.T) {
 		want string
 	}{
 		{"unknown authority", &tls.Config{RootCAs: other, ServerName: "localhost"}, "certificate"},
-		{"wrong name", &tls.Config{RootCAs: pkiOnce().pool, ServerName: "example.com"}, "certificate"},
-		{"no common version", &tls.Config{RootCAs: pkiOnce().pool, ServerName: "localhost", MaxVersion: tls.VersionTLS11}, "version"},
+		{"wrong name", &tls.Config{RootCAs: testCA().Pool, ServerName: "example.com"}, "certificate"},
+		{"no common version", &tls.Config{RootCAs: testCA().Pool, ServerName: "localhost", MaxVersion: tls.VersionTLS11}, "version"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -249,7 +183,7 @@ func TestTLSClientCertificates(t *testing.T) {
 	ex := started(t)
 	cfg := serverConfig()
 	cfg.ClientAuth = tls.RequireAndVerifyClientCert
-	cfg.ClientCAs = pkiOnce().pool
+	cfg.ClientCAs = testCA().Pool
 	l := listenTLS(t, ex, cfg)
 	st := states(l)
 
@@ -265,7 +199,7 @@ func TestTLSClientCertificates(t *testing.T) {
 	}
 
 	ccfg := clientConfig()
-	ccfg.Certificates = []tls.Certificate{pkiOnce().issue(true, "client-1")}
+	ccfg.Certificates = []tls.Certificate{testCA().MustClient("client-1")}
 	tc = mustDialTLS(t, l, ccfg)
 	echoOver(t, tc, "with a certificate")
 	s := spindletest.Recv(t, st)
@@ -277,8 +211,8 @@ func TestTLSClientCertificates(t *testing.T) {
 func TestTLSALPNAndSNI(t *testing.T) {
 	ex := started(t)
 	certs := map[string]tls.Certificate{
-		"a.test": pkiOnce().issue(false, "a.test"),
-		"b.test": pkiOnce().issue(false, "b.test"),
+		"a.test": testCA().MustServer("a.test"),
+		"b.test": testCA().MustServer("b.test"),
 	}
 	var asked sync.Map
 	cfg := &tls.Config{
@@ -295,7 +229,7 @@ func TestTLSALPNAndSNI(t *testing.T) {
 	l := listenTLS(t, ex, cfg)
 	st := states(l)
 	for _, tt := range []struct{ name, proto string }{{"a.test", "http/1.1"}, {"b.test", "h2"}} {
-		tc := mustDialTLS(t, l, &tls.Config{RootCAs: pkiOnce().pool, ServerName: tt.name, NextProtos: []string{tt.proto}})
+		tc := mustDialTLS(t, l, &tls.Config{RootCAs: testCA().Pool, ServerName: tt.name, NextProtos: []string{tt.proto}})
 		echoOver(t, tc, tt.name)
 		if p := tc.ConnectionState().NegotiatedProtocol; p != tt.proto {
 			t.Fatalf("client negotiated %q, want %q", p, tt.proto)
@@ -308,7 +242,7 @@ func TestTLSALPNAndSNI(t *testing.T) {
 			t.Fatalf("certificate for %q served to %q", got, tt.name)
 		}
 	}
-	if _, err := dialTLS(t, l, &tls.Config{RootCAs: pkiOnce().pool, ServerName: "c.test"}); err == nil {
+	if _, err := dialTLS(t, l, &tls.Config{RootCAs: testCA().Pool, ServerName: "c.test"}); err == nil {
 		t.Fatal("handshake without a certificate for the name succeeded")
 	}
 }
@@ -530,7 +464,7 @@ func TestDialTLS(t *testing.T) {
 			go func() { io.Copy(nc, nc); nc.Close() }()
 		}
 	}()
-	cfg := &tls.Config{RootCAs: pkiOnce().pool, NextProtos: []string{"x"}}
+	cfg := &tls.Config{RootCAs: testCA().Pool, NextProtos: []string{"x"}}
 	c, err := spindletest.Await(t, netio.DialTLS(ctx, ex, "tcp", ln.Addr().String(), cfg))
 	if err != nil {
 		t.Fatal(err)

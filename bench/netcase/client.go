@@ -7,7 +7,19 @@ package netcase
 //	                   round trip on each; answer "ok"
 //	run ROUNDS DEPTH   make ROUNDS round trips of DEPTH requests spread over
 //	                   every open connection; answer "ok"
+//	latency ADDR N     open one more connection to ADDR, make N round trips
+//	                   of one request on it, one at a time, timing each,
+//	                   and close it; answer "ok P50 P99 P999 MAX" (ns)
 //	(end of input)     close every connection and exit 0
+//
+// A TLS child (ChildTLSEnv) speaks TLS on its connections, and also takes
+//
+//	handshake ADDR N,PAR   make N full handshakes with ADDR, PAR at a time,
+//	                       each on a new connection; answer "ok"
+//	hsload ADDR RATE,PAR   start handshakes with ADDR at RATE a second, at
+//	                       most PAR in flight, in the background; answer "ok"
+//	hsstop                 stop them, wait for those in flight; answer
+//	                       "ok MADE FAILED ELAPSED" (ELAPSED in ns)
 //
 // An error is answered "err MESSAGE", and the child exits 1.
 
@@ -18,6 +30,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,48 +123,88 @@ func childMain(in io.Reader, out io.Writer) int {
 	d := newDriver()
 	if os.Getenv(ChildTLSEnv) == "1" {
 		d = &driverTLS{}
+		if v := os.Getenv(TLSNiceEnv); v != "" {
+			n, err := strconv.Atoi(v)
+			if err == nil {
+				err = setNice(n)
+			}
+			if err != nil {
+				fmt.Fprintf(out, "err %s=%q: %v\n", TLSNiceEnv, v, err)
+				return 1
+			}
+		}
 	}
 	defer d.close()
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
-		err := command(d, strings.Fields(sc.Text()))
+		res, err := command(d, strings.Fields(sc.Text()))
 		if err != nil {
 			fmt.Fprintf(out, "err %v\n", err)
 			return 1
 		}
-		fmt.Fprintln(out, "ok")
+		if res != "" {
+			fmt.Fprintln(out, "ok", res)
+		} else {
+			fmt.Fprintln(out, "ok")
+		}
 	}
 	return 0
 }
 
-// command runs one command line, split in words.
-func command(d driver, f []string) error {
+// command runs one command line, split in words, and returns what its
+// answer carries after "ok".
+func command(d driver, f []string) (string, error) {
+	if len(f) == 0 {
+		return "", errors.New("empty command")
+	}
+	if f[0] == "hsstop" && len(f) == 1 {
+		dt, ok := d.(*driverTLS)
+		if !ok {
+			return "", errors.New("hsstop: not a TLS client")
+		}
+		return dt.stopLoad()
+	}
 	if len(f) != 3 {
-		return fmt.Errorf("bad command %q", f)
+		return "", fmt.Errorf("bad command %q", f)
 	}
 	switch f[0] {
 	case "dial":
 		n, err := strconv.Atoi(f[2])
 		if err != nil || n < 0 {
-			return fmt.Errorf("bad count %q", f[2])
+			return "", fmt.Errorf("bad count %q", f[2])
 		}
-		return d.dial(f[1], n)
+		return "", d.dial(f[1], n)
 	case "run":
 		rounds, err1 := strconv.Atoi(f[1])
 		depth, err2 := strconv.Atoi(f[2])
 		if err1 != nil || err2 != nil || rounds < 0 || depth < 1 {
-			return fmt.Errorf("bad run %q", f)
+			return "", fmt.Errorf("bad run %q", f)
 		}
-		return d.run(rounds, depth)
-	case "handshake":
+		return "", d.run(rounds, depth)
+	case "latency":
+		n, err := strconv.Atoi(f[2])
+		if err != nil || n < 1 {
+			return "", fmt.Errorf("bad count %q", f[2])
+		}
+		lat, err := probe(f[1], n)
+		if err != nil {
+			return "", err
+		}
+		slices.Sort(lat)
+		q := func(p float64) int64 { return lat[min(len(lat)-1, int(float64(len(lat))*p))].Nanoseconds() }
+		return fmt.Sprintf("%d %d %d %d", q(0.5), q(0.99), q(0.999), lat[len(lat)-1].Nanoseconds()), nil
+	case "handshake", "hsload":
 		var n, par int
 		dt, ok := d.(*driverTLS)
-		if _, err := fmt.Sscanf(f[2], "%d,%d", &n, &par); err != nil || !ok {
-			return fmt.Errorf("bad handshake %q (or not a TLS client)", f)
+		if _, err := fmt.Sscanf(f[2], "%d,%d", &n, &par); err != nil || !ok || n < 1 || par < 1 {
+			return "", fmt.Errorf("bad %s %q (or not a TLS client)", f[0], f)
 		}
-		return dt.handshakes(f[1], n, par)
+		if f[0] == "hsload" {
+			return "", dt.startLoad(f[1], n, par)
+		}
+		return "", dt.handshakes(f[1], n, par)
 	}
-	return fmt.Errorf("unknown command %q", f[0])
+	return "", fmt.Errorf("unknown command %q", f[0])
 }
 
 // Clients is the parent's handle on one load generator process.
@@ -206,26 +259,35 @@ func startClientsEnv(tlsClient bool) (*Clients, error) {
 
 // do sends one command and reads its answer.
 func (c *Clients) do(format string, args ...any) error {
+	_, err := c.ask(format, args...)
+	return err
+}
+
+// ask sends one command and returns the words of its answer after "ok".
+func (c *Clients) ask(format string, args ...any) ([]string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
-		return c.err
+		return nil, c.err
 	}
 	if c.in == nil {
-		return errors.New("netcase: clients: used after Close")
+		return nil, errors.New("netcase: clients: used after Close")
 	}
 	if _, err := fmt.Fprintf(c.in, format+"\n", args...); err != nil {
 		c.err = fmt.Errorf("netcase: clients: %w", err)
-		return c.err
+		return nil, c.err
 	}
 	line, err := c.out.ReadString('\n')
+	f := strings.Fields(line)
 	switch {
 	case err != nil:
 		c.err = fmt.Errorf("netcase: clients: %w (the process ended?)", err)
-	case line != "ok\n":
+	case len(f) == 0 || f[0] != "ok":
 		c.err = fmt.Errorf("netcase: clients: %s", strings.TrimSpace(strings.TrimPrefix(line, "err ")))
+	default:
+		return f[1:], nil
 	}
-	return c.err
+	return nil, c.err
 }
 
 // Dial opens n more connections to addr (a TCP address) and makes one

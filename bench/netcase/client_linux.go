@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"runtime"
 	"syscall"
+	"time"
 )
 
 type driverLinux struct {
@@ -162,4 +164,59 @@ func (d *driverLinux) close() {
 	}
 	d.fds = nil
 	syscall.Close(d.ep)
+}
+
+// probe opens a connection to addr and makes n round trips of one request
+// on it, one at a time, on a blocking socket from a thread of its own, and
+// returns the time of each.
+func probe(addr string, n int) ([]time.Duration, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	family, sa, err := sockaddr(addr)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := syscall.Socket(family, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("socket: %w", err)
+	}
+	defer syscall.Close(fd)
+	for {
+		err = syscall.Connect(fd, sa)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err == nil {
+		err = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	req, buf := pattern(1), make([]byte, Size)
+	lat := make([]time.Duration, 0, n)
+	for range n {
+		t0 := time.Now()
+		if m, err := syscall.Write(fd, req); err != nil || m != len(req) {
+			return nil, fmt.Errorf("write: %d of %d bytes: %v", m, len(req), err)
+		}
+		for got := 0; got < len(req); {
+			m, err := syscall.Read(fd, buf[got:])
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("read: %w", err)
+			}
+			if m == 0 {
+				return nil, errors.New("read: the server closed the connection")
+			}
+			got += m
+		}
+		lat = append(lat, time.Since(t0))
+		if !bytes.Equal(buf, req) {
+			return nil, errors.New("the reply differs from the request")
+		}
+	}
+	return lat, nil
 }

@@ -12,6 +12,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 type driverNet struct {
@@ -79,4 +80,24 @@ func (d *driverNet) close() {
 		c.Close()
 	}
 	d.conns = nil
+}
+
+// probe opens a connection to addr and makes n round trips of one request
+// on it, one at a time, and returns the time of each.
+func probe(addr string, n int) ([]time.Duration, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	req, buf := pattern(1), make([]byte, Size)
+	lat := make([]time.Duration, 0, n)
+	for range n {
+		t0 := time.Now()
+		if err := roundTrip(c, req, buf); err != nil {
+			return nil, err
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	return lat, nil
 }

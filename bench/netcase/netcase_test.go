@@ -100,3 +100,41 @@ func TestBadServer(t *testing.T) {
 		})
 	}
 }
+
+// The plain-beside-TLS server answers a latency probe on its plain
+// listener while a TLS client handshakes with its TLS listener; the
+// clients' commands report what they did, and misuse fails.
+func TestBeside(t *testing.T) {
+	srv, err := ServeSpindleBeside(executor.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := StartClients(t)
+	hs := StartTLSClients(t)
+	if err := hs.StartHandshakeLoad(srv.TLSAddr(), 100, 4); err != nil {
+		t.Fatal(err)
+	}
+	lat, err := plain.Latency(srv.Addr(), 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lat.P50 <= 0 || lat.P99 < lat.P50 || lat.P999 < lat.P99 || lat.Max < lat.P999 {
+		t.Errorf("latency quantiles out of order: %+v", lat)
+	}
+	made, failed, elapsed, err := hs.StopHandshakeLoad()
+	if err != nil || made < 1 || failed != 0 || elapsed <= 0 {
+		t.Errorf("StopHandshakeLoad = %d made, %d failed, %v, %v; want at least the first made", made, failed, elapsed, err)
+	}
+	if _, _, _, err := hs.StopHandshakeLoad(); err == nil || !strings.Contains(err.Error(), "no load") {
+		t.Errorf("a second StopHandshakeLoad: %v", err)
+	}
+	if err := plain.StartHandshakeLoad(srv.TLSAddr(), 100, 4); err == nil {
+		t.Error("a plain client started a handshake load")
+	}
+	for _, c := range []*Clients{plain, hs} {
+		c.Close()
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

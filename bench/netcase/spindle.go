@@ -29,6 +29,16 @@ type Spindle struct {
 func ServeSpindle(ex *executor.Executor) (*Spindle, error) { return serveSpindle(ex) }
 
 func serveSpindle(ex *executor.Executor, opts ...netio.ListenOption) (*Spindle, error) {
+	s, err := listenSpindle(ex, opts...)
+	if err != nil {
+		return nil, err
+	}
+	ex.Start()
+	return s, nil
+}
+
+// listenSpindle makes a spindle server on ex, which is not started yet.
+func listenSpindle(ex *executor.Executor, opts ...netio.ListenOption) (*Spindle, error) {
 	ln, err := netio.Listen(ex, "tcp", "127.0.0.1:0", opts...)
 	if err != nil {
 		return nil, err
@@ -36,7 +46,6 @@ func serveSpindle(ex *executor.Executor, opts ...netio.ListenOption) (*Spindle, 
 	s := &Spindle{ex: ex, ln: ln}
 	s.onAccept = s.accepted
 	ln.Accept().OnComplete(s.onAccept)
-	ex.Start()
 	return s, nil
 }
 

@@ -10,15 +10,10 @@ package netcase
 import (
 	"bufio"
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
+	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -26,6 +21,7 @@ import (
 	"time"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/internal/testkit/testcert"
 	"github.com/spindle-rt/spindle/netio"
 )
 
@@ -33,32 +29,21 @@ import (
 // TLS.
 const ChildTLSEnv = "SPINDLE_NETCASE_TLS"
 
+// TLSNiceEnv, set to a nice value (-20 to 19) in the benchmark's
+// environment, makes the TLS clients' process (only it) run at that nice
+// value (Linux). On a machine shared with the server, a TLS client at a
+// lower priority than the server's loop stands for one on another machine:
+// its half of each handshake takes only the CPU the loop leaves.
+const TLSNiceEnv = "SPINDLE_NETCASE_TLS_NICE"
+
 // TLSIdleConns is how many connections the TLS idle cases open (fewer than
 // IdleConns: each costs a full handshake on both sides).
 const TLSIdleConns = 2_000
 
-// ServerTLSConfig returns the servers' TLS configuration: a certificate
-// made once per process.
+// ServerTLSConfig returns the servers' TLS configuration: a self-signed
+// certificate made once per process.
 var ServerTLSConfig = sync.OnceValue(func() *tls.Config {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		panic(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "netcase"},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		panic(err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+	return &tls.Config{Certificates: []tls.Certificate{testcert.MustSelfSigned("localhost", "127.0.0.1")}}
 })
 
 // clientTLSConfig is the child's: it checks no certificate (the server's
@@ -128,6 +113,7 @@ func (c *Clients) Handshakes(addr string, n, par int) error {
 // round of a run, as driverNet.
 type driverTLS struct {
 	conns []*tlsClientConn
+	load  *hsLoad // the handshakes hsload started, until hsstop
 }
 
 type tlsClientConn struct {
@@ -238,8 +224,83 @@ func (d *driverTLS) handshakes(addr string, n, par int) error {
 }
 
 func (d *driverTLS) close() {
+	if d.load != nil {
+		d.stopLoad()
+	}
 	for _, cc := range d.conns {
 		cc.c.Close()
 	}
 	d.conns = nil
+}
+
+// hsLoad is a stream of full handshakes at a steady rate: each on a new
+// connection closed once its handshake is done.
+type hsLoad struct {
+	stop         chan struct{}
+	done         chan struct{}
+	t0           time.Time
+	made, failed atomic.Int64
+}
+
+// startLoad starts handshakes with addr at rate a second, the first one
+// at once, at most par in flight (a tick that finds par in flight starts
+// none), in the background until stopLoad.
+func (d *driverTLS) startLoad(addr string, rate, par int) error {
+	if d.load != nil {
+		return errors.New("hsload: a load is running already")
+	}
+	l := &hsLoad{stop: make(chan struct{}), done: make(chan struct{}), t0: time.Now()}
+	d.load = l
+	go func() {
+		defer close(l.done)
+		sem := make(chan struct{}, par)
+		tick := time.NewTicker(time.Second / time.Duration(rate))
+		defer tick.Stop()
+		for first := true; ; first = false {
+			if !first {
+				select {
+				case <-l.stop:
+					for range par {
+						sem <- struct{}{} // the last ones have ended
+					}
+					return
+				case <-tick.C:
+				}
+			}
+			select {
+			case sem <- struct{}{}:
+			default:
+				continue // par in flight already
+			}
+			go func() {
+				defer func() { <-sem }()
+				nc, err := net.Dial("tcp", addr)
+				if err != nil {
+					l.failed.Add(1)
+					return
+				}
+				defer nc.Close()
+				nc.SetDeadline(time.Now().Add(10 * time.Second))
+				if tls.Client(nc, clientTLSConfig()).Handshake() != nil {
+					l.failed.Add(1)
+					return
+				}
+				l.made.Add(1)
+			}()
+		}
+	}()
+	return nil
+}
+
+// stopLoad stops the load, waits for its handshakes in flight, and
+// returns "MADE FAILED ELAPSED-NS".
+func (d *driverTLS) stopLoad() (string, error) {
+	l := d.load
+	if l == nil {
+		return "", errors.New("hsstop: no load is running")
+	}
+	d.load = nil
+	close(l.stop)
+	<-l.done
+	return fmt.Sprintf("%d %d %d", l.made.Load(), l.failed.Load(), time.Since(l.t0).Nanoseconds()), nil
 }

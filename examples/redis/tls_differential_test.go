@@ -8,15 +8,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -27,61 +21,22 @@ import (
 	"time"
 
 	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
+	"github.com/spindle-rt/spindle/internal/testkit/testcert"
 )
 
-// writeTestCA writes to dir a CA (ca.pem) and a certificate for
-// 127.0.0.1 and localhost it signed (cert.pem, key.pem), made now, and
-// returns a pool that trusts the CA.
+// writeTestCA writes to dir a CA (ca.pem) and a certificate for 127.0.0.1 and
+// localhost it signed (cert.pem, key.pem), all made now, and returns a
+// pool that trusts the CA.
 func writeTestCA(t testing.TB, dir string) *x509.CertPool {
 	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := testcert.New("redis test CA")
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "redis test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
+	if _, err := ca.WriteFiles(dir, "127.0.0.1", "localhost"); err != nil {
 		t.Fatal(err)
 	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, b := range map[string]*pem.Block{
-		"ca.pem":   {Type: "CERTIFICATE", Bytes: caDER},
-		"cert.pem": {Type: "CERTIFICATE", Bytes: der},
-		"key.pem":  {Type: "PRIVATE KEY", Bytes: kb},
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(b), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
-	return pool
+	return ca.Pool
 }
 
 // tlsPair is this server and redis-server, each with a TLS address.

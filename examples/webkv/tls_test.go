@@ -3,79 +3,33 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spindle-rt/spindle/internal/testkit/testcert"
 	"github.com/spindle-rt/spindle/internal/wsclient"
 )
 
-// testCA writes to dir a CA (ca.pem) and a certificate for localhost and
-// 127.0.0.1 it signed (cert.pem, key.pem), all made now, and returns the
+// testCA writes to dir a CA (ca.pem) and a certificate for 127.0.0.1 and
+// localhost it signed (cert.pem, key.pem), all made now, and returns a
 // pool that trusts the CA.
 func testCA(t *testing.T, dir string) *x509.CertPool {
 	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := testcert.New("webkv test CA")
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
-	ca := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "webkv test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
-	if err != nil {
+	if _, err := ca.WriteFiles(dir, "127.0.0.1", "localhost"); err != nil {
 		t.Fatal(err)
 	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, leaf, caCert, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, b := range map[string]*pem.Block{
-		"ca.pem":   {Type: "CERTIFICATE", Bytes: caDER},
-		"cert.pem": {Type: "CERTIFICATE", Bytes: der},
-		"key.pem":  {Type: "PRIVATE KEY", Bytes: kb},
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(b), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(caCert)
-	return pool
+	return ca.Pool
 }
 
 // startTLS runs a server with two shards serving plain HTTP and HTTPS

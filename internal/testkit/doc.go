@@ -1,4 +1,7 @@
 // Package testkit holds the project's test kits, apart from the loop's
 // machinery and the leaves: spindletest (helpers that drive executors in
-// tests) and hooktest (a recorder of hook events). Only tests import them.
+// tests), hooktest (a recorder of hook events) and testcert (certificates
+// made when a test runs). Only tests import them, and the benchmarks'
+// load generator (bench/netcase) testcert, which does not import package
+// testing for that reason.
 package testkit
