@@ -10,7 +10,9 @@ package netio
 // backend's: bytes are read only while a receive is pending (the reader
 // reads only when the loop asks it to, into the connection's buffer, which
 // it owns until the loop takes the result), and output leaves at the batch
-// boundary, one write per connection per batch.
+// boundary, one write per connection per batch: on the loop, as much as
+// the socket takes without waiting (tryWrite), and the rest through the
+// writer goroutine, which waits for the socket.
 //
 // Invariants:
 //   - want, wreq and acc carry at most one request each (capacity 1) and
