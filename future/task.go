@@ -143,6 +143,7 @@ func (t *task[T]) RunFiber() {
 			h, ok := t.res.claim()
 			if !ok {
 				t.res.ex.ReportPanic(v, stack) // the future was cancelled meanwhile
+				t.res.ex.ObservePanic(v)
 				return
 			}
 			t.res.val, t.res.err = zero, &PanicError{Value: v, Stack: stack}
@@ -151,6 +152,7 @@ func (t *task[T]) RunFiber() {
 				// Nobody waits on the task: a failure must not be silent.
 				t.res.ex.ReportPanic(v, stack)
 			}
+			t.res.ex.ObservePanic(v)
 		}
 	}()
 	if t.res.settled() { // cancelled before it started

@@ -125,6 +125,9 @@ var connFigures = []ConnFigure{
 	{"NetAcceptErrors", "spindle_netio_accept_errors_total", "spindle.netio.accept.errors", "{error}",
 		"Accepts that failed other than by the listener closing (EMFILE, ENFILE, ...); Serve backs off and retries.",
 		Counter, func(s netio.Stats) float64 { return float64(s.AcceptErrors) }},
+	{"NetOutputLimitDisconnects", "spindle_netio_output_limit_disconnections_total", "spindle.netio.output_limit.disconnections", "{connection}",
+		"Connections failed by the output limit: peers that stopped reading while their output grew past it.",
+		Counter, func(s netio.Stats) float64 { return float64(s.OutputLimitDisconnects) }},
 }
 
 // ConnFigures returns netio's figures, in a fixed order. The slice is the
@@ -140,6 +143,7 @@ func connStats(exs ...*executor.Executor) netio.Stats {
 		t.Accepted += s.Accepted
 		t.Closed += s.Closed
 		t.AcceptErrors += s.AcceptErrors
+		t.OutputLimitDisconnects += s.OutputLimitDisconnects
 	}
 	return t
 }

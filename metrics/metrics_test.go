@@ -171,7 +171,7 @@ func ExampleVar() {
 	ex := executor.New(executor.WithName("api"))
 	defer ex.Close()
 	fmt.Println(metrics.Var(ex))
-	// Output: {"TasksRun": 0, "Queued": 0, "Timers": 0, "Suspended": 0, "BusySeconds": 0, "IdleSeconds": 0, "Stalls": 0, "DelayP50Seconds": 0, "DelayP99Seconds": 0, "DelayMaxSeconds": 0, "NetOpen": 0, "NetAccepted": 0, "NetClosed": 0, "NetAcceptErrors": 0}
+	// Output: {"TasksRun": 0, "Queued": 0, "Timers": 0, "Suspended": 0, "BusySeconds": 0, "IdleSeconds": 0, "Stalls": 0, "DelayP50Seconds": 0, "DelayP99Seconds": 0, "DelayMaxSeconds": 0, "NetOpen": 0, "NetAccepted": 0, "NetClosed": 0, "NetAcceptErrors": 0, "NetOutputLimitDisconnects": 0}
 }
 
 // WriteText escapes the label value as the text format wants.
@@ -215,7 +215,7 @@ func ExamplePublish() {
 	var figures map[string]float64
 	_ = json.Unmarshal([]byte(expvar.Get("spindle.example.worker").String()), &figures)
 	fmt.Println(figures["TasksRun"], figures["Queued"], len(figures))
-	// Output: 0 0 14
+	// Output: 0 0 15
 }
 
 // netio's connection counts reach the exporters: a connection accepted and

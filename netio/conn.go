@@ -28,6 +28,7 @@ package netio
 import (
 	"errors"
 	"io"
+	"math"
 	"net"
 	"os"
 	"sync/atomic"
@@ -35,7 +36,6 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
-	"github.com/spindle-rt/spindle/internal/loop"
 )
 
 // Conn is a TCP or Unix connection served by one executor's loop. Make one
@@ -47,8 +47,7 @@ import (
 // A Conn is a merge.Stream[[]byte] and a future.Poller[[]byte] through
 // PollRecv, so merge.Merge and future.Next receive from it.
 type Conn struct {
-	lp *loop.Loop
-	r  *reactor
+	r *reactor // its loop is r.lp
 
 	// loop-owned
 	rbuf     []byte
@@ -59,30 +58,54 @@ type Conn struct {
 	werr     error
 	written  uint64
 	taken    uint64
-	limit    int
 	linger   time.Duration
 	ext      *connExt // what only some connections need
+	owner    *connSet // the Server's connections on this loop, if a Server serves c
 	held     int32
+	oidx     int32
+	limit    int32       // the output limit; <= 0: none
 	closeReq atomic.Bool // Close was asked from off the loop
-	addrs    bool        // the addresses are in ext (set at creation, then read-only); else inline in sk
-	pumping  bool        // a pump runnable is queued
+	flags    connFlag
+	addrs    bool // the addresses are in ext (set at creation, then read-only); else inline in sk
 	dirty    bool
-	closing  bool // Close has begun: output is being sent, then the socket closes
-	lingerin bool // Close has sent the output and shut the write side: input is discarded until EOF
-	gone     bool // the peer left while nobody received: the socket is freed once the output has left
-	recvd    bool // a receive has returned bytes
-	wshut    bool // CloseWrite has been asked
-	wshutOK  bool // the write side has been shut
 	released bool
 	rtimeout bool // the read deadline has passed (deadline.go)
 	wtimeout bool // the write deadline has passed
 	idle     bool // an idle timeout is set: receives and writes record the time
-	partial  bool // a Reader holds the start of a token (reader.go)
-	drain    bool // a Server is shutting down: a receive that would wait fails (server.go)
-	oidx     int32
-	owner    *connSet // the Server's connections on this loop, if a Server serves c
 
 	sk sock // the backend's part
+}
+
+// connFlag is one of a connection's loop-owned flags, kept in one field
+// (Conn.flags) so that an idle connection is smaller.
+type connFlag uint16
+
+const (
+	fPumping  connFlag = 1 << iota // a pump runnable is queued
+	fClosing                       // Close has begun: output is being sent, then the socket closes
+	fLingerIn                      // Close has sent the output and shut the write side: input is discarded until EOF
+	fGone                          // the peer left while nobody received: the socket is freed once the output has left
+	fRecvd                         // a receive has returned bytes
+	fWShut                         // CloseWrite has been asked
+	fWShutOK                       // the write side has been shut
+	fPartial                       // a Reader holds the start of a token (reader.go)
+	fDrain                         // a Server is shutting down: a receive that would wait fails (server.go)
+)
+
+// is reports whether flag f is set. Loop only, as are set, unset and put.
+func (c *Conn) is(f connFlag) bool { return c.flags&f != 0 }
+
+func (c *Conn) set(f connFlag) { c.flags |= f }
+
+func (c *Conn) unset(f connFlag) { c.flags &^= f }
+
+// put sets f when on is true, else clears it.
+func (c *Conn) put(f connFlag, on bool) {
+	if on {
+		c.flags |= f
+	} else {
+		c.flags &^= f
+	}
 }
 
 // connExt holds the state of a connection that is flushed, lingers or is
@@ -140,8 +163,8 @@ type flushWait struct {
 // only. It returns false (and the caller closes the socket) once the
 // executor has closed.
 func (c *Conn) attach(r *reactor, cfg *listenConfig) bool {
-	c.r, c.lp = r, r.lp
-	c.limit, c.linger = cfg.outputLimit, cfg.linger
+	c.r = r
+	c.limit, c.linger = clampLimit(cfg.outputLimit), cfg.linger
 	if r.closed {
 		return false
 	}
@@ -171,7 +194,7 @@ func (c *Conn) mustLoop(op string) {
 	if c == nil {
 		panic("netio: " + op + " on nil *Conn")
 	}
-	if !c.lp.OnLoop() {
+	if !c.r.lp.OnLoop() {
 		panic("netio: Conn." + op + " called from a goroutine that does not hold the connection's loop; use Submit")
 	}
 }
@@ -179,7 +202,7 @@ func (c *Conn) mustLoop(op string) {
 // Executor returns the executor whose loop serves c.
 func (c *Conn) Executor() *executor.Executor { c.check("Executor"); return c.exe() }
 
-func (c *Conn) exe() *executor.Executor { return (*executor.Executor)(c.lp) }
+func (c *Conn) exe() *executor.Executor { return (*executor.Executor)(c.r.lp) }
 
 // LocalAddr returns the local address of c.
 func (c *Conn) LocalAddr() net.Addr {
@@ -211,12 +234,12 @@ func (c *Conn) RemoteAddr() net.Addr {
 // have run. Cancelling a pending Recv loses no bytes. Any goroutine.
 func (c *Conn) Recv() *future.Future[[]byte] {
 	c.check("Recv")
-	return onLoopFuture(c.lp, c.recvOn)
+	return onLoopFuture(c.r.lp, c.recvOn)
 }
 
 func (c *Conn) recvOn(p *future.Promise[[]byte]) {
 	c.recvq = append(sweep(c.recvq), p)
-	if len(c.recvq) == 1 && !c.pumping {
+	if len(c.recvq) == 1 && !c.is(fPumping) {
 		c.pump()
 	}
 }
@@ -242,16 +265,16 @@ func (c *Conn) pump() {
 			c.held = int32(len(b)) // cancelled meanwhile: keep the bytes for the next
 			continue
 		}
-		if len(c.recvq) > 0 && !c.pumping {
-			c.pumping = true
-			c.lp.Post(c.pumpLater)
+		if len(c.recvq) > 0 && !c.is(fPumping) {
+			c.set(fPumping)
+			c.r.lp.Post(c.pumpLater)
 		}
 		return
 	}
 }
 
 func (c *Conn) pumpLater() {
-	c.pumping = false
+	c.unset(fPumping)
 	c.pump()
 }
 
@@ -277,7 +300,7 @@ func (c *Conn) receive() ([]byte, error, bool) {
 	}
 	n, err, ok := c.r.readNow(c)
 	if !ok {
-		if c.drain && !c.partial {
+		if c.is(fDrain) && !c.is(fPartial) {
 			return nil, ErrServerClosed, true
 		}
 		return nil, nil, false
@@ -289,7 +312,7 @@ func (c *Conn) receive() ([]byte, error, bool) {
 		if c.idle {
 			c.touch()
 		}
-		c.recvd = true
+		c.set(fRecvd)
 		return c.rbuf[:n], nil, true
 	}
 	if err == nil {
@@ -302,11 +325,11 @@ func (c *Conn) receive() ([]byte, error, bool) {
 // readable is called by the backend, on the loop, when bytes may have
 // arrived since a receive found none.
 func (c *Conn) readable() {
-	if c.lingerin {
+	if c.is(fLingerIn) {
 		c.discardInput()
 		return
 	}
-	if len(c.recvq) > 0 && !c.pumping {
+	if len(c.recvq) > 0 && !c.is(fPumping) {
 		c.pump()
 	}
 	if w := c.pollw; w != nil {
@@ -326,10 +349,10 @@ func (c *Conn) receiving() bool { return len(c.recvq) > 0 || c.pollw != nil }
 // bytes were received is left to the next receive instead: the peer may
 // have shut only its write side and wait for a reply.
 func (c *Conn) leave(err error) {
-	if c.released || c.closing || c.rerr != nil || c.held > 0 {
+	if c.released || c.is(fClosing) || c.rerr != nil || c.held > 0 {
 		return
 	}
-	if err == io.EOF && c.recvd {
+	if err == io.EOF && c.is(fRecvd) {
 		return
 	}
 	if err == io.EOF && c.tlsOf() != nil {
@@ -343,7 +366,7 @@ func (c *Conn) leave(err error) {
 		c.abort(err)
 		return
 	}
-	c.gone = true // drained releases it
+	c.set(fGone) // drained releases it
 }
 
 // TryRecv returns bytes that are already readable on c, without waiting:
@@ -399,7 +422,7 @@ func write[S []byte | string](c *Conn, op string, p S) (int, error) {
 	if c.werr != nil {
 		return 0, c.werr
 	}
-	if c.closing || c.wshut {
+	if c.is(fClosing) || c.is(fWShut) {
 		return 0, net.ErrClosed
 	}
 	if c.wtimeout {
@@ -408,7 +431,8 @@ func write[S []byte | string](c *Conn, op string, p S) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if c.limit > 0 && c.Buffered()+len(p) > c.limit && c.overLimit(len(p)) {
+	if c.limit > 0 && c.Buffered()+len(p) > int(c.limit) && c.overLimit(len(p)) {
+		inc(&c.r.stats.overLimit)
 		c.abort(ErrOutputLimit)
 		return 0, ErrOutputLimit
 	}
@@ -449,7 +473,7 @@ func (c *Conn) overLimit(n int) bool {
 	if !c.r.be.full(c) {
 		return false // the kernel takes what it can at the end of the batch
 	}
-	now := time.Duration(c.lp.Now()) // the loop's clock: simulated time under package sim
+	now := time.Duration(c.r.lp.Now()) // the loop's clock: simulated time under package sim
 	x := c.x()
 	if x.stallAt == 0 || c.taken != x.stallTaken {
 		x.stallAt, x.stallTaken = now, c.taken // the stall starts now
@@ -479,12 +503,19 @@ func (c *Conn) Buffered() int {
 // socket is full and the kernel has taken none of c's output for a second,
 // or when the output would pass 4*n, however the peer reads. Output the
 // kernel takes never counts: one large Write, or a burst of Writes in one
-// batch, to a peer that reads goes through. n <= 0 means no limit. The
-// default is DefaultOutputLimit, or what WithOutputLimit gave the
-// listener. Loop only.
+// batch, to a peer that reads goes through. n <= 0 means no limit; a
+// limit above math.MaxInt32 is taken as math.MaxInt32. The default is
+// DefaultOutputLimit, or what WithOutputLimit gave the listener. Loop
+// only.
 func (c *Conn) SetOutputLimit(n int) {
 	c.mustLoop("SetOutputLimit")
-	c.limit = n
+	c.limit = clampLimit(n)
+}
+
+// clampLimit is n as Conn.limit keeps it, within int32: a limit past
+// math.MaxInt32 (2 GiB of output) is kept as math.MaxInt32.
+func clampLimit(n int) int32 {
+	return int32(max(min(n, math.MaxInt32), math.MinInt32))
 }
 
 // OutputLimit returns c's output limit (0: none). Loop only.
@@ -493,7 +524,7 @@ func (c *Conn) OutputLimit() int {
 	if c.limit < 0 {
 		return 0
 	}
-	return c.limit
+	return int(c.limit)
 }
 
 // SetLinger sets how long Close keeps c open to send the output written
@@ -517,7 +548,7 @@ func (c *Conn) Flush() *future.Future[struct{}] {
 		t.seal()
 	}
 	if c.written == c.taken {
-		if c.werr != nil && !c.closing {
+		if c.werr != nil && !c.is(fClosing) {
 			return future.Failed[struct{}](c.exe(), c.werr)
 		}
 		return future.Resolved(c.exe(), struct{}{})
@@ -554,12 +585,12 @@ func (c *Conn) took(n int) {
 // a CloseWrite that waited for it.
 func (c *Conn) drained() {
 	switch {
-	case c.closing:
+	case c.is(fClosing):
 		c.lingerClose()
-	case c.gone:
+	case c.is(fGone):
 		c.release()
-	case c.wshut && !c.wshutOK:
-		c.wshutOK = true
+	case c.is(fWShut) && !c.is(fWShutOK):
+		c.set(fWShutOK)
 		if err := c.r.be.shutWrite(c); err != nil {
 			c.abort(err)
 		}
@@ -571,16 +602,16 @@ func (c *Conn) drained() {
 // net.ErrClosed. Loop only.
 func (c *Conn) CloseWrite() error {
 	c.mustLoop("CloseWrite")
-	if c.released || c.closing {
+	if c.released || c.is(fClosing) {
 		return net.ErrClosed
 	}
-	if c.wshut {
+	if c.is(fWShut) {
 		return nil
 	}
 	if t := c.tlsOf(); t != nil {
 		t.closeNotify()
 	}
-	c.wshut = true
+	c.set(fWShut)
 	if c.written == c.taken {
 		c.drained()
 	}
@@ -599,14 +630,14 @@ func (c *Conn) CloseWrite() error {
 // Executor.Close closes every connection of the executor at once.
 func (c *Conn) Close() error {
 	c.check("Close")
-	if c.lp.OnLoop() {
+	if c.r.lp.OnLoop() {
 		c.closeOn()
 		return nil
 	}
 	if c.closeReq.Swap(true) {
 		return nil
 	}
-	toLoop(c.lp, c.closeOn, func() {}) // once the loop has closed, so has c
+	toLoop(c.r.lp, c.closeOn, func() {}) // once the loop has closed, so has c
 	return nil
 }
 
@@ -615,13 +646,13 @@ func (c *Conn) closeOn() { c.closeWith(net.ErrClosed) }
 // closeWith is Close on the loop: pending and later receives fail with
 // err.
 func (c *Conn) closeWith(err error) {
-	if c.closing || c.released {
+	if c.is(fClosing) || c.released {
 		return
 	}
 	if t := c.tlsOf(); t != nil {
 		t.closeNotify()
 	}
-	c.closing = true
+	c.set(fClosing)
 	c.failRecv(err)
 	c.rerr = err
 	if c.linger <= 0 || c.werr != nil {
@@ -651,21 +682,21 @@ func (c *Conn) startLinger() {
 // shut (the peer reads EOF after the output), input is read and discarded
 // until the peer's EOF, then the socket closes; the linger time bounds it.
 func (c *Conn) lingerClose() {
-	if c.released || c.lingerin {
+	if c.released || c.is(fLingerIn) {
 		return
 	}
 	if c.werr != nil || !c.r.be.mayReset(c) {
 		c.release()
 		return
 	}
-	if !c.wshutOK {
-		c.wshutOK = true
+	if !c.is(fWShutOK) {
+		c.set(fWShutOK)
 		if err := c.r.be.shutWrite(c); err != nil {
 			c.release()
 			return
 		}
 	}
-	c.lingerin = true
+	c.set(fLingerIn)
 	c.startLinger()
 	c.discardInput()
 }
@@ -690,7 +721,7 @@ func (c *Conn) discardInput() {
 			return
 		}
 	}
-	c.lp.Post(c.discardInput) // a peer that keeps sending: go on after the rest of the loop
+	c.r.lp.Post(c.discardInput) // a peer that keeps sending: go on after the rest of the loop
 }
 
 // failRecv fails every pending receive with err.

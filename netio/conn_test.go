@@ -291,6 +291,9 @@ func TestOutputLimit(t *testing.T) {
 	if _, err := spindletest.Await(t, pending); !errors.Is(err, netio.ErrOutputLimit) {
 		t.Fatalf("pending Recv: %v, want ErrOutputLimit", err)
 	}
+	if n := netio.StatsOf(ex).OutputLimitDisconnects; n != 1 {
+		t.Errorf("Stats.OutputLimitDisconnects = %d, want 1", n)
+	}
 	// The peer sees the connection end.
 	nc.SetReadDeadline(time.Now().Add(spindletest.Safety))
 	if _, err := io.Copy(io.Discard, nc); err != nil && !errors.Is(err, syscall.ECONNRESET) {

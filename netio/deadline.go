@@ -64,7 +64,7 @@ type alarm struct {
 // now as t lies ahead of time.Now: a deadline given as a time.Time, on
 // the clock its timers run on. Saturates instead of overflowing.
 func (c *Conn) onClock(t time.Time) int64 {
-	return after(c.lp.Now(), time.Until(t))
+	return after(c.r.lp.Now(), time.Until(t))
 }
 
 // after returns now+d on the loop's clock, saturated.
@@ -91,7 +91,7 @@ func (a *alarm) set(c *Conn, on bool, when int64, check func()) {
 	if a.fire == nil {
 		a.fire = func() { a.t = nil; check() }
 	}
-	d := when - c.lp.Now()
+	d := when - c.r.lp.Now()
 	if d <= 0 {
 		check()
 		return
@@ -106,7 +106,7 @@ func (a *alarm) due(c *Conn) bool {
 	if !a.on {
 		return false
 	}
-	if d := a.when - c.lp.Now(); d > 0 {
+	if d := a.when - c.r.lp.Now(); d > 0 {
 		if a.t == nil {
 			a.at = a.when
 			a.t = c.exe().AfterFunc(time.Duration(d), a.fire)
@@ -215,7 +215,7 @@ func (c *Conn) SetIdleTimeout(d time.Duration) {
 		return
 	}
 	dl := c.dl()
-	dl.idle, dl.last, c.idle = d, c.lp.Now(), true
+	dl.idle, dl.last, c.idle = d, c.r.lp.Now(), true
 	dl.idleT.set(c, true, after(dl.last, d), c.checkIdle)
 }
 
@@ -226,7 +226,7 @@ func WithIdleTimeout(d time.Duration) ListenOption {
 }
 
 // touch records activity for the idle timeout.
-func (c *Conn) touch() { c.ext.dl.last = c.lp.Now() }
+func (c *Conn) touch() { c.ext.dl.last = c.r.lp.Now() }
 
 func (c *Conn) checkIdle() {
 	dl := c.ext.dl

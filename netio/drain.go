@@ -50,10 +50,10 @@ func (r *reactor) Drained() bool {
 	for _, c := range r.allConns() {
 		switch {
 		case c.released:
-		case c.closing:
+		case c.is(fClosing):
 			// Its output is leaving, or it lingers until the peer has
 			// acknowledged all of it: a reset would lose what it has not.
-			if c.written != c.taken || !c.lingerin || c.undelivered() {
+			if c.written != c.taken || !c.is(fLingerIn) || c.undelivered() {
 				owed = true
 			}
 		case c.written != c.taken:

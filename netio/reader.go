@@ -28,6 +28,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime/debug"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
@@ -124,7 +125,7 @@ func (r *Reader) mustLoop(op string) {
 	if r == nil || r.c == nil {
 		panic("netio: Reader." + op + " on a Reader not made by NewReader")
 	}
-	if !r.c.lp.OnLoop() {
+	if !r.c.r.lp.OnLoop() {
 		panic("netio: Reader." + op + " called from a goroutine that does not hold the connection's loop; use Submit")
 	}
 }
@@ -275,13 +276,13 @@ func (r *Reader) read(op readOp, delim byte, n int, w executor.Waker) ([]byte, b
 	if r.err != nil {
 		return nil, false, r.err
 	}
-	if c := r.c; c.closing || c.released {
+	if c := r.c; c.is(fClosing) || c.released {
 		return nil, false, c.rerr // closed: what is buffered is not delivered
 	}
 	for {
 		tok, ok, err := r.find(op, delim, n)
 		if ok {
-			r.c.partial = false
+			r.c.unset(fPartial)
 			if op == opLine || op == opLines {
 				tok = trimEOL(tok)
 			}
@@ -294,7 +295,7 @@ func (r *Reader) read(op readOp, delim byte, n int, w executor.Waker) ([]byte, b
 			return nil, false, err
 		}
 		r.carry()
-		r.c.partial = r.off < len(r.buf)
+		r.c.put(fPartial, r.off < len(r.buf))
 		var b []byte
 		if w != nil {
 			b, ok, err = r.c.PollRecv(w)
@@ -407,8 +408,8 @@ type readerWaker Reader
 
 func (w *readerWaker) Wake() {
 	r := (*Reader)(w)
-	if !r.c.lp.OnLoop() {
-		_ = r.c.lp.Submit(r.serve) // the connection wakes on its loop; this is for the Waker contract
+	if !r.c.r.lp.OnLoop() {
+		_ = r.c.r.lp.Submit(r.serve) // the connection wakes on its loop; this is for the Waker contract
 		return
 	}
 	r.serve()
@@ -456,8 +457,9 @@ func (r *Reader) serveFuture() {
 // returns them, valid until fn returns), as they arrive, until fn returns
 // an error or a read fails; the future then fails with that error (io.EOF
 // when the peer closed its side after a whole line, net.ErrClosed once fn
-// or anything else closed the connection, whatever follows in the buffer). It allocates nothing
-// per line. Cancelling the future stops it at once; the lines not yet read
+// or anything else closed the connection, whatever follows in the buffer),
+// or with a *future.PanicError if fn panics (the line it panicked on is
+// consumed). It allocates nothing per line. Cancelling the future stops it at once; the lines not yet read
 // stay for the next read. Loop only.
 func (r *Reader) ReadLines(fn func(line []byte) error) *future.Future[struct{}] {
 	if fn == nil {
@@ -484,7 +486,7 @@ func (r *Reader) serveLines() {
 			return
 		}
 		if err == nil {
-			err = r.each(b)
+			err = r.callEach(b)
 		}
 		if err != nil {
 			r.consume()
@@ -493,6 +495,20 @@ func (r *Reader) serveLines() {
 			return
 		}
 	}
+}
+
+// callEach calls ReadLines' function with line. A panic in it comes back
+// as a *future.PanicError, which fails ReadLines' future as a panic in a
+// Then callback fails the derived future; unrecovered, it would leave the
+// future pending and the Reader stuck in ReadLines (and, from the loop's
+// I/O dispatch, end the process).
+func (r *Reader) callEach(line []byte) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &future.PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return r.each(line)
 }
 
 func (r *Reader) endLines() { r.op, r.each, r.eachP = opNone, nil, nil }

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 	"github.com/spindle-rt/spindle/netio"
@@ -168,4 +170,48 @@ var errStop = errors.New("stop")
 func allocsOf(t *testing.T, fn func()) uint64 {
 	t.Helper()
 	return uint64(testing.AllocsPerRun(1, fn))
+}
+
+// A panic in ReadLines' function fails its future with a
+// *future.PanicError that carries it (as a panic in a Then callback fails
+// the derived future), and not the executor's panic handler; the line it
+// panicked on is consumed and the Reader reads on.
+func TestReadLinesPanic(t *testing.T) {
+	panics := make(chan any, 1)
+	ex := executor.New(executor.WithPanicHandler(func(v any) { panics <- v }))
+	ex.Start()
+	t.Cleanup(func() { ex.Close() })
+	l := listen(t, ex)
+	nc := dialNet(t, l)
+	c := accept(t, l)
+	var r *netio.Reader
+	var seen []string
+	f := onLoop(t, ex, func() *future.Future[struct{}] {
+		r = netio.NewReader(c, 0)
+		return r.ReadLines(func(line []byte) error {
+			seen = append(seen, string(line))
+			if string(line) == "boom" {
+				panic("boom")
+			}
+			return nil
+		})
+	})
+	io.WriteString(nc, "one\nboom\nafter\n")
+	_, err := spindletest.Await(t, f)
+	var pe *future.PanicError
+	if !errors.As(err, &pe) || pe.Value != "boom" {
+		t.Fatalf("ReadLines: %v, want a *future.PanicError of boom", err)
+	}
+	next := onLoop(t, ex, func() *future.Future[[]byte] { return r.ReadLine() })
+	if b, err := spindletest.Await(t, next); err != nil || string(b) != "after" {
+		t.Errorf("ReadLine after the panic: %q, %v; want \"after\"", b, err)
+	}
+	if !slices.Equal(seen, []string{"one", "boom"}) {
+		t.Errorf("the function saw %q", seen)
+	}
+	select {
+	case v := <-panics:
+		t.Errorf("the panic handler got %v: the future carries the panic", v)
+	default:
+	}
 }

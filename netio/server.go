@@ -138,7 +138,7 @@ func (set *connSet) add(c *Conn) {
 		c.SetIdleTimeout(d)
 	}
 	if set.draining {
-		c.drain = true
+		c.set(fDrain)
 	}
 	set.s.Handler(c)
 }
@@ -188,8 +188,8 @@ func (set *connSet) closeAll() {
 // drainNow makes c's receives that would wait fail with ErrServerClosed,
 // the pending ones first.
 func (c *Conn) drainNow() {
-	c.drain = true
-	if len(c.recvq) > 0 && !c.pumping {
+	c.set(fDrain)
+	if len(c.recvq) > 0 && !c.is(fPumping) {
 		c.pump()
 	}
 	if w := c.pollw; w != nil {

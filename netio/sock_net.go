@@ -128,7 +128,7 @@ func (c *Conn) readLoop() {
 		default:
 			if failed == nil && s.watchEnd() {
 				failed = s.perr
-				if c.lp.Schedule((*peerGone)(c), nil, 0) != nil {
+				if c.r.lp.Schedule((*peerGone)(c), nil, 0) != nil {
 					return
 				}
 			}
@@ -143,7 +143,7 @@ func (c *Conn) readLoop() {
 		} else {
 			s.rn, s.rerr = s.nc.Read(b)
 		}
-		if c.lp.Schedule((*readDone)(c), nil, 0) != nil {
+		if c.r.lp.Schedule((*readDone)(c), nil, 0) != nil {
 			return
 		}
 	}
@@ -166,7 +166,7 @@ func (g *peerGone) Run() {
 }
 
 func (c *Conn) writeLoop() {
-	c.sk.serve(c.lp, c.sk.wreq, c.sk.nc.Write, &c.sk.wn, &c.sk.werr, (*writeDone)(c))
+	c.sk.serve(c.r.lp, c.sk.wreq, c.sk.nc.Write, &c.sk.wn, &c.sk.werr, (*writeDone)(c))
 }
 
 // readDone and writeDone hand a read's or a write's result to the loop.

@@ -37,6 +37,10 @@ type Stats struct {
 	// the listener's closing: EMFILE or ENFILE when descriptors run out,
 	// ENOBUFS, and the like. Serve backs off and retries after each.
 	AcceptErrors uint64
+	// OutputLimitDisconnects counts the connections failed with
+	// ErrOutputLimit: peers that stopped reading while their output grew
+	// past the output limit (Conn.SetOutputLimit).
+	OutputLimitDisconnects uint64
 }
 
 // counters are a loop's figures behind Stats.
@@ -45,6 +49,7 @@ type counters struct {
 	accepted     atomic.Uint64
 	closed       atomic.Uint64
 	acceptErrors atomic.Uint64
+	overLimit    atomic.Uint64
 }
 
 // inc adds one to a counter written only by the loop.
@@ -65,9 +70,10 @@ func StatsOf(ex *executor.Executor) Stats {
 	closed := c.closed.Load()
 	opened := c.opened.Load()
 	return Stats{
-		Open:         int(opened - min(closed, opened)),
-		Accepted:     c.accepted.Load(),
-		Closed:       closed,
-		AcceptErrors: c.acceptErrors.Load(),
+		Open:                   int(opened - min(closed, opened)),
+		Accepted:               c.accepted.Load(),
+		Closed:                 closed,
+		AcceptErrors:           c.acceptErrors.Load(),
+		OutputLimitDisconnects: c.overLimit.Load(),
 	}
 }

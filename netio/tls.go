@@ -175,7 +175,7 @@ func DialTLS(ctx context.Context, ex *executor.Executor, network, address string
 		var stop func() bool
 		if ctx.Done() != nil {
 			stop = context.AfterFunc(ctx, func() {
-				toLoop(c.lp, func() {
+				toLoop(c.r.lp, func() {
 					if !t.est {
 						c.abort(ctx.Err())
 					}
@@ -253,7 +253,7 @@ func (c *Conn) tlsOf() *tlsState {
 
 // startTLS makes c a TLS connection and queues its handshake. Loop only.
 func (c *Conn) startTLS(mk func(net.Conn, *tls.Config) *tls.Conn, cfg *tls.Config, timeout time.Duration) *tlsState {
-	t := &tlsState{c: c, lp: c.lp}
+	t := &tlsState{c: c, lp: c.r.lp}
 	t.cond.L = &t.mu
 	t.pullFn, t.pushFn, t.endFn = t.pull, t.push, t.finish
 	t.tc = mk(t, cfg)
@@ -518,7 +518,7 @@ func (c *Conn) tlsReceive(t *tlsState) ([]byte, error, bool) {
 			switch {
 			case rn > 0:
 				t.in = c.rbuf[:rn]
-				c.recvd = true // a later end is the TLS layer's to read (leave)
+				c.set(fRecvd) // a later end is the TLS layer's to read (leave)
 			case rerr != nil:
 				t.end = rerr
 			default:

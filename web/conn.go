@@ -20,6 +20,7 @@ import (
 	"io"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/internal/frame"
 	"github.com/spindle-rt/spindle/netio"
 )
 
@@ -304,7 +305,14 @@ func (c *conn) dispatch(r *Request) {
 		w.End()
 		return
 	}
+	// Later binds w to the frame of the continuations the handler
+	// registers after it (see laterGuard); the handler's caller gets its
+	// frame back.
+	h := frame.Of(c.ex)
+	saved, outer := h.Cur, c.ls.handling
+	c.ls.handling = w
 	defer func() {
+		h.Cur, c.ls.handling = saved, outer
 		if v := recover(); v != nil {
 			// As net/http: the connection closes, and the panic goes on to
 			// the executor's panic handler (http.ErrAbortHandler included,

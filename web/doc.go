@@ -35,6 +35,11 @@
 //		})
 //	})
 //
+// What the handler registers after Later carries the response: should it
+// panic before the response is finished, the panic is reported as any
+// other on the loop and the response ends, with a 500 if nothing of it was
+// written, and the connection closes after it.
+//
 // # When a response leaves
 //
 // Responses leave in the order of the requests, even when a later one

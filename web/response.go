@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/internal/frame"
+	"github.com/spindle-rt/spindle/internal/loop"
 	"github.com/spindle-rt/spindle/netio"
 )
 
@@ -261,7 +263,46 @@ func (w *ResponseWriter) Flush() error {
 // handler returns: the handler keeps w and the Request, and finishes the
 // response with End, from a callback, a timer or a task on the loop.
 // Responses to later requests on the connection wait for it, in order.
-func (w *ResponseWriter) Later() { w.later = true }
+//
+// The callbacks, timers and tasks the handler registers after Later carry
+// the response with them (through whatever they register in turn): if one
+// of them panics before the response is finished, the panic is reported
+// as any other on the loop (to its future, or to the executor's panic
+// handler) and the response ends. It is a 500 Internal Server Error when
+// nothing of it was written yet; either way the connection closes after
+// it, so that a client never takes part of a response for all of it.
+func (w *ResponseWriter) Later() {
+	if w.later {
+		return
+	}
+	w.later = true
+	if ls := w.c.ls; ls != nil && ls.handling == w {
+		h := frame.Of(w.c.ex)
+		h.Cur = h.Cur.With(loop.PanicObserverKey, (*laterGuard)(w))
+	}
+}
+
+// laterGuard is a response that finishes later, as the frame of the
+// continuations that are to finish it sees it (see Later).
+type laterGuard ResponseWriter
+
+// ObservePanic ends the response after a panic in one of those
+// continuations: with a 500 if nothing of it was written, else by closing
+// the connection at once; a finished response is left alone.
+func (g *laterGuard) ObservePanic(any) {
+	w := (*ResponseWriter)(g)
+	if w.done || w.hijacked || w.c.closed || w.c.hijacked {
+		return
+	}
+	if w.headSent || len(w.body) > 0 {
+		w.c.close()
+		return
+	}
+	w.hdr.reset()
+	w.status, w.declared, w.close = 0, -1, true
+	Error(w, "500 Internal Server Error", http.StatusInternalServerError)
+	w.End()
+}
 
 // End finishes the response: what is left of the head and body leaves,
 // and the responses to the requests after it may follow. End on a

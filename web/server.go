@@ -327,13 +327,14 @@ func (s *Server) closeListeners() []*loopState {
 // loopState is what a server keeps on one loop: its connections, the
 // coarse clock their deadlines are on, and the date of responses.
 type loopState struct {
-	srv    *Server
-	ex     *executor.Executor
-	conns  *conn
-	n      int
-	now    int64 // nanoseconds since epoch, as of the last tick
-	timer  *executor.Timer
-	onTick func()
+	srv      *Server
+	ex       *executor.Executor
+	conns    *conn
+	n        int
+	handling *ResponseWriter // the response whose handler is running
+	now      int64           // nanoseconds since epoch, as of the last tick
+	timer    *executor.Timer
+	onTick   func()
 
 	dateSec int64
 	date    []byte // "Date: ...\r\n"

@@ -76,7 +76,7 @@ const (
 
 // groupOrder is the order of the Benchmark functions in peers_test.go, the
 // order go test runs them in and the runner prints them in.
-var groupOrder = []string{"Submit", "Timers", "Fanout", "Chain", "Memory", "Net"}
+var groupOrder = []string{"Submit", "Timers", "Fanout", "Chain", "Memory", "Net", "Web"}
 
 // rank orders groups as groupOrder does, unknown groups last.
 func rank(group string) int {

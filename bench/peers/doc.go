@@ -1,7 +1,7 @@
 // Package peers compares spindle with other projects that do the same jobs:
 // goja_nodejs's event loop, golang.org/x/sync (errgroup, semaphore),
 // sourcegraph/conc, the Go promise libraries the module proxy serves, gnet
-// v2, and plain Go.
+// v2, fasthttp, nbio, and plain Go.
 //
 // It is a module of its own (bench/peers/go.mod), so that spindle's users
 // never download the peers. Run it with
@@ -36,6 +36,13 @@
 //     64-byte request in flight per connection (echo/) or 16 per write
 //     (pipeline/), per request; and 10,000 idle connections (idle/), bytes
 //     the server's process holds per connection.
+//   - Web: the bundled suite's Web cases on spindle's web, fasthttp and
+//     nbio's nbhttp (net/http beside them): GET /kv/{key} from 50
+//     keep-alive clients in a child process, one request in flight per
+//     connection (keepalive/) or 16 (pipelined/), per request; 10,000 idle
+//     keep-alive connections (idle/); and WebSocket echo (ws_echo/) and
+//     10,000 idle WebSockets (ws_idle/) on spindle's web/websocket and
+//     nbio's nbhttp/websocket, each server in a process of its own.
 //
 // Each group's Note, and docs/benchmarks.md, say what the comparison leaves
 // out. go.mod pins every peer's version; each case names it (Version).

@@ -25,6 +25,16 @@ func TestMain(m *testing.M) {
 		// it.
 		goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*poolCommon).purgeStaleWorkers"),
 		goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*poolCommon).ticktock"),
+		// nbhttp/websocket builds its DefaultEngine, with the goroutine pools
+		// of its executors, when its package is initialized; the cases'
+		// engines run their handlers inline and start no pool.
+		goleak.IgnoreTopFunction("github.com/lesismal/nbio/taskpool.New.func3"),
+		// fasthttp refreshes its Date header on a goroutine that runs for the
+		// life of the process once a server has started, and its worker
+		// pool's cleaner sleeps MaxIdleWorkerDuration (10s) between rounds,
+		// so it notices Stop up to 10s after the server has shut down.
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
 	)
 }
 
@@ -47,6 +57,12 @@ func BenchmarkMemory(b *testing.B) { runGroup(b, "Memory") }
 // pipelining clients, per request, and 10,000 idle connections, bytes per
 // connection.
 func BenchmarkNet(b *testing.B) { runGroup(b, "Net") }
+
+// BenchmarkWeb runs the Web cases: HTTP/1.1 servers on loopback under 50
+// keep-alive clients (one request in flight on each, or 16 pipelined), per
+// request; 10,000 idle keep-alive connections, bytes per connection; and
+// WebSocket echo and idle WebSockets.
+func BenchmarkWeb(b *testing.B) { runGroup(b, "Web") }
 
 // TestRegistry checks the case table the runner reads.
 func TestRegistry(t *testing.T) {

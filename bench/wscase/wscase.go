@@ -77,14 +77,33 @@ func serverMain() int {
 	srv := &web.Server{Handler: mux}
 	srv.Serve(l)
 	defer srv.Close()
-	fmt.Println("addr", l.Addr())
-	sc := bufio.NewScanner(os.Stdin)
+	Answer(l.Addr().String(), os.Stdin, os.Stdout)
+	return 0
+}
+
+// Answer is a server process's side of the protocol the cases speak to
+// it: it prints "addr ADDR" to out, then answers each "stats" line read
+// from in with Stats and each "heap PATH" by writing a heap profile to
+// PATH, until in ends. Servers in other modules (the peers
+// in bench/peers) use it with Start.
+func Answer(addr string, in io.Reader, out io.Writer) {
+	fmt.Fprintln(out, "addr", addr)
+	sc := bufio.NewScanner(in)
 	for sc.Scan() {
-		if sc.Text() == "stats" {
-			fmt.Println(Stats())
+		line := sc.Text()
+		switch {
+		case line == "stats":
+			fmt.Fprintln(out, Stats())
+		case strings.HasPrefix(line, "heap "):
+			if err := writeHeapProfile(strings.TrimPrefix(line, "heap ")); err != nil {
+				fmt.Fprintln(out, "err", err)
+			} else {
+				fmt.Fprintln(out, "ok")
+			}
+		default:
+			fmt.Fprintln(out, "err unknown command")
 		}
 	}
-	return 0
 }
 
 // Stats is the answer to "stats": "ok MALLOCS LIVE".
@@ -107,13 +126,28 @@ type Server struct {
 
 // StartSpindle starts the spindle server.
 func StartSpindle(b testing.TB) (*Server, error) {
+	return withCleanup(b, SpindleProcess)
+}
+
+// SpindleProcess starts the spindle server (this executable, with
+// ServerEnv set) outside a test; the caller closes it.
+func SpindleProcess() (*Server, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), ServerEnv+"=1")
-	return startServer(b, cmd)
+	return startProcess(cmd)
+}
+
+func withCleanup(b testing.TB, start func() (*Server, error)) (*Server, error) {
+	s, err := start()
+	if err != nil {
+		return nil, err
+	}
+	b.Cleanup(func() { s.Close() })
+	return s, nil
 }
 
 var (
@@ -126,6 +160,12 @@ var (
 // fails when the nested module cannot be found or built (no go tool, no
 // module cache and no proxy).
 func StartGorilla(b testing.TB) (*Server, error) {
+	return withCleanup(b, GorillaProcess)
+}
+
+// GorillaProcess builds and starts bench/wspeer, as StartGorilla does,
+// outside a test; the caller closes it.
+func GorillaProcess() (*Server, error) {
 	gorillaOnce.Do(func() {
 		dir, err := wspeerDir()
 		if err != nil {
@@ -149,7 +189,7 @@ func StartGorilla(b testing.TB) (*Server, error) {
 	if gorillaErr != nil {
 		return nil, gorillaErr
 	}
-	return startServer(b, exec.Command(gorillaExe))
+	return startProcess(exec.Command(gorillaExe))
 }
 
 // wspeerDir finds bench/wspeer under the root of the main module.
@@ -169,7 +209,13 @@ func wspeerDir() (string, error) {
 	return dir, nil
 }
 
-func startServer(b testing.TB, cmd *exec.Cmd) (*Server, error) {
+// Start starts cmd, a server process that speaks as Answer does, and
+// returns once it has said its address; b's cleanup ends it.
+func Start(b testing.TB, cmd *exec.Cmd) (*Server, error) {
+	return withCleanup(b, func() (*Server, error) { return startProcess(cmd) })
+}
+
+func startProcess(cmd *exec.Cmd) (*Server, error) {
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -183,7 +229,6 @@ func startServer(b testing.TB, cmd *exec.Cmd) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cmd: cmd, in: in, out: bufio.NewReader(out)}
-	b.Cleanup(func() { s.Close() })
 	line, err := s.out.ReadString('\n')
 	f := strings.Fields(line)
 	if err != nil || len(f) != 2 || f[0] != "addr" {
@@ -207,6 +252,22 @@ func (s *Server) Stats() (mallocs, live uint64, err error) {
 	mallocs, _ = strconv.ParseUint(f[1], 10, 64)
 	live, _ = strconv.ParseUint(f[2], 10, 64)
 	return mallocs, live, nil
+}
+
+// Pid is the server process's id.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
+// HeapProfile has the server write a heap profile (runtime/pprof's "heap")
+// to path; a server that does not know the command (bench/wspeer) fails.
+func (s *Server) HeapProfile(path string) error {
+	if _, err := fmt.Fprintf(s.in, "heap %s\n", path); err != nil {
+		return err
+	}
+	line, err := s.out.ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "ok" {
+		return fmt.Errorf("wscase: heap: %q %v", line, err)
+	}
+	return nil
 }
 
 // Close ends the server process.

@@ -62,10 +62,6 @@ import (
 // MaxLine bounds the length of a command line, its "\n" excluded.
 const MaxLine = 64 << 10
 
-// DefaultLimit is the output limit of a connection unless New is told
-// otherwise.
-const DefaultLimit = 1 << 20
-
 // Stats are the server's counts.
 type Stats struct {
 	Conns       int    // connections open
@@ -73,32 +69,27 @@ type Stats struct {
 	Subscribers int    // subscriptions in all topics
 	Published   uint64 // PUB commands served
 	Delivered   uint64 // MSG lines written to subscribers
-	Dropped     uint64 // connections closed for passing the output limit
+	Dropped     uint64 // connections closed for passing the output limit (netio.Stats.OutputLimitDisconnects of the executor)
 	BadCommands uint64 // commands answered with ERR
 }
 
-// Server is the pub/sub service. Everything in it but ex, limit and srv is
-// owned by ex's loop.
+// Server is the pub/sub service. Everything in it but ex and srv is owned
+// by ex's loop.
 type Server struct {
-	ex    *executor.Executor
-	limit int
-	srv   netio.Server
+	ex  *executor.Executor
+	srv netio.Server
 
-	topics map[string]map[*session]struct{}
+	topics map[string]*topic
 	stats  Stats
 }
 
-// New returns a server whose connections and registry live on ex. limit
-// is each connection's output limit (see the package doc); limit <= 0
-// means DefaultLimit.
-func New(ex *executor.Executor, limit int) *Server {
+// New returns a server whose connections and registry live on ex. Each
+// connection's output limit is its listener's (netio.WithOutputLimit).
+func New(ex *executor.Executor) *Server {
 	if ex == nil {
 		panic("pubsub: New with nil executor")
 	}
-	if limit <= 0 {
-		limit = DefaultLimit
-	}
-	s := &Server{ex: ex, limit: limit, topics: map[string]map[*session]struct{}{}}
+	s := &Server{ex: ex, topics: map[string]*topic{}}
 	s.srv.Handler = s.open
 	return s
 }
@@ -124,15 +115,13 @@ type session struct {
 // closed (QUIT, the server's shutdown) ends its reading, so the end of
 // ReadLines is the one place where a session ends. On the loop.
 func (s *Server) open(c *netio.Conn) {
-	c.SetOutputLimit(s.limit)
 	ss := &session{srv: s, c: c, topics: map[string]struct{}{}}
 	s.stats.Conns++
-	lines := netio.NewReader(c, MaxLine).ReadLines(func(line []byte) error { ss.command(line); return nil })
-	lines.OnComplete(func(_ struct{}, err error) {
+	netio.NewReader(c, MaxLine).ReadLines(func(line []byte) error { ss.command(line); return nil }).OnComplete(func(_ struct{}, err error) {
 		if errors.Is(err, netio.ErrTooLong) {
 			ss.reply("ERR line too long") // its framing is lost: close
 		}
-		ss.close(err)
+		ss.close()
 	})
 }
 
@@ -189,29 +178,46 @@ func (ss *session) bad(reason string) {
 // which ends ss.
 func (ss *session) reply(line string) { ss.c.WriteString(line + "\n") }
 
-func (s *Server) subscribe(ss *session, topic string) {
-	subs := s.topics[topic]
-	if subs == nil {
-		subs = map[*session]struct{}{}
-		s.topics[topic] = subs
+// topic is one topic's subscribers. Its messages go to them in the order
+// of subs, which depends only on the order of SUB and UNSUB commands (not
+// on a map's), so a run of the server replays exactly.
+type topic struct {
+	subs []*session
+	at   map[*session]int // index in subs
+}
+
+func (s *Server) subscribe(ss *session, name string) {
+	t := s.topics[name]
+	if t == nil {
+		t = &topic{at: map[*session]int{}}
+		s.topics[name] = t
 	}
-	if _, ok := subs[ss]; !ok {
-		subs[ss] = struct{}{}
-		ss.topics[topic] = struct{}{}
+	if _, ok := t.at[ss]; !ok {
+		t.at[ss] = len(t.subs)
+		t.subs = append(t.subs, ss)
+		ss.topics[name] = struct{}{}
 		s.stats.Subscribers++
 	}
 }
 
-func (s *Server) unsubscribe(ss *session, topic string) {
-	subs := s.topics[topic]
-	if _, ok := subs[ss]; !ok {
+func (s *Server) unsubscribe(ss *session, name string) {
+	t := s.topics[name]
+	if t == nil {
 		return
 	}
-	delete(subs, ss)
-	delete(ss.topics, topic)
+	i, ok := t.at[ss]
+	if !ok {
+		return
+	}
+	last := t.subs[len(t.subs)-1]
+	t.subs[i], t.at[last] = last, i
+	t.subs[len(t.subs)-1] = nil
+	t.subs = t.subs[:len(t.subs)-1]
+	delete(t.at, ss)
+	delete(ss.topics, name)
 	s.stats.Subscribers--
-	if len(subs) == 0 {
-		delete(s.topics, topic)
+	if len(t.subs) == 0 {
+		delete(s.topics, name)
 	}
 }
 
@@ -219,14 +225,14 @@ func (s *Server) unsubscribe(ss *session, topic string) {
 // how many it reached. A subscriber past its output limit is dropped.
 func (s *Server) publish(topic, msg []byte) int {
 	s.stats.Published++
-	subs := s.topics[string(topic)]
-	if len(subs) == 0 {
+	t := s.topics[string(topic)]
+	if t == nil {
 		return 0
 	}
 	line := make([]byte, 0, len("MSG  \n")+len(topic)+len(msg))
 	line = append(append(append(append(append(line, "MSG "...), topic...), ' '), msg...), '\n')
 	n := 0
-	for ss := range subs {
+	for _, ss := range t.subs { // a failed write ends ss later, in a queued callback: t.subs holds still
 		if _, err := ss.c.Write(line); err == nil {
 			n++
 		} // else ss is past its output limit: its reading ends, and so does ss
@@ -235,16 +241,14 @@ func (s *Server) publish(topic, msg []byte) int {
 	return n
 }
 
-// close ends ss once its reading ended with err: its subscriptions go,
-// and its connection closes (what was written before is still sent, unless
-// the output limit failed it: ss is then counted as dropped).
-func (ss *session) close(err error) {
+// close ends ss once its reading ended: its subscriptions go, and its
+// connection closes (what was written before is still sent, unless the
+// output limit failed it: netio counts those, and Stats reports them as
+// Dropped).
+func (ss *session) close() {
 	s := ss.srv
 	for topic := range ss.topics {
 		s.unsubscribe(ss, topic)
-	}
-	if errors.Is(err, netio.ErrOutputLimit) {
-		s.stats.Dropped++
 	}
 	s.stats.Conns--
 	ss.c.Close()
@@ -252,11 +256,15 @@ func (ss *session) close(err error) {
 
 // Stats returns the server's counts. Any goroutine but the loop's.
 func (s *Server) Stats(ctx context.Context) (Stats, error) {
-	return future.Do(ctx, s.ex, func() (Stats, error) {
-		st := s.stats
-		st.Topics = len(s.topics)
-		return st, nil
-	})
+	return future.Do(ctx, s.ex, func() (Stats, error) { return s.snapshot(), nil })
+}
+
+// snapshot returns the server's counts. On the loop.
+func (s *Server) snapshot() Stats {
+	st := s.stats
+	st.Topics = len(s.topics)
+	st.Dropped = netio.StatsOf(s.ex).OutputLimitDisconnects
+	return st
 }
 
 // Shutdown shuts the server down gracefully: it stops accepting, lets
@@ -269,13 +277,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:7070", "TCP `address` to listen on")
-	limit := flag.Int("limit", DefaultLimit, "output limit of a connection, in `bytes`: a subscriber whose unsent output passes it is disconnected")
+	limit := flag.Int("limit", 1<<20, "output limit of a connection, in `bytes`: a subscriber whose unsent output passes it is disconnected")
 	flag.Parse()
 
 	ex := executor.New(executor.WithName("pubsub"))
 	ex.Start()
-	srv := New(ex, *limit)
-	l, err := netio.Listen(ex, "tcp", *addr)
+	srv := New(ex)
+	l, err := netio.Listen(ex, "tcp", *addr, netio.WithOutputLimit(*limit))
 	if err != nil {
 		ex.Close()
 		log.Fatal(err)

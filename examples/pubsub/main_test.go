@@ -21,14 +21,18 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// start serves a Server with output limit limit on 127.0.0.1 and shuts it
-// down when the test ends.
+// start serves a Server on 127.0.0.1, its connections' output limit limit
+// (0: netio's default), and shuts it down when the test ends.
 func start(t *testing.T, limit int) (*Server, string) {
 	t.Helper()
 	ex := executor.New()
 	ex.Start()
-	srv := New(ex, limit)
-	l, err := netio.Listen(ex, "tcp", "127.0.0.1:0")
+	srv := New(ex)
+	var opts []netio.ListenOption
+	if limit > 0 {
+		opts = append(opts, netio.WithOutputLimit(limit))
+	}
+	l, err := netio.Listen(ex, "tcp", "127.0.0.1:0", opts...)
 	if err != nil {
 		ex.Close()
 		t.Fatal(err)
@@ -351,7 +355,7 @@ func TestLoad(t *testing.T) {
 func TestShutdown(t *testing.T) {
 	ex := executor.New()
 	ex.Start()
-	srv := New(ex, 0)
+	srv := New(ex)
 	l, err := netio.Listen(ex, "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -375,5 +379,5 @@ func TestShutdown(t *testing.T) {
 }
 
 func TestNewNil(t *testing.T) {
-	spindletest.MustPanic(t, "pubsub:", "nil executor", func() { New(nil, 0) })
+	spindletest.MustPanic(t, "pubsub:", "nil executor", func() { New(nil) })
 }

@@ -58,8 +58,8 @@ func simPubsub(w *sim.World) error {
 	const limit = 16 << 10
 	srvH := w.Host("pubsub")
 	ex := srvH.Executor(executor.WithName("pubsub"))
-	s := New(ex, limit)
-	l, err := netio.Listen(ex, "tcp", ":7070")
+	s := New(ex)
+	l, err := netio.Listen(ex, "tcp", ":7070", netio.WithOutputLimit(limit))
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func simPubsub(w *sim.World) error {
 	}
 	var st Stats
 	read := false
-	_ = ex.Submit(func() { st, read = s.stats, true })
+	_ = ex.Submit(func() { st, read = s.snapshot(), true })
 	w.RunUntil(func() bool { return read }, time.Second)
 	if st.Dropped < 1 {
 		errs = append(errs, fmt.Errorf("Stats.Dropped = %d, want the slow subscriber counted", st.Dropped))

@@ -6,10 +6,15 @@ package main
 //   - routeConn: on the connection's own shard, with the connection's state
 //     (PING, ECHO, CLIENT, COMMAND, ...): it touches no key;
 //   - routeKey: on the shard that owns argv[1], with that shard's db;
-//   - routeKeys, routePairs, routeAll: split into parts, one per key (or
-//     key and value), or one per shard, each run on its owner; the
-//     connection combines the parts' replies (comb) in the order of the
-//     keys.
+//   - routeKeys, routePairs: every argument after the name is a key, or
+//     the arguments are key value pairs: with every key on one shard, run
+//     on that shard, with its db; with keys on several shards, a
+//     transaction (txn.go) runs the command's part for each key (part) on
+//     its owner, holding the keys of every shard concerned until all its
+//     parts are done, and combines their replies (comb) in the order of
+//     the keys: atomically;
+//   - routeAll: one part on every shard, the parts' replies combined
+//     (comb), shard by shard: not atomically.
 //
 // Checks that need no key (arity, options, integers) are made where Redis
 // makes them, so that the error texts and their precedence are the same.
@@ -52,14 +57,16 @@ type command struct {
 	arity    int    // Redis's: n exactly, -n at least n (the name included)
 	route    route
 	comb     combine
-	run      runFunc                                           // routeKey; the part of routeKeys, routePairs, routeAll
+	run      runFunc                                           // routeKey, routeKeys, routePairs (keys on one shard); the part of routeAll
+	part     runFunc                                           // routeKeys, routePairs: one key's part (argv: the key, or the key and its value)
 	conn     func(c *client, argv [][]byte, out []byte) []byte // routeConn
 	flags    []string
 	keys     [3]int // first key, last key, step (COMMAND)
 	group    string
 	since    string // the Redis version that brought the command
 	summary  string
-	validate func(argv [][]byte) string // routeKeys, routePairs, routeAll: an error to reply instead, checked before splitting
+	validate func(argv [][]byte) string // routeKeys, routePairs, routeAll: an error to reply instead, checked before routing
+	read     bool                       // flags has readonly: it shares the keys it waits for with other readers (txn.go)
 }
 
 var commands map[string]*command
@@ -84,21 +91,22 @@ func init() {
 		{name: "decr", since: "1.0.0", arity: 2, route: routeKey, run: cmdDecr, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "string", summary: "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."},
 		{name: "incrby", since: "1.0.0", arity: 3, route: routeKey, run: cmdIncrBy, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "string", summary: "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist."},
 		{name: "decrby", since: "1.0.0", arity: 3, route: routeKey, run: cmdDecrBy, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "string", summary: "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist."},
-		{name: "mget", since: "1.0.0", arity: -2, route: routeKeys, comb: combArray, run: partGet, flags: []string{"readonly", "fast"}, keys: [3]int{1, -1, 1}, group: "string", summary: "Returns the string values of one or more keys. Keys on different shards are read one shard at a time: not atomically."},
-		{name: "mset", since: "1.0.1", arity: -3, route: routePairs, comb: combOK, run: partSet, validate: validatePairs, flags: []string{"write", "denyoom"}, keys: [3]int{1, -1, 2}, group: "string", summary: "Creates or modifies the string values of one or more keys. Keys on different shards are set one shard at a time: not atomically."},
+		{name: "mget", since: "1.0.0", arity: -2, route: routeKeys, comb: combArray, run: cmdMGet, part: partGet, flags: []string{"readonly", "fast"}, keys: [3]int{1, -1, 1}, group: "string", summary: "Atomically returns the string values of one or more keys."},
+		{name: "mset", since: "1.0.1", arity: -3, route: routePairs, comb: combOK, run: cmdMSet, part: partSet, validate: validatePairs, flags: []string{"write", "denyoom"}, keys: [3]int{1, -1, 2}, group: "string", summary: "Atomically creates or modifies the string values of one or more keys."},
+		{name: "msetnx", since: "1.0.1", arity: -3, route: routePairs, comb: combOne, run: cmdMSetNX, validate: validatePairs, flags: []string{"write", "denyoom"}, keys: [3]int{1, -1, 2}, group: "string", summary: "Atomically modifies the string values of one or more keys only when all keys don't exist."},
 
-		{name: "del", since: "1.0.0", arity: -2, route: routeKeys, comb: combSum, run: partDel, flags: []string{"write"}, keys: [3]int{1, -1, 1}, group: "generic", summary: "Deletes one or more keys."},
-		{name: "exists", since: "1.0.0", arity: -2, route: routeKeys, comb: combSum, run: partExists, flags: []string{"readonly", "fast"}, keys: [3]int{1, -1, 1}, group: "generic", summary: "Determines whether one or more keys exist."},
+		{name: "del", since: "1.0.0", arity: -2, route: routeKeys, comb: combSum, run: cmdDel, part: partDel, flags: []string{"write"}, keys: [3]int{1, -1, 1}, group: "generic", summary: "Atomically deletes one or more keys."},
+		{name: "exists", since: "1.0.0", arity: -2, route: routeKeys, comb: combSum, run: cmdExists, part: partExists, flags: []string{"readonly", "fast"}, keys: [3]int{1, -1, 1}, group: "generic", summary: "Atomically determines whether one or more keys exist."},
 		{name: "expire", since: "1.0.0", arity: -3, route: routeKey, run: cmdExpire, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Sets the expiration time of a key in seconds."},
 		{name: "pexpire", since: "2.6.0", arity: -3, route: routeKey, run: cmdPexpire, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Sets the expiration time of a key in milliseconds."},
 		{name: "ttl", since: "1.0.0", arity: 2, route: routeKey, run: cmdTTL, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Returns the expiration time in seconds of a key."},
 		{name: "pttl", since: "2.6.0", arity: 2, route: routeKey, run: cmdPTTL, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Returns the expiration time in milliseconds of a key."},
 		{name: "persist", since: "2.2.0", arity: 2, route: routeKey, run: cmdPersist, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Removes the expiration time of a key."},
 		{name: "type", since: "1.0.0", arity: 2, route: routeKey, run: cmdType, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Determines the type of value stored at a key."},
-		{name: "dbsize", since: "1.0.0", arity: 1, route: routeAll, comb: combSum, run: partDBSize, flags: []string{"readonly", "fast"}, group: "server", summary: "Returns the number of keys in the database."},
-		{name: "flushall", since: "1.0.0", arity: -1, route: routeAll, comb: combOK, run: partFlush, validate: validateFlush, flags: []string{"write"}, group: "server", summary: "Removes all keys from all databases."},
-		{name: "flushdb", since: "1.0.0", arity: -1, route: routeAll, comb: combOK, run: partFlush, validate: validateFlush, flags: []string{"write"}, group: "server", summary: "Remove all keys from the current database."},
-		{name: "info", since: "1.0.0", arity: -1, route: routeAll, comb: combInfo, run: partInfo, flags: []string{"loading", "stale"}, group: "server", summary: "Returns information and statistics about the server."},
+		{name: "dbsize", since: "1.0.0", arity: 1, route: routeAll, comb: combSum, run: partDBSize, flags: []string{"readonly", "fast"}, group: "server", summary: "Returns the number of keys in the database. Shards are counted one at a time: not atomically."},
+		{name: "flushall", since: "1.0.0", arity: -1, route: routeAll, comb: combOK, run: partFlush, validate: validateFlush, flags: []string{"write"}, group: "server", summary: "Removes all keys from all databases. Shards are emptied one at a time: not atomically."},
+		{name: "flushdb", since: "1.0.0", arity: -1, route: routeAll, comb: combOK, run: partFlush, validate: validateFlush, flags: []string{"write"}, group: "server", summary: "Remove all keys from the current database. Shards are emptied one at a time: not atomically."},
+		{name: "info", since: "1.0.0", arity: -1, route: routeAll, comb: combInfo, run: partInfo, flags: []string{"loading", "stale"}, group: "server", summary: "Returns information and statistics about the server. Shards are read one at a time: not atomically."},
 
 		{name: "lpush", since: "1.0.0", arity: -3, route: routeKey, run: cmdLPush, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "list", summary: "Prepends one or more elements to a list. Creates the key if it doesn't exist."},
 		{name: "rpush", since: "1.0.0", arity: -3, route: routeKey, run: cmdRPush, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "list", summary: "Appends one or more elements to a list. Creates the key if it doesn't exist."},
@@ -123,6 +131,9 @@ func init() {
 	commands = make(map[string]*command, len(commandList))
 	for _, c := range commandList {
 		commands[c.name] = c
+		for _, f := range c.flags {
+			c.read = c.read || f == "readonly"
+		}
 	}
 }
 
@@ -540,7 +551,37 @@ func incrBy(d *db, key []byte, by int64, out []byte) ([]byte, int64) {
 	return appendInt(out, n), 0
 }
 
-// Parts of MGET and MSET: argv holds one key (and its value).
+// MGET, MSET and MSETNX of keys on one shard, and their parts, for a key
+// (and its value), of a transaction (txn.go).
+
+func cmdMGet(d *db, argv [][]byte, out []byte) ([]byte, int64) {
+	out = appendArray(out, len(argv)-1)
+	for i := 1; i < len(argv); i++ {
+		out, _ = partGet(d, argv[i:i+1], out)
+	}
+	return out, 0
+}
+
+func cmdMSet(d *db, argv [][]byte, out []byte) ([]byte, int64) {
+	for i := 1; i+1 < len(argv); i += 2 {
+		d.setString(argv[i], argv[i+1], false)
+	}
+	return append(out, replyOK...), 0
+}
+
+// cmdMSetNX sets every key, or none if one of them exists (whatever its
+// type).
+func cmdMSetNX(d *db, argv [][]byte, out []byte) ([]byte, int64) {
+	for i := 1; i+1 < len(argv); i += 2 {
+		if d.exists(argv[i]) {
+			return appendInt(out, 0), 0
+		}
+	}
+	for i := 1; i+1 < len(argv); i += 2 {
+		d.setString(argv[i], argv[i+1], false)
+	}
+	return appendInt(out, 1), 0
+}
 
 func partGet(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	v, found, _ := d.getString(argv[0])
@@ -563,6 +604,24 @@ func partSet(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 }
 
 // Keys.
+
+func cmdDel(d *db, argv [][]byte, out []byte) ([]byte, int64) {
+	var n int64
+	for i := 1; i < len(argv); i++ {
+		_, k := partDel(d, argv[i:i+1], nil)
+		n += k
+	}
+	return appendInt(out, n), 0
+}
+
+func cmdExists(d *db, argv [][]byte, out []byte) ([]byte, int64) {
+	var n int64
+	for i := 1; i < len(argv); i++ {
+		_, k := partExists(d, argv[i:i+1], nil)
+		n += k
+	}
+	return appendInt(out, n), 0
+}
 
 func partDel(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	d.expireIfNeeded(argv[0])

@@ -121,6 +121,16 @@ var diffCases = []struct {
 	{"nul args", []string{"*3\r\n$3\r\nF\x00O\r\n$3\r\na\x00b\r\n$1\r\nc\r\n"}},
 	{"nul subcommand", []string{multibulk("CLIENT", "x\x00y")}},
 	{"unknown long", []string{multibulk(strings.Repeat("n", 200), strings.Repeat("a", 100), strings.Repeat("b", 100), "c")}},
+	// MSETNX, and MSET, MGET, DEL and EXISTS over several shards,
+	// pipelined: each takes effect in its place.
+	{"msetnx", []string{
+		"MSETNX a 1 b 2 c 3\r\nMSETNX c 4 d 5\r\nMGET a b c d\r\nSET e 1\r\nMSETNX d 1 e 2\r\nGET d\r\n" +
+			"MSET a x b y e z\r\nMGET a b e\r\nEXISTS a b c d e f a\r\nDEL a b c d e a\r\nMSETNX a 1 a 2\r\nGET a\r\n",
+		"MSETNX\r\nMSETNX a\r\nMSETNX a 1 b\r\nmsetnx a 1 b 2 c\r\nLPUSH l x\r\nMSETNX m 1 l 2\r\nMGET l m\r\nMSETNX \"\" \"\"\r\nMGET \"\"\r\n",
+		multibulk("MSETNX", "k\x001", "v", "k\x002", "w") + multibulk("MGET", "k\x001", "k\x002", "k") + "DBSIZE\r\n",
+	}},
+	{"transaction then protocol error", []string{"MSET a 1 b 2 c 3 d 4\r\nMGET a b c d\r\n*2\r\n$4\r\nECHO\r\n$x\r\nPING\r\n"}},
+	{"transaction then quit", []string{"MSET a 1 b 2 c 3 d 4\r\nQUIT\r\nPING\r\n"}},
 	// ZPOPMIN's count.
 	{"zpopmin count", []string{
 		"ZPOPMIN z -1\r\nZPOPMIN z x\r\nZPOPMIN z 0\r\nZADD z 1 a 2 b 3 c\r\n" +
@@ -195,7 +205,9 @@ func field(reply []byte, name string) string {
 }
 
 // COMMAND DOCS tells each command's version and group as Redis does, and
-// claims no atomicity the server does not give.
+// says which commands are atomic across shards: those over keys (routeKeys,
+// routePairs), which run as transactions when their keys are on several
+// shards (TestMSetAtomic shows it), and not those over every shard.
 func TestCommandDocs(t *testing.T) {
 	ref := startRedis(t)
 	s := start(t, Config{})
@@ -215,8 +227,16 @@ func TestCommandDocs(t *testing.T) {
 				t.Errorf("COMMAND DOCS %s: %s %q, Redis says %q", cmd.name, f, g, w)
 			}
 		}
-		if cmd.route != routeKey && cmd.route != routeConn && strings.Contains(field(got, "summary"), "Atomically") {
-			t.Errorf("COMMAND DOCS %s: %q, but its keys on different shards are not handled atomically", cmd.name, field(got, "summary"))
+		if cmd.route == routeKey || cmd.route == routeConn {
+			continue
+		}
+		sum := field(got, "summary")
+		atomic := cmd.route == routeKeys || cmd.route == routePairs
+		switch {
+		case atomic && (!strings.HasPrefix(sum, "Atomically ") || strings.Contains(sum, "not atomically")):
+			t.Errorf("COMMAND DOCS %s: %q, but its keys on different shards are handled atomically", cmd.name, sum)
+		case !atomic && (strings.Contains(sum, "Atomically") || !strings.HasSuffix(sum, "not atomically.")):
+			t.Errorf("COMMAND DOCS %s: %q, but it runs on the shards one at a time, not atomically", cmd.name, sum)
 		}
 	}
 }

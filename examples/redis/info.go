@@ -19,10 +19,11 @@ import (
 func partInfo(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	sh := d.shard
 	st := sh.ex.Stats()
-	out = fmt.Appendf(out, "shard%d:utilization=%.3f,busy_ms=%d,idle_ms=%d,stalls=%d,queue_delay_p50_us=%d,queue_delay_p99_us=%d,queue_delay_max_us=%d,tasks_run=%d,queued=%d,timers=%d,keys=%d,expires=%d,connections=%d,commands=%d,remote_batches=%d,expired_keys=%d\r\n",
+	out = fmt.Appendf(out, "shard%d:utilization=%.3f,busy_ms=%d,idle_ms=%d,stalls=%d,queue_delay_p50_us=%d,queue_delay_p99_us=%d,queue_delay_max_us=%d,tasks_run=%d,queued=%d,timers=%d,keys=%d,expires=%d,connections=%d,commands=%d,remote_batches=%d,expired_keys=%d,claims=%d,claim_waits=%d,keys_claimed=%d\r\n",
 		sh.index, st.Utilization(), st.Busy.Milliseconds(), st.Idle.Milliseconds(), st.Stalls,
 		st.Delay.P50.Microseconds(), st.Delay.P99.Microseconds(), st.Delay.Max.Microseconds(),
-		st.TasksRun, st.Queued, st.Timers, d.keys(), len(d.expires), sh.conns, sh.cmds, sh.remote, d.expired)
+		st.TasksRun, st.Queued, st.Timers, d.keys(), len(d.expires), sh.conns, sh.cmds, sh.remote, d.expired,
+		sh.claims, sh.waits, len(sh.locks))
 	return out, int64(d.keys())<<32 | int64(len(d.expires))
 }
 

@@ -9,14 +9,22 @@ package main
 //     request that arrived in pieces: no copy), until the replies made on
 //     the connection's own shard reach the budget (Config.OutputHighWater);
 //     the requests left stay in the buffer for the next round;
-//  2. routes each request: it is split into units, a unit being a command
-//     (or one key's part of MGET, MSET, DEL, EXISTS, or one shard's part
-//     of DBSIZE, FLUSHALL, INFO) for the shard that owns its key. Units
-//     for the connection's own shard run at once; units for other shards
-//     are gathered into one batch per shard;
+//  2. routes each request: a command whose keys are all on one shard is
+//     one unit for that shard (DBSIZE, FLUSHALL and INFO are one unit per
+//     shard). Units for the connection's own shard run at once; units for
+//     other shards are gathered into one batch per shard. A command over
+//     keys of several shards (MGET, MSET, MSETNX, DEL, EXISTS) is a
+//     transaction (txn.go), which the connection runs alone: the round
+//     ends with it (the commands over several shards right after it join
+//     it), it starts once every request before it has run, and the
+//     requests after it are routed once its replies are back. A unit
+//     whose keys a transaction holds waits for them: on the connection's
+//     own shard the round ends with it too;
 //  3. sends each batch to its shard in one cross-shard call
 //     (shard.InvokeWith), which runs its units in order on that shard's db
-//     until their replies reach the budget, and carries them back;
+//     until their replies reach the budget, and carries them back; a batch
+//     that reaches a unit whose keys are held parks on that shard until
+//     they are free, and comes back (a one-way message) once it stops;
 //  4. combines, once every batch is back, the replies of the requests
 //     whose units have all run, in request order, into one buffer, which
 //     the connection writes at once. If units are left (a shard stopped at
@@ -28,11 +36,12 @@ package main
 // one owner and batches to a shard run in order), a command whose keys
 // are all local never leaves its shard, and the replies a round holds are
 // bounded by about the budget per shard, plus one reply. Commands over
-// several shards (MSET, DEL of keys on two shards) are not atomic across
-// shards.
+// several shards are atomic: no command sees part of one (txn.go).
 //
-// Invariants: waiting counts the batches in flight; while it is not zero
-// the batches, argv and buffers belong to the shards running them. In a
+// Invariants: waiting counts the batches in flight, and the transaction
+// (txn) once started; while it is not zero the batches, argv and buffers
+// belong to the shards running them. txn is the round's last request
+// while set, and its reply the local batch's last unit, not run. In a
 // batch, units[:ran] have run (their res are set) and res[:taken] have
 // been combined; the units of a batch are in request order, so the
 // combined ones are a prefix. slots are the requests of the round not yet
@@ -47,7 +56,20 @@ import (
 type unit struct {
 	run  runFunc
 	argv [][]byte
+	keys keyMode // where its keys are in argv: what it waits for when they are held
+	read bool    // it only reads: it shares its keys with other readers
 }
+
+// keyMode says which arguments of a unit are keys.
+type keyMode uint8
+
+const (
+	keyNone  keyMode = iota // none (DBSIZE, FLUSHALL, INFO)
+	keyFirst                // argv[1]
+	keyAll                  // argv[1:]
+	keyPairs                // argv[1], argv[3], ...
+	keyPart                 // argv[0]: one key's part of a command
+)
 
 type result struct {
 	off, end int
@@ -62,6 +84,10 @@ type batch struct {
 	ran    int // units[:ran] have run
 	taken  int // res[:taken] have been combined
 	budget int // a run stops once it has made this many bytes of replies
+
+	lock lockReq // parked: the claim on the keys of units[ran]
+	home int     // the connection's shard
+	wake func()  // tells the connection that the batch, parked, has stopped (on its shard)
 }
 
 func (b *batch) reset() {
@@ -95,19 +121,11 @@ func (b *batch) compact() {
 
 // runBatch runs a batch's units that have not run, on the shard that owns
 // their keys, until their replies reach the batch's budget (at least one
-// runs).
-func runBatch(st *shardState, b *batch) (*batch, error) {
+// runs, unless its keys are held). It reports whether the batch parked:
+// then it is the shard's until it comes back by b.wake.
+func runBatch(st *shardState, b *batch) (bool, error) {
 	st.remote++
-	start := len(b.out)
-	for b.ran < len(b.units) && len(b.out)-start < b.budget {
-		u := b.units[b.ran]
-		off := len(b.out)
-		var n int64
-		b.out, n = u.run(&st.db, u.argv, b.out)
-		b.res[b.ran] = result{off, len(b.out), n}
-		b.ran++
-	}
-	return b, nil
+	return st.runUnits(b), nil
 }
 
 // A ref names a unit: its shard's batch and its index there.
@@ -139,7 +157,13 @@ type pipeline struct {
 	batches []*batch // by shard; batches[home.index] is the local one
 	waiting int
 	out     []byte
-	onDone  []func(*batch, error)
+	onDone  []func(bool, error)
+	stop    bool       // the request routed ends the round (a transaction, or a local unit that waits)
+	txn     *txn       // the round's transaction, last
+	started bool       // txn is under way
+	owners  []int      // the shards of a request's keys
+	held    [][]byte   // a request parsed after txn that could not join it: the next round's first
+	perr    protoError // a protocol error found after txn: the next round's reply
 }
 
 func newPipeline(c *client) *pipeline {
@@ -147,10 +171,14 @@ func newPipeline(c *client) *pipeline {
 	n := s.g.Len()
 	p := &pipeline{c: c, srv: s, home: c.home, p: newParser(s.cfg.MaxBulk, s.cfg.MaxMultibulk)}
 	p.batches = make([]*batch, n)
-	p.onDone = make([]func(*batch, error), n)
+	p.onDone = make([]func(bool, error), n)
+	wake := func() { c.batchDone(nil) }
 	for j := range n {
-		p.batches[j] = &batch{budget: s.cfg.OutputHighWater}
-		p.onDone[j] = func(_ *batch, err error) {
+		p.batches[j] = &batch{budget: s.cfg.OutputHighWater, home: c.home.index, wake: wake}
+		p.onDone[j] = func(parked bool, err error) {
+			if parked && err == nil {
+				return // it comes back by wake
+			}
 			if !c.home.ex.OnLoop() {
 				// A call the group's close swept completes off the loop:
 				// the connection's state is its loop's, so the completion
@@ -186,7 +214,17 @@ func (p *pipeline) parse() {
 	p.more, p.round = false, true
 	argv := p.argv[:0]
 	local := p.batches[p.home.index]
-	for !p.quit {
+	if len(p.held) > 0 {
+		argv = append(argv, p.held...)
+		clear(p.held)
+		p.held = p.held[:0]
+		p.dispatch(argv[0:len(argv):len(argv)])
+	}
+	if p.perr != "" {
+		p.replyLocal(appendError(nil, "ERR Protocol error: "+string(p.perr)))
+		p.perr, p.quit = "", true
+	}
+	for !p.quit && !p.stop {
 		if len(local.out) >= local.budget {
 			p.more = true // the rest waits for the next round
 			break
@@ -195,6 +233,10 @@ func (p *pipeline) parse() {
 		var ok bool
 		var perr protoError
 		argv, ok, perr = p.p.next(p.buf, argv)
+		if perr != "" && p.txn != nil {
+			p.perr, p.stop = perr, true // answered after the transaction
+			break
+		}
 		if perr != "" {
 			p.replyLocal(appendError(nil, "ERR Protocol error: "+string(perr)))
 			p.quit = true
@@ -207,16 +249,35 @@ func (p *pipeline) parse() {
 			p.dispatch(argv[n0:len(argv):len(argv)])
 		}
 	}
+	if p.stop {
+		p.stop = false
+		p.more = true // the rest waits for the next round
+	}
 	p.argv = argv
 }
 
-// send sends the batches whose units have not all run to their shards;
-// it reports whether any went (and batchDone will be called for each).
+// send sends the batches whose units have not all run to their shards,
+// parks the local one if a unit of it waits, or, once every unit before
+// it has run, starts the round's transaction; it reports whether anything
+// went (and batchDone will be called for each).
 func (p *pipeline) send() bool {
+	remote := 0
 	for i, b := range p.batches {
 		if i != p.home.index && b.ran < len(b.units) {
-			p.waiting++
+			remote++
 		}
+	}
+	local := p.batches[p.home.index]
+	if remote == 0 && p.txn != nil && !p.started {
+		p.started = true
+		p.waiting++
+		p.txn.start()
+		return true
+	}
+	park := p.txn == nil && local.ran < len(local.units)
+	p.waiting += remote
+	if park {
+		p.waiting++
 	}
 	if p.waiting == 0 {
 		return false
@@ -226,7 +287,26 @@ func (p *pipeline) send() bool {
 			shard.InvokeWith(p.srv.shards, i, b, runBatch).OnComplete(p.onDone[i])
 		}
 	}
+	if park && !p.home.runUnits(local) {
+		_ = shard.Send(p.srv.g, local.home, local.wake)
+	}
 	return true
+}
+
+// txnDone takes the reply of the round's transaction, on the
+// connection's loop.
+func (p *pipeline) txnDone(t *txn) {
+	if p.c.state != stClosed {
+		b := p.batches[p.home.index]
+		for _, c := range t.cmds {
+			off := len(b.out)
+			b.out = c.reply(b.out)
+			b.res[b.ran] = result{off, len(b.out), 0}
+			b.ran++
+		}
+	}
+	p.txn, p.started = nil, false
+	p.c.batchDone(nil)
 }
 
 // pending reports whether the round has requests not yet combined.
@@ -250,41 +330,61 @@ func (p *pipeline) addSlot(comb combine, argv [][]byte) {
 }
 
 // unit sends u to shard to: it runs at once if to is the connection's
-// shard, else joins that shard's batch.
+// shard (unless its keys are held: then it waits, and ends the round),
+// else joins that shard's batch.
 func (p *pipeline) unit(to int, u unit) {
 	b := p.batches[to]
 	p.refs = append(p.refs, ref{int32(to), int32(len(b.res))})
 	p.slots[len(p.slots)-1].n++
 	if to == p.home.index {
-		off := len(b.out)
-		var n int64
-		b.out, n = u.run(&p.home.db, u.argv, b.out)
-		b.units = append(b.units, unit{})
-		b.res = append(b.res, result{off, len(b.out), n})
-		b.ran++
-		return
+		if b.ran == len(b.units) && (len(p.home.locks) == 0 || !p.home.claimed(&u)) {
+			off := len(b.out)
+			var n int64
+			b.out, n = u.run(&p.home.db, u.argv, b.out)
+			b.units = append(b.units, unit{})
+			b.res = append(b.res, result{off, len(b.out), n})
+			b.ran++
+			return
+		}
+		p.stop = true
 	}
 	b.units = append(b.units, u)
 	b.res = append(b.res, result{})
 }
 
-// dispatch routes one request.
+// dispatch routes one request. While the round has a transaction, a
+// request over keys of several shards joins it, if it may; any other is
+// held for the next round.
 func (p *pipeline) dispatch(argv [][]byte) {
 	p.home.cmds++
 	cmd := lookup(argv[0])
-	if cmd == nil {
-		p.replyLocal(appendError(nil, errUnknown(argv)))
-		return
+	var bad string
+	switch {
+	case cmd == nil:
+		bad = errUnknown(argv)
+	case !arityOK(cmd.arity, len(argv)):
+		bad = errArity(cmd.name)
+	case cmd.validate != nil:
+		bad = cmd.validate(argv)
 	}
-	if !arityOK(cmd.arity, len(argv)) {
-		p.replyLocal(appendError(nil, errArity(cmd.name)))
-		return
-	}
-	if cmd.validate != nil {
-		if e := cmd.validate(argv); e != "" {
-			p.replyLocal(appendError(nil, e))
-			return
+	to, several := 0, false
+	step, keys := 1, keyAll
+	if bad == "" && (cmd.route == routeKeys || cmd.route == routePairs) {
+		if cmd.route == routePairs {
+			step, keys = 2, keyPairs
 		}
+		to, several = p.shardsOf(argv, step)
+	}
+	join := several && !(plantedBugs.split && cmd.comb != combOne)
+	if p.txn != nil && !(bad == "" && join && p.txn.open()) {
+		p.home.cmds-- // counted again in its round
+		p.held = append(p.held, argv...)
+		p.stop = true
+		return
+	}
+	if bad != "" {
+		p.replyLocal(appendError(nil, bad))
+		return
 	}
 	switch cmd.route {
 	case routeConn:
@@ -299,23 +399,50 @@ func (p *pipeline) dispatch(argv [][]byte) {
 		b.ran++
 	case routeKey:
 		p.addSlot(combOne, nil)
-		p.unit(p.srv.owner(argv[1]), unit{cmd.run, argv})
-	case routeKeys:
-		p.addSlot(cmd.comb, nil)
-		for i := 1; i < len(argv); i++ {
-			p.unit(p.srv.owner(argv[i]), unit{cmd.run, argv[i : i+1 : i+1]})
-		}
-	case routePairs:
-		p.addSlot(cmd.comb, nil)
-		for i := 1; i+1 < len(argv); i += 2 {
-			p.unit(p.srv.owner(argv[i]), unit{cmd.run, argv[i : i+2 : i+2]})
+		p.unit(p.srv.owner(argv[1]), unit{cmd.run, argv, keyFirst, cmd.read})
+	case routeKeys, routePairs:
+		switch {
+		case !several:
+			p.addSlot(combOne, nil)
+			p.unit(to, unit{cmd.run, argv, keys, cmd.read})
+		case !join: // planted: key by key
+			p.addSlot(cmd.comb, nil)
+			for i, o := range p.owners {
+				a := 1 + i*step
+				p.unit(o, unit{cmd.part, argv[a : a+step : a+step], keyPart, cmd.read})
+			}
+		default:
+			p.addSlot(combOne, nil)
+			b := p.batches[p.home.index]
+			p.refs = append(p.refs, ref{int32(p.home.index), int32(len(b.res))})
+			p.slots[len(p.slots)-1].n++
+			b.units = append(b.units, unit{})
+			b.res = append(b.res, result{})
+			if p.txn == nil {
+				t := &txn{srv: p.srv, home: p.home.index}
+				t.done = func() { p.txnDone(t) }
+				p.txn = t
+			}
+			p.txn.add(cmd, argv, append([]int(nil), p.owners...))
 		}
 	case routeAll:
 		p.addSlot(cmd.comb, argv)
 		for i := range p.srv.g.Len() {
-			p.unit(i, unit{cmd.run, argv})
+			p.unit(i, unit{cmd.run, argv, keyNone, cmd.read})
 		}
 	}
+}
+
+// shardsOf finds the shards of the keys of argv (every step-th argument
+// from argv[1]), in p.owners: the first's, and whether there are several.
+func (p *pipeline) shardsOf(argv [][]byte, step int) (first int, several bool) {
+	p.owners = p.owners[:0]
+	for i := 1; i < len(argv); i += step {
+		o := p.srv.owner(argv[i])
+		p.owners = append(p.owners, o)
+		several = several || o != p.owners[0]
+	}
+	return p.owners[0], several
 }
 
 // ready reports whether every unit of refs has run.
@@ -382,6 +509,7 @@ func (p *pipeline) combine() []byte {
 var plantedBugs struct {
 	localFirst bool // combine writes the replies made on the connection's shard before the others
 	lostWake   bool // Wake drops the wake-up of a connection holding a partial request
+	split      bool // MSET, MGET, DEL and EXISTS over several shards run key by key, with no transaction
 }
 
 // localFirst is the planted bug's order: once every request of the round

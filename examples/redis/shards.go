@@ -24,9 +24,16 @@ type shardState struct {
 	total   uint64  // connections accepted
 	cmds    uint64  // commands received by this shard's connections
 	remote  uint64  // batches run here for other shards' connections
+	claims  uint64  // transactions' claims taken here
+	waits   uint64  // times a batch waited here for keys claimed
 
 	timer   *executor.Timer // the active expiry's next tick
 	stopped bool            // draining: no more ticks
+
+	locks     map[string]*keyLock // the keys claimed, by transactions or by commands waiting for them (txn.go)
+	granted   []*lockReq          // claims granted, their owners not yet told
+	granting  bool                // runGranted is telling them
+	freeLocks []*keyLock          // queues for keys to claim, kept for reuse
 }
 
 func newShardState(s *Server, i int) *shardState {

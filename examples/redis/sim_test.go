@@ -105,7 +105,8 @@ func simple(s string) string { return "+" + s + "\r\n" }
 const nilBulk = "$-1\r\n"
 
 // model is what a client knows of its own keys: the exact state, since
-// no other client touches them.
+// no other client touches them. The keys of groupKeys, which every client
+// touches, have no model but one rule (groupOp).
 type model struct {
 	strs  map[string]string
 	lists map[string][]string
@@ -150,7 +151,7 @@ func (m *model) gen(rng *rand.Rand, id int) op {
 		}
 		return nilBulk
 	}
-	switch r := rng.Intn(17); r {
+	switch r := rng.Intn(18); r {
 	case 0, 1:
 		k, v := key("s"), val()
 		return op{req: cmd("SET", k, v), want: []string{simple("OK")}, after: func() { m.strs[k] = v }}
@@ -270,6 +271,26 @@ func (m *model) gen(rng *rand.Rand, id int) op {
 			want = bulk(v)
 		}
 		return op{req: cmd("HGET", k, f), want: []string{want}}
+	case 16: // sets all or none
+		n := 1 + rng.Intn(3)
+		args := []string{"MSETNX"}
+		var kv [][2]string
+		exists := false
+		for range n {
+			k, v := key("s"), val()
+			args = append(args, k, v)
+			kv = append(kv, [2]string{k, v})
+			_, had := m.strs[k]
+			exists = exists || had
+		}
+		if exists {
+			return op{req: cmd(args...), want: []string{integer(0)}}
+		}
+		return op{req: cmd(args...), want: []string{integer(1)}, after: func() {
+			for _, p := range kv {
+				m.strs[p[0]] = p[1]
+			}
+		}}
 	case 15:
 		k, v, ms := key("t"), val(), 1+rng.Intn(30)
 		// The server's clock is in whole milliseconds: a millisecond of
@@ -317,6 +338,7 @@ func (m *model) gen(rng *rand.Rand, id int) op {
 // simClient runs rounds of pipelines on its own keys and checks every
 // reply. It returns the first error.
 func simClient(ctx context.Context, w *sim.World, ex *executor.Executor, addr string, id, rounds int, rng *rand.Rand, shared *int) error {
+	seq := 0
 	c, err := netio.Dial(ctx, ex, "tcp", addr).Await(ctx)
 	if err != nil {
 		return fmt.Errorf("client %d: dial: %w", id, err)
@@ -329,7 +351,8 @@ func simClient(ctx context.Context, w *sim.World, ex *executor.Executor, addr st
 		ops := make([]op, n)
 		var req []byte
 		for i := range ops {
-			if rng.Intn(10) == 0 {
+			switch rng.Intn(10) {
+			case 0:
 				ops[i] = op{req: cmd("INCR", "shared"), check: func(reply string, _, _ time.Duration) error {
 					if v, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(reply, ":"), "\r\n")); err != nil || v <= 0 {
 						return fmt.Errorf("INCR shared: got %q", reply)
@@ -337,7 +360,9 @@ func simClient(ctx context.Context, w *sim.World, ex *executor.Executor, addr st
 					*shared++
 					return nil
 				}}
-			} else {
+			case 1, 2:
+				ops[i] = groupOp(rng, id, &seq)
+			default:
 				ops[i] = m.gen(rng, id)
 			}
 			req = append(req, ops[i].req...)
@@ -383,6 +408,70 @@ func simClient(ctx context.Context, w *sim.World, ex *executor.Executor, addr st
 	return nil
 }
 
+// groupKeys are keys on several shards that every client writes, only
+// all at once: MSET, MSETNX and DEL of all of them. So whoever reads any
+// of them at once (MGET, EXISTS) sees them all set to one value, or none:
+// a reply that shows some set and others not, or two values, saw part of
+// a write.
+var groupKeys = []string{"grp:a", "grp:d", "grp:f", "grp:g", "grp:h"} // on 2 or 3 shards of 2, 3 or 4
+
+// groupOp draws a request on groupKeys; seq numbers the client's values.
+func groupOp(rng *rand.Rand, id int, seq *int) op {
+	all := func(name string, extra ...string) []byte {
+		args := []string{name}
+		for _, k := range groupKeys {
+			args = append(args, k)
+			args = append(args, extra...)
+		}
+		return cmd(args...)
+	}
+	some := func(name string) ([]byte, int) {
+		args := []string{name}
+		for _, k := range groupKeys {
+			if rng.Intn(3) > 0 {
+				args = append(args, k)
+			}
+		}
+		if len(args) < 3 {
+			args = append(args, groupKeys[0], groupKeys[len(groupKeys)-1])
+		}
+		return cmd(args...), len(args) - 1
+	}
+	*seq++
+	v := fmt.Sprintf("c%d.%d", id, *seq)
+	n := len(groupKeys)
+	switch rng.Intn(6) {
+	case 0:
+		return op{req: all("MSET", v), want: []string{simple("OK")}}
+	case 1:
+		return op{req: all("MSETNX", v), want: []string{integer(0), integer(1)}}
+	case 2:
+		return op{req: cmd(append([]string{"DEL"}, groupKeys...)...), want: []string{integer(0), integer(n)}}
+	case 3:
+		req, k := some("EXISTS")
+		return op{req: req, want: []string{integer(0), integer(k)}}
+	default:
+		req, k := some("MGET")
+		return op{req: req, check: func(reply string, _, _ time.Duration) error {
+			if reply == array(k)+strings.Repeat(nilBulk, k) {
+				return nil
+			}
+			lines := strings.Split(reply, "\r\n")
+			if len(lines) == 2*k+2 && lines[0] == array(k)[:len(array(k))-2] {
+				first := lines[2]
+				same := true
+				for i := 1; i < k; i++ {
+					same = same && lines[1+2*i] == lines[1] && lines[2+2*i] == first
+				}
+				if same && strings.HasPrefix(lines[1], "$") && lines[1] != "$-1" {
+					return nil
+				}
+			}
+			return fmt.Errorf("MGET of keys written together: %q shows part of a write", reply)
+		}}
+	}
+}
+
 func contains(s []string, v string) bool {
 	for _, x := range s {
 		if x == v {
@@ -411,6 +500,13 @@ func simRedis(t *testing.T, w *sim.World) error {
 		errs = append(errs, fmt.Errorf("panic on a shard: %v", v))
 	})
 	addr := srvH.Addr(simPort)
+	on := map[int]bool{}
+	for _, k := range groupKeys {
+		on[srv.owner([]byte(k))] = true
+	}
+	if len(on) < 2 {
+		return fmt.Errorf("the group keys are all on shard %v of %d: they test no atomicity", on, srv.g.Len())
+	}
 
 	cliH, farH, flakyH, slowH := w.Host("clients"), w.Host("far"), w.Host("flaky"), w.Host("slow")
 	cli := cliH.Executor(executor.WithName("clients"))
@@ -633,6 +729,7 @@ func TestPlantedBugs(t *testing.T) {
 	}{
 		{"replies-out-of-order", &plantedBugs.localFirst},
 		{"lost-wake-up", &plantedBugs.lostWake},
+		{"mset-not-atomic", &plantedBugs.split},
 	} {
 		t.Run(bug.name, func(t *testing.T) {
 			*bug.on = true

@@ -3,6 +3,8 @@ package loop
 import (
 	"log/slog"
 	"runtime/debug"
+
+	"github.com/spindle-rt/spindle/internal/frame"
 )
 
 // Panics on the loop: how a panic that escapes a queued item is sorted out
@@ -58,9 +60,46 @@ func (e *Loop) runGuarded(r Runnable) {
 func (e *Loop) catchPanic(r Runnable, v any, stack []byte) {
 	if c, ok := r.(PanicCatcher); ok {
 		c.CatchPanic(v, stack)
+	} else {
+		e.handlePanic(v, stack)
+	}
+	e.ObservePanic(v)
+}
+
+// PanicObserver is told of the panics of the continuations that run under
+// a frame it is bound to (frame.With(PanicObserverKey, o)), after the
+// panic has been reported (to the continuation's future or the panic
+// handler): package web binds the responses that finish later, so that a
+// panic in a callback that was to finish one ends it instead of leaving
+// its client waiting.
+type PanicObserver interface {
+	ObservePanic(v any)
+}
+
+type panicObserverKey struct{}
+
+// PanicObserverKey is the frame key of a PanicObserver.
+var PanicObserverKey any = panicObserverKey{}
+
+// ObservePanic tells the PanicObserver of the current frame, if it has
+// one, of the panic v that escaped the running continuation (a task body
+// too: package future calls it). Loop only. A panic in the observer goes
+// to the panic handler.
+func (e *Loop) ObservePanic(v any) {
+	o, ok := frame.Find(e.Cur, panicObserverKey{})
+	if !ok {
 		return
 	}
-	e.handlePanic(v, stack)
+	po, ok := o.(PanicObserver)
+	if !ok {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			e.handlePanic(r, debug.Stack())
+		}
+	}()
+	po.ObservePanic(v)
 }
 
 // ReportPanic hands a recovered panic that has nowhere else to go to the
