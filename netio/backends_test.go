@@ -36,10 +36,9 @@ type env struct {
 }
 
 // onAll runs body on the host backend and on the simulation, one subtest
-// each (the simulation's once per seed, the first seed twice); replay says
-// whether the first seed's second run must give the same trace (not so for a body whose timing reads the wall
-// clock: the idle timeout's last activity is time.Now).
-func onAll(t *testing.T, replay bool, body func(t *testing.T, e *env)) {
+// each (the simulation's once per seed, the first seed twice): the first
+// seed's second run must give the same trace.
+func onAll(t *testing.T, body func(t *testing.T, e *env)) {
 	t.Run("host", func(t *testing.T) {
 		e := &env{t: t, srv: started(t), cli: started(t)}
 		body(t, e)
@@ -58,7 +57,7 @@ func onAll(t *testing.T, replay bool, body func(t *testing.T, e *env)) {
 			if t.Failed() {
 				t.Logf("sim seed=%d trace=%s", seed, tr)
 			}
-			if was, ok := traces[seed]; ok && replay && i > 0 && was != tr {
+			if was, ok := traces[seed]; ok && i > 0 && was != tr {
 				t.Errorf("seed %d replayed with trace %s, first %s", seed, tr, was)
 			}
 			traces[seed] = tr
@@ -142,24 +141,23 @@ func TestShared(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		body func(t *testing.T, e *env)
-		wall bool // reads the wall clock: no replay check
 	}{
-		{"Echo", sharedEcho, false},
-		{"EOFAfterClose", sharedEOFAfterClose, false},
-		{"CloseWrite", sharedCloseWrite, false},
-		{"FlushBuffered", sharedFlushBuffered, false},
-		{"CloseSendsPendingOutput", sharedCloseSendsPending, false},
-		{"TryRecvPollRecv", sharedTryRecv, false},
-		{"DoneOnHangUp", sharedDoneOnHangUp, false},
-		{"DialRefused", sharedDialRefused, false},
-		{"ListenerClose", sharedListenerClose, false},
-		{"ExecutorClose", sharedExecutorClose, false},
-		{"OutputLimit", sharedOutputLimit, false},
-		{"IdleTimeout", sharedIdleTimeout, true},
-		{"Reader", sharedReader, false},
-		{"Reset", sharedReset, false},
+		{"Echo", sharedEcho},
+		{"EOFAfterClose", sharedEOFAfterClose},
+		{"CloseWrite", sharedCloseWrite},
+		{"FlushBuffered", sharedFlushBuffered},
+		{"CloseSendsPendingOutput", sharedCloseSendsPending},
+		{"TryRecvPollRecv", sharedTryRecv},
+		{"DoneOnHangUp", sharedDoneOnHangUp},
+		{"DialRefused", sharedDialRefused},
+		{"ListenerClose", sharedListenerClose},
+		{"ExecutorClose", sharedExecutorClose},
+		{"OutputLimit", sharedOutputLimit},
+		{"IdleTimeout", sharedIdleTimeout},
+		{"Reader", sharedReader},
+		{"Reset", sharedReset},
 	} {
-		t.Run(tc.name, func(t *testing.T) { onAll(t, !tc.wall, tc.body) })
+		t.Run(tc.name, func(t *testing.T) { onAll(t, tc.body) })
 	}
 }
 

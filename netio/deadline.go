@@ -19,6 +19,7 @@ package netio
 //     connection once last is that old.
 
 import (
+	"math"
 	"net"
 	"os"
 	"time"
@@ -39,56 +40,76 @@ func (e *timeoutError) Timeout() bool        { return true }
 func (e *timeoutError) Temporary() bool      { return true }
 func (e *timeoutError) Is(target error) bool { return target == os.ErrDeadlineExceeded }
 
-// deadlines is a connection's deadline state.
+// deadlines is a connection's deadline state. Times are on the loop's
+// clock (loop.Loop.Now, in nanoseconds): the monotonic clock on a loop of
+// its own, the world's fake clock on a simulated one, so that an idle
+// timeout fires at the same simulated time in every run of a seed.
 type deadlines struct {
 	read, write alarm
 	idleT       alarm
 	idle        time.Duration
-	last        time.Time
+	last        int64 // when a byte was last received or taken, on the loop's clock
 }
 
 // alarm is one deadline and the timer armed for it.
 type alarm struct {
-	when time.Time       // the deadline; zero: none
-	at   time.Time       // when t fires
+	on   bool            // a deadline is set
+	when int64           // the deadline, on the loop's clock
+	at   int64           // when t fires, on the loop's clock
 	t    *executor.Timer // nil: none armed
 	fire func()          // what the timer runs (made once)
 }
 
-// set sets the deadline to when: expire runs once it has passed (at once
-// if it has), unless it is set again first.
-func (a *alarm) set(c *Conn, when time.Time, check func()) {
-	a.when = when
-	if when.IsZero() {
+// onClock returns the time on c's loop's clock that lies as far ahead of
+// now as t lies ahead of time.Now: a deadline given as a time.Time, on
+// the clock its timers run on. Saturates instead of overflowing.
+func (c *Conn) onClock(t time.Time) int64 {
+	return after(c.r.lp.Now(), time.Until(t))
+}
+
+// after returns now+d on the loop's clock, saturated.
+func after(now int64, d time.Duration) int64 {
+	if d > 0 && int64(d) > math.MaxInt64-now {
+		return math.MaxInt64
+	}
+	return now + int64(d)
+}
+
+// set sets the deadline to when (on the loop's clock; on false: none):
+// check runs once it has passed (at once if it has), unless it is set
+// again first.
+func (a *alarm) set(c *Conn, on bool, when int64, check func()) {
+	a.on, a.when = on, when
+	if !on {
 		a.stop()
 		return
 	}
-	if a.t != nil && !a.at.After(when) {
+	if a.t != nil && a.at <= when {
 		return // fires in time, and then arms itself for the rest
 	}
 	a.stop()
 	if a.fire == nil {
 		a.fire = func() { a.t = nil; check() }
 	}
-	d := time.Until(when)
+	d := when - c.r.lp.Now()
 	if d <= 0 {
 		check()
 		return
 	}
 	a.at = when
-	a.t = c.exe().AfterFunc(d, a.fire)
+	a.t = c.exe().AfterFunc(time.Duration(d), a.fire)
 }
 
 // due reports whether the deadline has passed; if it has not, it arms the
 // timer for the rest.
 func (a *alarm) due(c *Conn) bool {
-	if a.when.IsZero() {
+	if !a.on {
 		return false
 	}
-	if d := time.Until(a.when); d > 0 {
+	if d := a.when - c.r.lp.Now(); d > 0 {
 		if a.t == nil {
 			a.at = a.when
-			a.t = c.exe().AfterFunc(d, a.fire)
+			a.t = c.exe().AfterFunc(time.Duration(d), a.fire)
 		}
 		return false
 	}
@@ -116,15 +137,16 @@ func (c *Conn) dl() *deadlines {
 // pending ones at that time, and every later one until the deadline is
 // moved. A receive that times out is withdrawn and loses no byte: what
 // arrives later goes to the next receive. The zero time means no deadline.
-// The deadline is a timer of the loop; no goroutine watches it. Loop only.
+// The deadline is a timer of the loop, on the loop's clock (on a
+// simulated loop, as far ahead on the simulated clock as t is ahead of
+// time.Now when it is set); no goroutine watches it. Loop only.
 func (c *Conn) SetReadDeadline(t time.Time) error {
 	c.mustLoop("SetReadDeadline")
 	if c.released {
 		return net.ErrClosed
 	}
 	c.rtimeout = false
-	d := c.dl()
-	d.read.set(c, t, c.checkRead)
+	c.dl().read.set(c, !t.IsZero(), c.onClock(t), c.checkRead)
 	return nil
 }
 
@@ -149,7 +171,7 @@ func (c *Conn) SetWriteDeadline(t time.Time) error {
 		return net.ErrClosed
 	}
 	c.wtimeout = false
-	c.dl().write.set(c, t, c.checkWrite)
+	c.dl().write.set(c, !t.IsZero(), c.onClock(t), c.checkWrite)
 	return nil
 }
 
@@ -176,8 +198,9 @@ func (c *Conn) SetDeadline(t time.Time) error {
 // or taken from its output by the kernel for d: its pending and later
 // receives fail with ErrIdleTimeout, and Close sends what was written (for
 // the linger time). d <= 0 removes the timeout. The default is none, or
-// what WithIdleTimeout gave the listener. It is a timer of the loop, armed
-// again only when it fires. Loop only.
+// what WithIdleTimeout gave the listener. It is a timer of the loop, on
+// the loop's clock (simulated time on a loop of package sim), armed again
+// only when it fires. Loop only.
 func (c *Conn) SetIdleTimeout(d time.Duration) {
 	c.mustLoop("SetIdleTimeout")
 	if c.released {
@@ -186,14 +209,14 @@ func (c *Conn) SetIdleTimeout(d time.Duration) {
 	if d <= 0 {
 		if c.ext != nil && c.ext.dl != nil {
 			c.ext.dl.idle = 0
-			c.ext.dl.idleT.set(c, time.Time{}, nil)
+			c.ext.dl.idleT.set(c, false, 0, nil)
 		}
 		c.idle = false
 		return
 	}
 	dl := c.dl()
-	dl.idle, dl.last, c.idle = d, time.Now(), true
-	dl.idleT.set(c, dl.last.Add(d), c.checkIdle)
+	dl.idle, dl.last, c.idle = d, c.r.lp.Now(), true
+	dl.idleT.set(c, true, after(dl.last, d), c.checkIdle)
 }
 
 // WithIdleTimeout sets the idle timeout of every connection the listener
@@ -203,14 +226,14 @@ func WithIdleTimeout(d time.Duration) ListenOption {
 }
 
 // touch records activity for the idle timeout.
-func (c *Conn) touch() { c.ext.dl.last = time.Now() }
+func (c *Conn) touch() { c.ext.dl.last = c.r.lp.Now() }
 
 func (c *Conn) checkIdle() {
 	dl := c.ext.dl
 	if c.released || dl.idle <= 0 {
 		return
 	}
-	dl.idleT.when = dl.last.Add(dl.idle)
+	dl.idleT.when = after(dl.last, dl.idle)
 	if !dl.idleT.due(c) {
 		return
 	}

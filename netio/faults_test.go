@@ -23,6 +23,7 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/hooks"
 	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 	"github.com/spindle-rt/spindle/netio"
 )
@@ -63,6 +64,39 @@ func captureLog(t *testing.T) *logRecords {
 	return h
 }
 
+// acceptErrors returns a channel closed once netio.StatsOf(ex) has counted
+// n failed accepts: it looks after every callback on ex's loop (a hook),
+// and a failed accept ends in one (Serve's).
+func acceptErrors(ex *executor.Executor, n uint64) <-chan struct{} {
+	ch := make(chan struct{})
+	var once sync.Once
+	var remove func()
+	var mu sync.Mutex
+	look := func(hooks.ID) {
+		if netio.StatsOf(ex).AcceptErrors >= n {
+			once.Do(func() {
+				close(ch)
+				mu.Lock()
+				defer mu.Unlock()
+				remove()
+			})
+		}
+	}
+	mu.Lock()
+	remove = ex.AddHooks(hooks.Hooks{After: look})
+	mu.Unlock()
+	return ch
+}
+
+// drainBegun returns a future that fails once ex's Shutdown has begun to
+// drain the loop: a pending accept on l (a listener of ex), which the drain
+// fails when it closes the loop's listeners (and l with them). On the loop
+// or off it.
+func drainBegun(t *testing.T, ex *executor.Executor, l *netio.Listener) *future.Future[*netio.Conn] {
+	t.Helper()
+	return onLoop(t, ex, func() *future.Future[*netio.Conn] { return l.Accept() })
+}
+
 // With no descriptor left, accepting fails with EMFILE: Serve backs off,
 // reports it once, does not spin, and serves again once descriptors free
 // up.
@@ -75,6 +109,7 @@ func TestServeSurvivesEMFILE(t *testing.T) {
 	w.Write([]byte("w"))
 	readN(t, w, 1)
 
+	failed := acceptErrors(ex, 2)
 	const clients = 3
 	// Sockets made before the limit is lowered: connecting needs no
 	// descriptor, accepting them does.
@@ -120,21 +155,26 @@ func TestServeSurvivesEMFILE(t *testing.T) {
 	sa := &syscall.SockaddrInet4{Port: addr.Port}
 	copy(sa.Addr[:], addr.IP.To4())
 	for _, fd := range socks {
-		if err := syscall.Connect(fd, sa); err != nil {
+		// Interrupted, the connect goes on in the kernel; the write waits
+		// for it.
+		if err := syscall.Connect(fd, sa); err != nil && err != syscall.EINTR {
 			t.Fatal("connect:", err)
 		}
-		if _, err := syscall.Write(fd, []byte("x")); err != nil {
+		_, err := syscall.Write(fd, []byte("x"))
+		for err == syscall.EINTR {
+			_, err = syscall.Write(fd, []byte("x"))
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	start := time.Now()
-	// The accepts fail until descriptors free up.
-	deadline := time.Now().Add(spindletest.Safety)
-	for netio.StatsOf(ex).AcceptErrors < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no failed accept seen: %+v", netio.StatsOf(ex))
-		}
-		time.Sleep(time.Millisecond) // polling a figure, not ordering work
+	// The accepts fail until descriptors free up: wait for a failure and
+	// the retry's failure after it.
+	select {
+	case <-failed:
+	case <-time.After(spindletest.Safety):
+		t.Fatalf("no two failed accepts seen: %+v", netio.StatsOf(ex))
 	}
 	for _, b := range ballast {
 		b.Close()
@@ -256,28 +296,29 @@ func TestShutdownRefusesAndDrainsUnderLoad(t *testing.T) {
 		}
 	}
 	onLoop(t, ex, func() error { again(struct{}{}, nil); return nil })
+	// A second listener of the loop, with an accept pending: the drain
+	// closes it with l, and its accept failing says the drain has begun.
+	l2, err := netio.Listen(ex, "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	begun := drainBegun(t, ex, l2)
 	ctx, cancel := context.WithTimeout(context.Background(), spindletest.Safety)
 	defer cancel()
 	shut := make(chan error, 1)
 	go func() { shut <- ex.Shutdown(ctx) }()
-	// Wait for the drain to begin (Submit refuses), then dial: refused.
-	for ex.Submit(func() {}) == nil {
-		time.Sleep(time.Millisecond)
+	if _, err := spindletest.Await(t, begun); !errors.Is(err, executor.ErrClosed) {
+		t.Fatalf("pending accept during the drain: %v, want executor.ErrClosed", err)
 	}
-	deadline := time.Now().Add(spindletest.Safety / 2)
-	for {
-		nc, err := net.DialTimeout("tcp", l.Addr().String(), time.Second)
-		if err != nil {
-			break
-		}
-		// Accepted by the kernel: is it served? It must not be.
+	if ex.Submit(func() {}) == nil {
+		t.Fatal("Submit accepted while the executor drains")
+	}
+	// l was closed with l2: a dial is refused.
+	if nc, err := net.DialTimeout("tcp", l.Addr().String(), spindletest.Safety); err == nil {
 		nc.Close()
-		if time.Now().After(deadline) {
-			t.Fatal("the listener still takes connections while the executor shuts down")
-		}
-		time.Sleep(time.Millisecond)
+		t.Fatal("the listener still takes connections while the executor shuts down")
 	}
-	t.Logf("refused after %v", time.Since(deadline.Add(-spindletest.Safety/2)))
 	refused.Store(true)
 	defer func(t0 time.Time) { t.Logf("drained in %v", time.Since(t0)) }(time.Now())
 	if err := spindletest.Recv(t, shut); err != nil {
@@ -304,10 +345,11 @@ func TestShutdownLetsLingeringOutputFinish(t *testing.T) {
 		c.Write(big)
 		return c.Close()
 	})
+	begun := drainBegun(t, ex, l)
 	shut := make(chan error, 1)
 	go func() { shut <- ex.Shutdown(spindletest.Context(t)) }()
-	for ex.Submit(func() {}) == nil { // the drain has begun
-		time.Sleep(time.Millisecond)
+	if _, err := spindletest.Await(t, begun); !errors.Is(err, executor.ErrClosed) {
+		t.Fatalf("pending accept during the drain: %v, want executor.ErrClosed", err)
 	}
 	got, err := io.ReadAll(nc)
 	if err != nil || !bytes.Equal(got, big) {
@@ -408,10 +450,16 @@ func TestOutputLimitFanOut(t *testing.T) {
 	ex := started(t)
 	const limit = 1 << 20 // examples/pubsub's default
 	l := listen(t, ex, netio.WithOutputLimit(limit))
+	// Each subscriber gets pubsN*40 KiB, more than the limit: one that
+	// did not read would be cut.
 	subsN, pubsN := 100, 100
 	if spindletest.RaceEnabled {
-		subsN, pubsN = 50, 50
+		subsN, pubsN = 20, 50 // 40 MiB through the race detector, not 200
 	}
+	// The whole fan-out goes through the loop before the first subscriber
+	// has read everything: on a busy machine under the race detector that
+	// takes longer than one Safety.
+	const bound = 4 * spindletest.Safety
 	const perPub, msgSize = 80, 512 // 40 KiB per publisher, in one write
 	var subs []*netio.Conn
 	var cut atomic.Int32
@@ -439,6 +487,7 @@ func TestOutputLimitFanOut(t *testing.T) {
 	errs := make(chan error, subsN)
 	for range subsN {
 		nc := dialNet(t, l)
+		nc.SetDeadline(time.Now().Add(bound))
 		go func() {
 			_, err := io.ReadFull(nc, make([]byte, want))
 			errs <- err
@@ -450,9 +499,15 @@ func TestOutputLimitFanOut(t *testing.T) {
 		nc := dialNet(t, l)
 		go nc.Write(msg) // one burst each
 	}
+	timeout := time.After(bound)
 	for range subsN {
-		if err := spindletest.Recv(t, errs); err != nil {
-			t.Fatalf("subscriber: %v (%d writes cut by the output limit)", err, cut.Load())
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Fatalf("subscriber: %v (%d writes cut by the output limit)", err, cut.Load())
+			}
+		case <-timeout:
+			t.Fatalf("subscribers not done after %v", bound)
 		}
 	}
 	if n := cut.Load(); n != 0 {

@@ -10,7 +10,9 @@ package netio
 // backend's: bytes are read only while a receive is pending (the reader
 // reads only when the loop asks it to, into the connection's buffer, which
 // it owns until the loop takes the result), and output leaves at the batch
-// boundary, one write per connection per batch.
+// boundary, one write per connection per batch: on the loop, as much as
+// the socket takes without waiting (tryWrite), and the rest through the
+// writer goroutine, which waits for the socket.
 //
 // Invariants:
 //   - want, wreq and acc carry at most one request each (capacity 1) and
@@ -31,6 +33,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"syscall"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
@@ -225,17 +228,37 @@ func (c *Conn) readDone() {
 	c.readable()
 }
 
-// flushOut hands the output to the writer goroutine unless a write is
-// under way (writeDone then hands the rest).
+// flushOut writes the output on the loop, as much as the socket takes at
+// once, and hands the rest to the writer goroutine, which waits until the
+// socket takes it (writeDone then hands on what came meanwhile). Writing
+// on the loop spares most writes two handoffs between goroutines and the
+// loop a wake-up; where the socket cannot be written without waiting
+// (tryWrite), the writer goroutine writes everything.
 func (c *Conn) flushOut() {
 	s := &c.sk
 	if s.writing || len(c.out) == 0 {
 		return
 	}
+	n, err, ok := s.tryWrite(c.out)
+	if ok {
+		if err != nil {
+			c.abort(c.writeError(err))
+			return
+		}
+		if n == len(c.out) {
+			c.r.putW(c.out)
+			c.out = nil
+			c.took(n)
+			return
+		}
+	}
 	s.writing = true
 	s.inflight = c.out
 	c.out = nil
-	s.wreq <- s.inflight
+	s.wreq <- s.inflight[n:]
+	if n > 0 {
+		c.took(n)
+	}
 }
 
 func (c *Conn) writeDone() {
@@ -263,9 +286,15 @@ func (s *sock) addr(remote bool) net.Addr { return nil }
 
 var _ = connExt{}.dialExt
 
-// lastWrite would send what is buffered before the executor closes; the
-// writer goroutine may be blocked, so the fallback drops it.
-func (c *Conn) lastWrite() {}
+// lastWrite sends what the socket takes at once of the buffered output,
+// before the executor's close drops the rest; while the writer goroutine
+// writes (and may wait for the peer) what it has not yet written is
+// dropped.
+func (c *Conn) lastWrite() {
+	if !c.released && !c.sk.writing && len(c.out) > 0 {
+		c.sk.tryWrite(c.out)
+	}
+}
 
 // shutWrite shuts the write side of the socket.
 func (c *Conn) shutWrite() error {
@@ -307,6 +336,18 @@ func (c *Conn) closeSock() {
 // read's.
 func (c *Conn) opError(err error) error {
 	return &net.OpError{Op: "read", Net: c.ext.laddr.Network(), Source: c.ext.laddr, Addr: c.ext.raddr, Err: os.NewSyscallError("read", err)}
+}
+
+// writeError wraps the error of a write on the loop (tryWrite) as package
+// net would a Write's; a closed socket's is net.ErrClosed.
+func (c *Conn) writeError(err error) error {
+	if errors.Is(err, net.ErrClosed) {
+		return net.ErrClosed
+	}
+	if _, ok := err.(syscall.Errno); !ok {
+		return err
+	}
+	return &net.OpError{Op: "write", Net: c.ext.laddr.Network(), Source: c.ext.laddr, Addr: c.ext.raddr, Err: os.NewSyscallError("write", err)}
 }
 
 // sockErr strips package net's wrapping where the error is ours to name.
