@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -280,8 +281,8 @@ func (s *Server) Close() error {
 	return s.cmd.Wait()
 }
 
-// roundTrip sends Message and reads its echo.
-func roundTrip(c *wsclient.Client) error {
+// RoundTrip sends Message as one binary message on c and reads its echo.
+func RoundTrip(c *wsclient.Client) error {
 	if err := c.Binary(Message); err != nil {
 		return err
 	}
@@ -295,24 +296,32 @@ func roundTrip(c *wsclient.Client) error {
 	return nil
 }
 
-// dialAll opens n WebSockets to /ws/echo, par at a time, each making one
-// round trip.
-func dialAll(addr string, n, par int) ([]*wsclient.Client, error) {
+// DialAll opens n WebSockets to addr's /ws/echo from laddr (nil: any
+// local address), par at a time, each making one round trip. On an error
+// it closes those it opened.
+func DialAll(laddr net.Addr, addr string, n, par int) ([]*wsclient.Client, error) {
 	cs := make([]*wsclient.Client, n)
 	errs := make([]error, par)
 	var wg sync.WaitGroup
+	d := net.Dialer{LocalAddr: laddr, Timeout: 30 * time.Second}
 	for g := range par {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := g; i < n; i += par {
-				c, err := wsclient.Dial(addr, "/ws/echo")
-				if err == nil {
-					c.C.SetDeadline(time.Now().Add(60 * time.Second))
-					err = roundTrip(c)
-					c.C.SetDeadline(time.Time{})
-				}
+				nc, err := d.Dial("tcp", addr)
 				if err != nil {
+					errs[g] = err
+					return
+				}
+				nc.SetDeadline(time.Now().Add(60 * time.Second))
+				c, err := wsclient.Handshake(nc, addr, "/ws/echo")
+				if err == nil {
+					err = RoundTrip(c)
+				}
+				nc.SetDeadline(time.Time{})
+				if err != nil {
+					nc.Close()
 					errs[g] = err
 					return
 				}
@@ -322,13 +331,14 @@ func dialAll(addr string, n, par int) ([]*wsclient.Client, error) {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		closeAll(cs)
+		CloseAll(cs)
 		return nil, err
 	}
 	return cs, nil
 }
 
-func closeAll(cs []*wsclient.Client) {
+// CloseAll closes every client of cs that is not nil.
+func CloseAll(cs []*wsclient.Client) {
 	for _, c := range cs {
 		if c != nil {
 			c.Close()
@@ -345,11 +355,11 @@ func Echo(b *testing.B, start func(testing.TB) (*Server, error)) {
 	if err != nil {
 		b.Skipf("wscase: %v", err)
 	}
-	cs, err := dialAll(s.Addr, Conns, 10)
+	cs, err := DialAll(nil, s.Addr, Conns, 10)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer closeAll(cs)
+	defer CloseAll(cs)
 	per := max(1, (b.N+Conns-1)/Conns)
 	run := func(rounds int) ([]time.Duration, error) {
 		lat := make([][]time.Duration, len(cs))
@@ -363,7 +373,7 @@ func Echo(b *testing.B, start func(testing.TB) (*Server, error)) {
 				l := make([]time.Duration, 0, rounds)
 				for range rounds {
 					t0 := time.Now()
-					if err := roundTrip(c); err != nil {
+					if err := RoundTrip(c); err != nil {
 						errs[i] = err
 						return
 					}
@@ -422,7 +432,7 @@ func Idle(b *testing.B, start func(testing.TB) (*Server, error)) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		cs, err := dialAll(s.Addr, IdleConns, 8)
+		cs, err := DialAll(nil, s.Addr, IdleConns, 8)
 		b.StopTimer()
 		if err != nil {
 			b.Fatal(err)
@@ -432,7 +442,7 @@ func Idle(b *testing.B, start func(testing.TB) (*Server, error)) {
 			b.Fatal(err)
 		}
 		live += float64(int64(l1) - int64(l0))
-		closeAll(cs)
+		CloseAll(cs)
 		s.Close()
 	}
 	b.ReportMetric(live/float64(b.N*IdleConns), "B/conn")

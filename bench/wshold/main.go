@@ -126,11 +126,11 @@ func run(cfg config, out io.Writer) error {
 	fmt.Fprintf(out, "server %s (pid %d) on %s; %d idle WebSockets from %d client processes; %d active clients, %d round trips each per phase\n",
 		cfg.server, s.Pid(), s.Addr, cfg.idle, cfg.procs, cfg.active, cfg.rounds)
 
-	act, err := dialAll(nil, s.Addr, cfg.active, 10)
+	act, err := wscase.DialAll(nil, s.Addr, cfg.active, 10)
 	if err != nil {
 		return fmt.Errorf("active clients: %w", err)
 	}
-	defer closeAll(act)
+	defer wscase.CloseAll(act)
 	if _, err := echo(s, act, max(1, cfg.rounds/10)); err != nil { // warm up
 		return err
 	}
@@ -279,7 +279,7 @@ func echo(s *wscase.Server, cs []*wsclient.Client, rounds int) (phase, error) {
 			l := make([]time.Duration, 0, rounds)
 			for range rounds {
 				t0 := time.Now()
-				if err := roundTrip(c); err != nil {
+				if err := wscase.RoundTrip(c); err != nil {
 					errs[i] = err
 					return
 				}
@@ -299,69 +299,6 @@ func echo(s *wscase.Server, cs []*wsclient.Client, rounds int) (phase, error) {
 	all := slices.Concat(lat...)
 	slices.Sort(all)
 	return phase{p50: all[(len(all)-1)/2], p99: all[(len(all)-1)*99/100], cpu: c1 - c0, msgs: len(all)}, nil
-}
-
-// roundTrip sends a 64-byte binary message and reads its echo.
-func roundTrip(c *wsclient.Client) error {
-	if err := c.Binary(wscase.Message); err != nil {
-		return err
-	}
-	op, p, err := c.ReadMessage()
-	if err != nil {
-		return err
-	}
-	if op != wsclient.OpBinary || !bytes.Equal(p, wscase.Message) {
-		return fmt.Errorf("echo %d %q", op, p)
-	}
-	return nil
-}
-
-// dialAll opens n WebSockets to addr's /ws/echo from laddr (nil: any), par
-// at a time, each making one round trip.
-func dialAll(laddr net.Addr, addr string, n, par int) ([]*wsclient.Client, error) {
-	cs := make([]*wsclient.Client, n)
-	errs := make([]error, par)
-	var wg sync.WaitGroup
-	d := net.Dialer{LocalAddr: laddr, Timeout: 30 * time.Second}
-	for g := range par {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := g; i < n; i += par {
-				nc, err := d.Dial("tcp", addr)
-				if err != nil {
-					errs[g] = err
-					return
-				}
-				nc.SetDeadline(time.Now().Add(60 * time.Second))
-				c, err := wsclient.Handshake(nc, addr, "/ws/echo")
-				if err == nil {
-					err = roundTrip(c)
-				}
-				nc.SetDeadline(time.Time{})
-				if err != nil {
-					nc.Close()
-					errs[g] = err
-					return
-				}
-				cs[i] = c
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		closeAll(cs)
-		return nil, err
-	}
-	return cs, nil
-}
-
-func closeAll(cs []*wsclient.Client) {
-	for _, c := range cs {
-		if c != nil {
-			c.Close()
-		}
-	}
 }
 
 // holder is a client process holding idle WebSockets.
@@ -434,7 +371,7 @@ func (h *holder) close() error {
 func clientMain(in io.Reader, out io.Writer) int {
 	netcase.RaiseFileLimit()
 	var held []*wsclient.Client
-	defer func() { closeAll(held) }()
+	defer func() { wscase.CloseAll(held) }()
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -444,7 +381,7 @@ func clientMain(in io.Reader, out io.Writer) int {
 			n, err = strconv.Atoi(f[3])
 			if err == nil {
 				var cs []*wsclient.Client
-				cs, err = dialAll(&net.TCPAddr{IP: net.ParseIP(f[1])}, f[2], n, 8)
+				cs, err = wscase.DialAll(&net.TCPAddr{IP: net.ParseIP(f[1])}, f[2], n, 8)
 				held = append(held, cs...)
 			}
 		} else {
