@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -18,6 +19,23 @@ import (
 
 	"github.com/spindle-rt/spindle/internal/wsclient"
 )
+
+// removeWhenFree removes dir, trying again for up to ten seconds while
+// processes that are exiting still write into it.
+func removeWhenFree(t *testing.T, dir string) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := os.RemoveAll(dir)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Logf("leaving %s: %v", dir, err)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
 
 // chromiumPath returns the browser to drive, or "".
 func chromiumPath() string {
@@ -117,9 +135,17 @@ func TestBrowser(t *testing.T) {
 		t.Skip("chromium is not installed (apt-get install chromium): the page is not checked in a browser")
 	}
 	_, addr := start(t)
+	profile, err := os.MkdirTemp("", "webkv-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Chromium's helper processes outlive the browser process for a moment
+	// and still write into its profile, so t.TempDir's one RemoveAll may
+	// find the directory not empty: remove it once they have gone.
+	t.Cleanup(func() { removeWhenFree(t, profile) })
 	cmd := exec.Command(bin, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
 		"--disable-extensions", "--disable-background-networking", "--remote-debugging-port=0",
-		"--user-data-dir="+t.TempDir(), "about:blank")
+		"--user-data-dir="+profile, "about:blank")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
