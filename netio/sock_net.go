@@ -128,7 +128,7 @@ func (c *Conn) readLoop() {
 		default:
 			if failed == nil && s.watchEnd() {
 				failed = s.perr
-				if c.r.lp.Schedule((*peerGone)(c), nil, 0) != nil {
+				if c.r.lp.ScheduleOffLoop((*peerGone)(c), nil, 0) != nil {
 					return
 				}
 			}
@@ -143,7 +143,7 @@ func (c *Conn) readLoop() {
 		} else {
 			s.rn, s.rerr = s.nc.Read(b)
 		}
-		if c.r.lp.Schedule((*readDone)(c), nil, 0) != nil {
+		if c.r.lp.ScheduleOffLoop((*readDone)(c), nil, 0) != nil {
 			return
 		}
 	}
@@ -191,7 +191,7 @@ func (s *sock) serve(lp *loop.Loop, req <-chan []byte, op func([]byte) (int, err
 			return
 		}
 		*n, *err = op(b)
-		if lp.Schedule(done, nil, 0) != nil {
+		if lp.ScheduleOffLoop(done, nil, 0) != nil {
 			return
 		}
 	}
@@ -416,7 +416,7 @@ func (l *Listener) acceptLoop() {
 			return
 		}
 		nc, err := s.ln.Accept()
-		if l.lp.Schedule(&accepted{l: l, nc: nc, err: err}, nil, 0) != nil {
+		if l.lp.ScheduleOffLoop(&accepted{l: l, nc: nc, err: err}, nil, 0) != nil {
 			return
 		}
 		if errors.Is(err, net.ErrClosed) {
@@ -488,7 +488,7 @@ func dial(ctx context.Context, lp *loop.Loop, network, address string, p *future
 			return
 		}
 		d.nc = nc
-		_ = lp.Schedule(d, nil, 0)
+		_ = lp.ScheduleOffLoop(d, nil, 0)
 	}()
 }
 

@@ -286,6 +286,22 @@ func (e *Loop) Schedule(r Runnable, fr *frame.Frame, id hooks.ID) error {
 	return nil
 }
 
+// ScheduleOffLoop is Schedule for a caller that never holds the loop (the
+// goroutines of a portable I/O backend, which hand their results to the
+// loop): it goes through the inbox without asking who the caller is, which
+// saves the holder check where that is costly (the purego build of package
+// gid).
+func (e *Loop) ScheduleOffLoop(r Runnable, fr *frame.Frame, id hooks.ID) error {
+	if r == nil {
+		panic("executor: Schedule of nil Runnable")
+	}
+	if err := e.submit(item{r: r, fr: fr, id: id}, phaseDraining); err != nil {
+		e.Drop(r)
+		return err
+	}
+	return nil
+}
+
 // submit appends it to the inbox while the phase is at most maxPhase.
 func (e *Loop) submit(it item, maxPhase int32) error {
 	if e.closed == nil {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package gid
+
+const raceOn = false
