@@ -36,6 +36,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/spindle-rt/spindle/bench/internal/child"
 	"github.com/spindle-rt/spindle/executor"
 )
 
@@ -242,19 +243,11 @@ func startClientsEnv(tlsClient bool) (*Clients, error) {
 	if tlsClient {
 		cmd.Env = append(cmd.Env, ChildTLSEnv+"=1")
 	}
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
+	in, out, err := child.Start(cmd)
 	if err != nil {
 		return nil, err
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	return &Clients{cmd: cmd, in: in, out: bufio.NewReader(out)}, nil
+	return &Clients{cmd: cmd, in: in, out: out}, nil
 }
 
 // do sends one command and reads its answer.

@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spindle-rt/spindle/bench/internal/child"
 	"github.com/spindle-rt/spindle/bench/netcase"
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/internal/wsclient"
@@ -217,19 +218,11 @@ func Start(b testing.TB, cmd *exec.Cmd) (*Server, error) {
 }
 
 func startProcess(cmd *exec.Cmd) (*Server, error) {
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
+	in, out, err := child.Start(cmd)
 	if err != nil {
 		return nil, err
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &Server{cmd: cmd, in: in, out: bufio.NewReader(out)}
+	s := &Server{cmd: cmd, in: in, out: out}
 	line, err := s.out.ReadString('\n')
 	f := strings.Fields(line)
 	if err != nil || len(f) != 2 || f[0] != "addr" {

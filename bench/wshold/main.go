@@ -43,6 +43,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spindle-rt/spindle/bench/internal/child"
 	"github.com/spindle-rt/spindle/bench/netcase"
 	"github.com/spindle-rt/spindle/bench/wscase"
 	"github.com/spindle-rt/spindle/internal/wsclient"
@@ -320,19 +321,11 @@ func hold(addr string, n, procs int) ([]*holder, error) {
 	for i := range procs {
 		cmd := exec.Command(exe)
 		cmd.Env = append(os.Environ(), clientEnv+"=1")
-		cmd.Stderr = os.Stderr
-		in, err := cmd.StdinPipe()
+		in, out, err := child.Start(cmd)
 		if err != nil {
 			return hs, err
 		}
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			return hs, err
-		}
-		if err := cmd.Start(); err != nil {
-			return hs, err
-		}
-		h := &holder{cmd: cmd, in: in, out: bufio.NewReader(out)}
+		h := &holder{cmd: cmd, in: in, out: out}
 		hs = append(hs, h)
 		share := n / procs
 		if i < n%procs {

@@ -42,6 +42,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/spindle-rt/spindle/bench/internal/child"
 	"github.com/spindle-rt/spindle/bench/netcase"
 	"github.com/spindle-rt/spindle/executor"
 )
@@ -170,23 +171,14 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/1e6) }
 func measure(s server, profile string) (*result, error) {
 	cmd := exec.Command(s.bin)
 	cmd.Env = append(os.Environ(), childEnv+"="+s.env)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
+	in, rd, err := child.Start(cmd)
 	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	defer func() {
 		in.Close()
 		cmd.Wait()
 	}()
-	rd := bufio.NewReader(out)
 	addr, err := rd.ReadString('\n')
 	if err != nil {
 		return nil, fmt.Errorf("reading the server's address: %w", err)
