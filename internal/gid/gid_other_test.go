@@ -46,16 +46,6 @@ func TestCreator(t *testing.T) {
 	}
 }
 
-func TestCurrentAllocates(t *testing.T) {
-	if raceOn {
-		t.Skip("allocation counts differ under the race detector")
-	}
-	Current() // fill the pool
-	if n := testing.AllocsPerRun(100, func() { Current() }); n != 0 {
-		t.Errorf("Current allocates %v times a call, want 0", n)
-	}
-}
-
 // BenchmarkCurrentDeep is BenchmarkCurrent twenty frames down, where a
 // loop's callbacks call it from.
 func BenchmarkCurrentDeep(b *testing.B) {

@@ -47,6 +47,16 @@ func TestCurrentStableAndDistinct(t *testing.T) {
 	}
 }
 
+func TestCurrentAllocates(t *testing.T) {
+	if raceOn {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	Current() // the portable version keeps its buffers for reuse
+	if n := testing.AllocsPerRun(100, func() { Current() }); n != 0 {
+		t.Errorf("Current allocates %v times a call, want 0", n)
+	}
+}
+
 func BenchmarkCurrent(b *testing.B) {
 	var x uintptr
 	for range b.N {
