@@ -575,7 +575,7 @@ func TestManyTasksSleeping(t *testing.T) {
 func TestTaskGoroutinesAreReused(t *testing.T) {
 	ex := executor.New()
 	defer ex.Close()
-	base := runtime.NumGoroutine()
+	base := spindletest.Goroutines()
 	for i := range 100 {
 		p := NewPromise[int](ex)
 		f := Spawn(ex, func(ctx context.Context) (int, error) { return p.Future().Await(ctx) })
@@ -586,7 +586,7 @@ func TestTaskGoroutinesAreReused(t *testing.T) {
 			t.Fatalf("task %d = (%v, %v)", i, v, err)
 		}
 	}
-	if extra := runtime.NumGoroutine() - base; extra > 1 {
+	if extra := spindletest.Goroutines() - base; extra > 1 {
 		t.Fatalf("%d goroutines left for 100 sequential tasks, want at most 1", extra)
 	}
 }

@@ -3,7 +3,6 @@ package future_test
 import (
 	"context"
 	"errors"
-	"runtime"
 	"testing"
 
 	"github.com/spindle-rt/spindle/executor"
@@ -64,7 +63,7 @@ func TestGoContextOfTaskGoroutines(t *testing.T) {
 	const n = 50
 	release := make(chan struct{})
 	started := make(chan struct{}, n)
-	base := runtime.NumGoroutine()
+	base := spindletest.Goroutines()
 	fs := make([]*future.Future[int], n)
 	for i := range fs {
 		fs[i] = future.Spawn(ex, func(ctx context.Context) (int, error) {
@@ -78,7 +77,7 @@ func TestGoContextOfTaskGoroutines(t *testing.T) {
 	for range n {
 		spindletest.Recv(t, started)
 	}
-	grown := runtime.NumGoroutine() - base
+	grown := spindletest.Goroutines() - base
 	close(release)
 	for _, f := range fs {
 		if _, err := spindletest.Await(t, f); err != nil {
