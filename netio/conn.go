@@ -431,7 +431,7 @@ func write[S []byte | string](c *Conn, op string, p S) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if c.limit > 0 && c.Buffered()+len(p) > int(c.limit) && c.overLimit(len(p)) {
+	if c.limit > 0 && c.buffered()+len(p) > int(c.limit) && c.overLimit(len(p)) {
 		inc(&c.r.stats.overLimit)
 		c.abort(ErrOutputLimit)
 		return 0, ErrOutputLimit
@@ -466,7 +466,7 @@ const outputCeiling = 4
 // output past the limit, fails the connection (see SetOutputLimit): the
 // output would pass the ceiling, or the peer has stopped reading.
 func (c *Conn) overLimit(n int) bool {
-	waiting := int64(c.Buffered()) + int64(n)
+	waiting := int64(c.buffered()) + int64(n)
 	if waiting > outputCeiling*int64(c.limit) {
 		return true
 	}
@@ -493,8 +493,11 @@ func (c *Conn) markDirty() {
 // the kernel. Loop only.
 func (c *Conn) Buffered() int {
 	c.mustLoop("Buffered")
-	return int(c.written-c.taken) + c.tlsBuffered()
+	return c.buffered()
 }
+
+// buffered is Buffered for netio's own callers, which have made the check.
+func (c *Conn) buffered() int { return int(c.written-c.taken) + c.tlsBuffered() }
 
 // SetOutputLimit sets the output limit of c, which bounds the output held
 // for a peer that stopped reading, so that such a peer costs its own
