@@ -97,9 +97,9 @@ func crunch() int { return spin(3000) }
 //
 //go:noinline
 func spin(n int) int {
-	x := 0
-	for i := range n * 1000 {
+	var x uint32
+	for i := range uint32(n) * 1000 {
 		x ^= i * 2654435761
 	}
-	return x & 1
+	return int(x & 1)
 }
