@@ -10,7 +10,11 @@ package main
 // with Later and finished with End), so the connection's loop goes on
 // serving meanwhile. A change is announced to the watchers (/ws/watch) of
 // every shard: the owner sends "put KEY" or "del KEY" to its own and hands
-// the line to the other shards, in the order of the changes it made.
+// the line to the other shards, in the order of the changes it made, and
+// the change's response waits until every shard has sent it on. So a
+// request that starts once another's response has come back makes a change
+// that every watcher sees after the other's, as with one store behind a
+// lock: the watchers see the changes in the order they were answered.
 //
 // Invariants: a store and its sets of WebSockets are touched only by its
 // shard's loop; live counts the WebSockets open on every shard.
@@ -30,6 +34,7 @@ import (
 	"time"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/netio"
 	"github.com/spindle-rt/spindle/shard"
 	"github.com/spindle-rt/spindle/web"
@@ -193,6 +198,42 @@ func onOwner[R any](s *Server, w *web.ResponseWriter, key string, fn func(*store
 	})
 }
 
+// change runs fn, which changes key's value and returns the line that
+// announces it ("" for no change), on the store of key's owner, and calls
+// done with its result on the handler's loop once the line has been sent
+// to the watchers of every shard (announce). The response is held
+// meanwhile.
+func change[R any](s *Server, w *web.ResponseWriter, key string, fn func(*store) (R, string), done func(R)) {
+	w.Later()
+	p := future.NewPromise[R](w.Executor())
+	p.Future().OnComplete(func(v R, err error) {
+		if err != nil {
+			web.Error(w, "shard unavailable", http.StatusServiceUnavailable)
+		} else {
+			done(v)
+		}
+		w.End()
+	})
+	run := func(st *store) {
+		v, line := fn(st)
+		if line == "" {
+			p.Resolve(v)
+			return
+		}
+		s.announce(st, line).OnComplete(func([]struct{}, error) { p.Resolve(v) }) // told, or a shard has closed: the change stands
+	}
+	local := s.st.Local()
+	if to := s.owner(key); to != local.i {
+		shard.Invoke(s.st, to, func(st *store) (struct{}, error) { run(st); return struct{}{}, nil }).OnComplete(func(_ struct{}, err error) {
+			if err != nil {
+				p.Reject(err)
+			}
+		})
+		return
+	}
+	run(local)
+}
+
 // kv serves /kv/{key}.
 func (s *Server) kv(w *web.ResponseWriter, r *web.Request) {
 	key := strings.TrimPrefix(r.Path(), "/kv/")
@@ -221,7 +262,7 @@ func (s *Server) kv(w *web.ResponseWriter, r *web.Request) {
 		}
 		v := append(make([]byte, 0, len(r.Body())), r.Body()...) // the body is the receive buffer
 		key = strings.Clone(key)
-		onOwner(s, w, key, func(st *store) struct{} { st.set(s, key, v); return struct{}{} }, func(struct{}) {
+		change(s, w, key, func(st *store) (struct{}, string) { return struct{}{}, st.set(key, v) }, func(struct{}) {
 			w.WriteHeader(http.StatusNoContent)
 		})
 	case "DELETE":
@@ -230,7 +271,7 @@ func (s *Server) kv(w *web.ResponseWriter, r *web.Request) {
 			return
 		}
 		key = strings.Clone(key)
-		onOwner(s, w, key, func(st *store) bool { return st.del(s, key) }, func(ok bool) {
+		change(s, w, key, func(st *store) (bool, string) { line := st.del(key); return line != "", line }, func(ok bool) {
 			if !ok {
 				web.NotFound(w, r)
 				return
@@ -243,28 +284,34 @@ func (s *Server) kv(w *web.ResponseWriter, r *web.Request) {
 	}
 }
 
-func (st *store) set(s *Server, key string, v []byte) {
+// set stores v under key and returns the line that announces it.
+func (st *store) set(key string, v []byte) string {
 	st.kv[key] = v
-	s.announce(st, "put "+key)
+	return "put " + key
 }
 
-func (st *store) del(s *Server, key string) bool {
+// del deletes key and returns the line that announces it, or "" if key
+// was not there.
+func (st *store) del(key string) string {
 	if _, ok := st.kv[key]; !ok {
-		return false
+		return ""
 	}
 	delete(st.kv, key)
-	s.announce(st, "del "+key)
-	return true
+	return "del " + key
 }
 
-// announce sends line to the watchers of every shard, from st's.
-func (s *Server) announce(st *store, line string) {
+// announce sends line to the watchers of every shard, from st's, and
+// returns a future that completes once every other shard has sent it on
+// (with an error if one has closed).
+func (s *Server) announce(st *store, line string) *future.Future[[]struct{}] {
 	st.tell(line)
+	fs := make([]*future.Future[struct{}], 0, s.g.Len()-1)
 	for i := range s.g.Len() {
 		if i != st.i {
-			shard.Invoke(s.st, i, func(o *store) (struct{}, error) { o.tell(line); return struct{}{}, nil })
+			fs = append(fs, shard.Invoke(s.st, i, func(o *store) (struct{}, error) { o.tell(line); return struct{}{}, nil }))
 		}
 	}
+	return future.All(fs...)
 }
 
 func (st *store) tell(line string) {
