@@ -279,11 +279,7 @@ func (e *Loop) Schedule(r Runnable, fr *frame.Frame, id hooks.ID) error {
 		e.post(item{r: r, fr: fr, id: id})
 		return nil
 	}
-	if err := e.submit(item{r: r, fr: fr, id: id}, phaseDraining); err != nil {
-		e.Drop(r)
-		return err
-	}
-	return nil
+	return e.ScheduleOffLoop(r, fr, id)
 }
 
 // ScheduleOffLoop is Schedule for a caller that never holds the loop (the
