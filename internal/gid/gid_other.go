@@ -14,12 +14,9 @@ package gid
 // caller is.
 //
 // Invariants:
-//   - at most one reporter goroutine waits on hand at a time: a caller
-//     holds handMu from starting its reporter until that reporter has taken
-//     the caller's probe, so every reporter takes its own creator's probe;
-//   - a probe belongs to one call of Current from taking it off free to
-//     putting it back, and its id channel holds at most the one id of that
-//     call; free holds at most maxFree probes and is guarded by handMu.
+//   - mu is held by one call of Current from starting its reporter to
+//     taking the answer, so at most one reporter runs at a time, buf is
+//     its alone, and the one answer on ans is the holder's.
 
 import (
 	"bytes"
@@ -28,61 +25,34 @@ import (
 	"sync/atomic"
 )
 
-// probe is one call's buffer and answer. Probes are kept for reuse (free),
-// so a call does not allocate; not in a sync.Pool, which drops items at
-// random under the race detector.
-type probe struct {
-	buf [1024]byte
-	id  chan uintptr // capacity 1: the reporter never waits to answer
-}
-
-// maxFree bounds the probes kept for reuse: as many as callers that ask at
-// once, up to this.
-const maxFree = 64
-
 var (
-	handMu sync.Mutex
-	free   []*probe            // under handMu
-	hand   = make(chan *probe) // unbuffered: the handover to the reporter
+	mu  sync.Mutex
+	buf [1024]byte           // under mu: the reporter's traceback, or the caller's own header
+	ans = make(chan uintptr) // the reporter's answer to the caller holding mu
 )
 
 // Current returns a word that identifies the calling goroutine among all
 // live goroutines (its number). It costs about two microseconds, whatever
-// the depth of the caller's stack.
+// the depth of the caller's stack, and allocates nothing (runtime.Stack's
+// buffer escapes, so it is one shared buffer, guarded by mu). Calls from
+// several goroutines take turns; the runtime serialises their tracebacks
+// under its print lock anyway.
 func Current() uintptr {
-	handMu.Lock()
-	p := take()
+	mu.Lock()
 	go report()
-	hand <- p
-	handMu.Unlock()
-	id := <-p.id
+	id := <-ans
 	if id == 0 {
-		id = own(p) // a traceback with no creator line: read the caller's header
+		id = own() // a traceback with no creator line: read the caller's header
 	}
-	handMu.Lock()
-	if len(free) < maxFree {
-		free = append(free, p)
-	}
-	handMu.Unlock()
+	mu.Unlock()
 	return id
-}
-
-// take returns a probe from free, or a new one. The caller holds handMu.
-func take() *probe {
-	if n := len(free); n > 0 {
-		p := free[n-1]
-		free = free[:n-1]
-		return p
-	}
-	return &probe{id: make(chan uintptr, 1)}
 }
 
 // report is the body of the goroutine Current starts: it answers with the
 // number of the goroutine that started it.
 func report() {
-	p := <-hand
-	n := runtime.Stack(p.buf[:], false)
-	p.id <- creator(p.buf[:n])
+	n := runtime.Stack(buf[:], false)
+	ans <- creator(buf[:n])
 }
 
 // createdBy starts the line of a traceback that names a goroutine's
@@ -111,10 +81,10 @@ func creator(tr []byte) uintptr {
 }
 
 // own returns the caller's number from the header of its own traceback
-// ("goroutine N ["), the slow way, using p's buffer.
-func own(p *probe) uintptr {
-	n := runtime.Stack(p.buf[:64], false)
-	return number(p.buf[len("goroutine "):n])
+// ("goroutine N ["), the slow way. The caller holds mu.
+func own() uintptr {
+	n := runtime.Stack(buf[:64], false)
+	return number(buf[len("goroutine "):n])
 }
 
 // number parses the decimal digits that b starts with.
