@@ -4,7 +4,10 @@ package spindletest
 
 import (
 	"bytes"
+	"reflect"
 	"runtime"
+
+	"github.com/spindle-rt/spindle/internal/gid"
 )
 
 // PortableGoroutineID reports whether the binary uses the portable (and
@@ -26,9 +29,10 @@ func Goroutines() int {
 		}
 		buf = make([]byte, 2*len(buf))
 	}
+	reporter := []byte("\ncreated by " + runtime.FuncForPC(reflect.ValueOf(gid.Current).Pointer()).Name() + " in goroutine ")
 	count := 0
 	for _, g := range bytes.Split(buf, []byte("\n\ngoroutine ")) {
-		if !bytes.Contains(g, []byte("\ncreated by github.com/spindle-rt/spindle/internal/gid.Current in goroutine ")) {
+		if !bytes.Contains(g, reporter) {
 			count++
 		}
 	}
