@@ -25,7 +25,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // when the test ends.
 func start(t *testing.T) (*Server, string) {
 	t.Helper()
-	s := NewServer(2)
+	return startShards(t, 2)
+}
+
+// startShards is start with n shards.
+func startShards(t *testing.T, n int) (*Server, string) {
+	t.Helper()
+	s := NewServer(n)
 	if err := s.Listen("tcp", "127.0.0.1:0"); err != nil {
 		s.Close()
 		t.Fatal(err)
@@ -212,53 +218,55 @@ func TestWSEcho(t *testing.T) {
 }
 
 // TestWSWatch: a watcher on each shard's connections sees every change,
-// whichever shard owns the key and whichever served the request.
+// whichever shard owns the key and whichever served the request, in the
+// order the changes were answered, with one shard and with two.
 func TestWSWatch(t *testing.T) {
-	_, addr := start(t)
-	var ws []*wsclient.Client
-	for range 4 {
-		w, err := wsclient.Dial(addr, "/ws/watch")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Close()
-		w.C.SetDeadline(time.Now().Add(20 * time.Second))
-		ws = append(ws, w)
-	}
-	// A ping round trip on each: its upgrade is done and it is watching.
-	for _, w := range ws {
-		w.Send(wsclient.Frame{Fin: true, Op: wsclient.OpPing, Payload: []byte("r")})
-		if op, _, err := w.ReadMessage(); err != nil || op != wsclient.OpPong {
-			t.Fatalf("pong: %d %v", op, err)
-		}
-	}
-	c := client(t)
-	var want []string
-	for i := range 6 {
-		k := fmt.Sprintf("w%d", i)
-		do(t, c, "PUT", "http://"+addr+"/kv/"+k, strings.NewReader("x"))
-		want = append(want, "put "+k)
-	}
-	do(t, c, "DELETE", "http://"+addr+"/kv/w0", nil)
-	do(t, c, "DELETE", "http://"+addr+"/kv/w0", nil) // 404: nothing announced
-	want = append(want, "del w0")
-	for i, w := range ws {
-		var got []string
-		for range want {
-			op, p, err := w.ReadMessage()
-			if err != nil || op != wsclient.OpText {
-				t.Fatalf("watcher %d: %d %v", i, op, err)
+	for _, shards := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d shards", shards), func(t *testing.T) {
+			_, addr := startShards(t, shards)
+			var ws []*wsclient.Client
+			for range 4 {
+				w, err := wsclient.Dial(addr, "/ws/watch")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Close()
+				w.C.SetDeadline(time.Now().Add(20 * time.Second))
+				ws = append(ws, w)
 			}
-			got = append(got, string(p))
-		}
-		// Changes of one key arrive in order; across keys (owners) the
-		// order may differ, so compare as sets and check w0's order.
-		if strings.Join(sorted(got), ",") != strings.Join(sorted(want), ",") {
-			t.Errorf("watcher %d: %q, want %q", i, got, want)
-		}
-		if idx(got, "put w0") > idx(got, "del w0") {
-			t.Errorf("watcher %d: del w0 before put w0: %q", i, got)
-		}
+			// A ping round trip on each: its upgrade is done and it is watching.
+			for _, w := range ws {
+				w.Send(wsclient.Frame{Fin: true, Op: wsclient.OpPing, Payload: []byte("r")})
+				if op, _, err := w.ReadMessage(); err != nil || op != wsclient.OpPong {
+					t.Fatalf("pong: %d %v", op, err)
+				}
+			}
+			c := client(t)
+			var want []string
+			for i := range 6 {
+				k := fmt.Sprintf("w%d", i)
+				do(t, c, "PUT", "http://"+addr+"/kv/"+k, strings.NewReader("x"))
+				want = append(want, "put "+k)
+				if i%2 == 1 {
+					do(t, c, "DELETE", "http://"+addr+"/kv/"+k, nil)
+					want = append(want, "del "+k)
+				}
+			}
+			do(t, c, "DELETE", "http://"+addr+"/kv/w1", nil) // 404: nothing announced
+			for i, w := range ws {
+				var got []string
+				for range want {
+					op, p, err := w.ReadMessage()
+					if err != nil || op != wsclient.OpText {
+						t.Fatalf("watcher %d: %d %v", i, op, err)
+					}
+					got = append(got, string(p))
+				}
+				if strings.Join(got, ",") != strings.Join(want, ",") {
+					t.Errorf("watcher %d: %q, want %q", i, got, want)
+				}
+			}
+		})
 	}
 }
 
@@ -292,25 +300,4 @@ func TestShutdownClosesWebSockets(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
-}
-
-func sorted(s []string) []string {
-	c := append([]string(nil), s...)
-	for i := range c {
-		for j := i + 1; j < len(c); j++ {
-			if c[j] < c[i] {
-				c[i], c[j] = c[j], c[i]
-			}
-		}
-	}
-	return c
-}
-
-func idx(s []string, v string) int {
-	for i, x := range s {
-		if x == v {
-			return i
-		}
-	}
-	return -1
 }

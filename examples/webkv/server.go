@@ -188,50 +188,59 @@ func onOwner[R any](s *Server, w *web.ResponseWriter, key string, fn func(*store
 		return
 	}
 	w.Later()
-	shard.Invoke(s.st, to, func(st *store) (R, error) { return fn(st), nil }).OnComplete(func(v R, err error) {
+	shard.Invoke(s.st, to, func(st *store) (R, error) { return fn(st), nil }).OnComplete(later(w, done))
+}
+
+// later returns what ends a held response on the handler's loop: done with
+// the result, or a 503 when the owner's shard could not be reached.
+func later[R any](w *web.ResponseWriter, done func(R)) func(R, error) {
+	return func(v R, err error) {
 		if err != nil {
 			web.Error(w, "shard unavailable", http.StatusServiceUnavailable)
 		} else {
 			done(v)
 		}
 		w.End()
-	})
+	}
 }
 
 // change runs fn, which changes key's value and returns the line that
 // announces it ("" for no change), on the store of key's owner, and calls
-// done with its result on the handler's loop once the line has been sent
-// to the watchers of every shard (announce). The response is held
-// meanwhile.
+// done with its result on the handler's loop once every shard has sent the
+// line to its watchers (announce): at once when the key is local and no
+// other shard is told, with the response held until then otherwise.
 func change[R any](s *Server, w *web.ResponseWriter, key string, fn func(*store) (R, string), done func(R)) {
-	w.Later()
-	p := future.NewPromise[R](w.Executor())
-	p.Future().OnComplete(func(v R, err error) {
-		if err != nil {
-			web.Error(w, "shard unavailable", http.StatusServiceUnavailable)
-		} else {
+	local := s.st.Local()
+	to := s.owner(key)
+	if to == local.i {
+		v, line := fn(local)
+		told := s.announce(local, line)
+		if told == nil {
 			done(v)
-		}
-		w.End()
-	})
-	run := func(st *store) {
-		v, line := fn(st)
-		if line == "" {
-			p.Resolve(v)
 			return
 		}
-		s.announce(st, line).OnComplete(func([]struct{}, error) { p.Resolve(v) }) // told, or a shard has closed: the change stands
-	}
-	local := s.st.Local()
-	if to := s.owner(key); to != local.i {
-		shard.Invoke(s.st, to, func(st *store) (struct{}, error) { run(st); return struct{}{}, nil }).OnComplete(func(_ struct{}, err error) {
-			if err != nil {
-				p.Reject(err)
-			}
-		})
+		w.Later()
+		told.OnComplete(func([]struct{}, error) { later(w, done)(v, nil) }) // this loop's future; an error is a closed shard: the change stands
 		return
 	}
-	run(local)
+	// The owner's announcement completes on the owner's loop; a promise of
+	// the handler's brings the result back.
+	w.Later()
+	p := future.NewPromise[R](w.Executor())
+	p.Future().OnComplete(later(w, done))
+	shard.Invoke(s.st, to, func(st *store) (struct{}, error) {
+		v, line := fn(st)
+		if told := s.announce(st, line); told != nil {
+			told.OnComplete(func([]struct{}, error) { p.Resolve(v) })
+		} else {
+			p.Resolve(v)
+		}
+		return struct{}{}, nil
+	}).OnComplete(func(_ struct{}, err error) {
+		if err != nil {
+			p.Reject(err)
+		}
+	})
 }
 
 // kv serves /kv/{key}.
@@ -301,10 +310,17 @@ func (st *store) del(key string) string {
 }
 
 // announce sends line to the watchers of every shard, from st's, and
-// returns a future that completes once every other shard has sent it on
-// (with an error if one has closed).
+// returns a future of st's loop that completes once every other shard has
+// sent it on (with an error if one has closed), or nil when line is empty
+// (no change) or there is no other shard.
 func (s *Server) announce(st *store, line string) *future.Future[[]struct{}] {
+	if line == "" {
+		return nil
+	}
 	st.tell(line)
+	if s.g.Len() == 1 {
+		return nil
+	}
 	fs := make([]*future.Future[struct{}], 0, s.g.Len()-1)
 	for i := range s.g.Len() {
 		if i != st.i {
