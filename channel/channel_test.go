@@ -925,7 +925,6 @@ func TestAllWithItsOwnContext(t *testing.T) {
 		for v := range c.All(ctx) {
 			got = append(got, v)
 			if v == 50 {
-				close(busy)
 				if _, err := gate.Future().Await(tctx); err != nil {
 					return 0, err
 				}
@@ -938,13 +937,19 @@ func TestAllWithItsOwnContext(t *testing.T) {
 			if err := c.SendWait(tctx, i); err != nil {
 				return i, err
 			}
+			if i == 50 {
+				// Still on the loop: the writer goes on to wait with 51
+				// before anything the test does reaches the reader.
+				close(busy)
+			}
 		}
 		return 0, nil
 	})
 	spindletest.Recv(t, busy)
 	cancel()
 	gate.Resolve(0)
-	// The writer waits with 51 when the body goes on: it is taken at once,
+	// The reader holds 50 (or is about to) and waits for the gate; the
+	// writer waits with 51 when the body goes on: it is taken at once,
 	// then the range stops instead of waiting for 52.
 	if n, err := spindletest.Await(t, reader); n != 51 || !errors.Is(err, context.Canceled) {
 		t.Fatalf("reader = (%d, %v), want (51, context.Canceled)", n, err)
