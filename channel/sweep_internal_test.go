@@ -67,6 +67,7 @@ func TestWithdrawnWaitersLeaveNothingBehind(t *testing.T) {
 		ex := executor.New()
 		quiet, other := New[int](ex, 0), New[int](ex, 0)
 		ctx, cancel := context.WithCancel(context.Background())
+		ended, finished := 0, make(chan struct{})
 		for range tasks {
 			future.Spawn(ex, func(context.Context) (int, error) {
 				var err error
@@ -81,6 +82,9 @@ func TestWithdrawnWaitersLeaveNothingBehind(t *testing.T) {
 				if !errors.Is(err, context.Canceled) {
 					t.Errorf("%s: %v, want context.Canceled", op, err)
 				}
+				if ended++; ended == tasks {
+					close(finished)
+				}
 				return 0, err
 			})
 		}
@@ -88,10 +92,15 @@ func TestWithdrawnWaitersLeaveNothingBehind(t *testing.T) {
 		if n := quiet.recvq.Len() + quiet.sendq.Len(); n != tasks {
 			t.Fatalf("%s: %d waiters queued, want %d", op, n, tasks)
 		}
+		// The wake-ups come from ctx's AfterFunc goroutines, not from the
+		// loop: run it until every task has given up.
 		cancel()
-		ex.RunUntilIdle()
+		ex.Start()
+		spindletest.Recv(t, finished)
+		n, _ := spindletest.Await(t, future.Call(ex, func() (int, error) {
+			return quiet.recvq.Len() + quiet.sendq.Len() + other.recvq.Len() + other.sendq.Len(), nil
+		}))
 		with := spindletest.HeapInUse()
-		n := quiet.recvq.Len() + quiet.sendq.Len() + other.recvq.Len() + other.sendq.Len()
 		quiet, other = nil, nil
 		held := with - spindletest.HeapInUse()
 		per := float64(held) / tasks
