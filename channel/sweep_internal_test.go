@@ -3,9 +3,7 @@ package channel
 import (
 	"context"
 	"errors"
-	"runtime"
 	"testing"
-	"time"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
@@ -69,7 +67,6 @@ func TestWithdrawnWaitersLeaveNothingBehind(t *testing.T) {
 		ex := executor.New()
 		quiet, other := New[int](ex, 0), New[int](ex, 0)
 		ctx, cancel := context.WithCancel(context.Background())
-		ended := 0
 		for range tasks {
 			future.Spawn(ex, func(context.Context) (int, error) {
 				var err error
@@ -84,7 +81,6 @@ func TestWithdrawnWaitersLeaveNothingBehind(t *testing.T) {
 				if !errors.Is(err, context.Canceled) {
 					t.Errorf("%s: %v, want context.Canceled", op, err)
 				}
-				ended++
 				return 0, err
 			})
 		}
@@ -95,12 +91,7 @@ func TestWithdrawnWaitersLeaveNothingBehind(t *testing.T) {
 		// The wake-ups come from ctx's AfterFunc goroutines, not from the
 		// loop: drive it until every task has given up.
 		cancel()
-		for deadline := time.Now().Add(spindletest.Safety); ended < tasks; runtime.Gosched() {
-			ex.RunUntilIdle()
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %d of %d tasks gave up within %v", op, ended, tasks, spindletest.Safety)
-			}
-		}
+		spindletest.DriveUntil(t, ex, func() bool { return ex.Stats().Suspended == 0 })
 		with := spindletest.HeapInUse()
 		n := quiet.recvq.Len() + quiet.sendq.Len() + other.recvq.Len() + other.sendq.Len()
 		quiet, other = nil, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 	"github.com/spindle-rt/spindle/semaphore"
 )
 
@@ -35,7 +36,7 @@ func TestSemaphoreCancelledWaiterNotGranted(t *testing.T) {
 			return func() {
 				// A task whose ctx ended is woken through the loop, from a
 				// goroutine of package context's: step until all are back.
-				waitFor(t, ex, func() bool {
+				spindletest.DriveUntil(t, ex, func() bool {
 					for _, f := range fs {
 						if !f.Ready() {
 							return false
@@ -52,7 +53,7 @@ func TestSemaphoreCancelledWaiterNotGranted(t *testing.T) {
 			}
 			ex.RunUntilIdle()
 			return func() {
-				waitFor(t, ex, func() bool { return started.Load()+failed.Load() == waiters })
+				spindletest.DriveUntil(t, ex, func() bool { return started.Load()+failed.Load() == waiters })
 				var err error
 				ex.Drive(func() { err = g.Wait(context.Background()) }) // every task has returned
 				if !errors.Is(err, context.Canceled) {

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -109,10 +107,10 @@ func TestSemaphoreWaitPaths(t *testing.T) {
 		t.Fatalf("Acquire on the loop that must wait: %v, want ErrDeadlock", err)
 	}
 	task := future.Spawn(ex, func(ctx context.Context) (int, error) { return 0, s.Acquire(ctx, 1) })
-	waitFor(t, ex, func() bool { return ex.Stats().Suspended == 1 && semaphore.Waiting(s) == 1 })
+	spindletest.DriveUntil(t, ex, func() bool { return ex.Stats().Suspended == 1 && semaphore.Waiting(s) == 1 })
 	parked := make(chan error, 1)
 	go func() { parked <- s.Acquire(context.Background(), 1) }()
-	waitFor(t, ex, func() bool { return semaphore.Waiting(s) == 2 })
+	spindletest.DriveUntil(t, ex, func() bool { return semaphore.Waiting(s) == 2 })
 	s.Release(1) // to the task, first in line
 	if _, err := outcome(t, ex, task); err != nil {
 		t.Fatalf("task: %v", err)
@@ -166,9 +164,9 @@ func TestSemaphoreGiveUp(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			big := tc.acquire(ex, s, ctx)
-			waitFor(t, ex, func() bool { return semaphore.Waiting(s) == 1 })
+			spindletest.DriveUntil(t, ex, func() bool { return semaphore.Waiting(s) == 1 })
 			small := future.Spawn(ex, func(ctx context.Context) (int, error) { return 0, s.Acquire(ctx, 1) })
-			waitFor(t, ex, func() bool { return semaphore.Waiting(s) == 2 }) // held back by the big one
+			spindletest.DriveUntil(t, ex, func() bool { return semaphore.Waiting(s) == 2 }) // held back by the big one
 			tc.end(cancel, big)
 			if _, err := outcome(t, ex, small); err != nil {
 				t.Fatalf("small request behind the one that gave up: %v", err)
@@ -225,7 +223,7 @@ func TestSemaphoreAbandonedAcquiresLeaveNothing(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- s.Acquire(ctx, 1) }()
-		waitFor(t, ex, func() bool { return semaphore.Waiting(s) == 1 })
+		spindletest.DriveUntil(t, ex, func() bool { return semaphore.Waiting(s) == 1 })
 		cancel()
 		if err := recvStepping(t, ex, done); !errors.Is(err, context.Canceled) {
 			bad = err
@@ -255,7 +253,7 @@ func TestSemaphoreClose(t *testing.T) {
 	task := future.Spawn(ex, func(ctx context.Context) (error, error) { return s.Acquire(ctx, 1), nil })
 	parked := make(chan error, 1)
 	go func() { parked <- s.Acquire(context.Background(), 1) }()
-	waitFor(t, ex, func() bool { return semaphore.Waiting(s) == 2 })
+	spindletest.DriveUntil(t, ex, func() bool { return semaphore.Waiting(s) == 2 })
 	ex.Close()
 	if err, _ := task.Peek(); !errors.Is(err.Value, executor.ErrClosed) {
 		t.Errorf("waiting task: %v, want ErrClosed", err.Value)
@@ -280,13 +278,13 @@ func TestSemaphoreTaskOfAnotherExecutor(t *testing.T) {
 		t.Fatal("TryAcquire failed")
 	}
 	task := future.Spawn(b, func(ctx context.Context) (int, error) { return 0, s.Acquire(ctx, 1) })
-	waitFor(t, b, func() bool { return b.Stats().Suspended == 1 })
+	spindletest.DriveUntil(t, b, func() bool { return b.Stats().Suspended == 1 })
 	ran := false
 	if b.Drive(func() { b.Post(func() { ran = true }) }); !ran {
 		t.Fatal("b's loop is blocked by its task's wait")
 	}
 	s.Release(1)
-	waitFor(t, b, func() bool { a.RunUntilIdle(); return task.Ready() })
+	spindletest.DriveUntil(t, b, func() bool { a.RunUntilIdle(); return task.Ready() })
 	if _, err := outcome(t, b, task); err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +307,7 @@ func TestSemaphoreSize(t *testing.T) {
 			t.Fatalf("TryAcquire(%d) of a fresh semaphore failed", n)
 		}
 		task := future.Spawn(ex, func(ctx context.Context) (int, error) { return 0, s.Acquire(ctx, 1) })
-		waitFor(t, ex, func() bool { return semaphore.Waiting(s) == 1 })
+		spindletest.DriveUntil(t, ex, func() bool { return semaphore.Waiting(s) == 1 })
 		if got := s.Size(); got != n {
 			t.Errorf("Size() = %d with every unit held and a request waiting, want %d", got, n)
 		}
@@ -401,25 +399,10 @@ func TestSemaphoreConcurrent(t *testing.T) {
 	}
 }
 
-// waitFor steps ex's loop, which the test drives (nobody runs it), until
-// cond holds: a step runs the tasks up to their waits, and between steps a
-// goroutine that queues a request of its own gets the processor. Bounded
-// by spindletest.Safety.
-func waitFor(t *testing.T, ex *executor.Executor, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(spindletest.Safety)
-	for ex.RunUntilIdle(); !cond(); ex.RunUntilIdle() {
-		if time.Now().After(deadline) {
-			t.Fatalf("safety timeout (%v) hit", spindletest.Safety)
-		}
-		runtime.Gosched()
-	}
-}
-
 // outcome steps ex's loop until f is complete and returns its result.
 func outcome[T any](t *testing.T, ex *executor.Executor, f *future.Future[T]) (T, error) {
 	t.Helper()
-	waitFor(t, ex, f.Ready)
+	spindletest.DriveUntil(t, ex, f.Ready)
 	r, _ := f.Peek()
 	return r.Value, r.Err
 }
@@ -428,7 +411,7 @@ func outcome[T any](t *testing.T, ex *executor.Executor, f *future.Future[T]) (T
 // Acquire is woken through the loop.
 func recvStepping[T any](t *testing.T, ex *executor.Executor, ch <-chan T) (v T) {
 	t.Helper()
-	waitFor(t, ex, func() bool {
+	spindletest.DriveUntil(t, ex, func() bool {
 		select {
 		case v = <-ch:
 			return true

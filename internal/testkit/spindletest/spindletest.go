@@ -72,6 +72,27 @@ func Recv[T any](t testing.TB, ch <-chan T) T {
 	}
 }
 
+// Stepper is a loop a test drives itself: an *executor.Executor that
+// nobody runs.
+type Stepper interface {
+	RunUntilIdle() int
+}
+
+// DriveUntil steps ex's loop until cond holds: a step runs the tasks up
+// to their waits, and between steps other goroutines (one that queues work
+// of its own, a context's AfterFunc) get the processor. It fails the test
+// if cond does not hold within Safety.
+func DriveUntil(t testing.TB, ex Stepper, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(Safety)
+	for ex.RunUntilIdle(); !cond(); ex.RunUntilIdle() {
+		if time.Now().After(deadline) {
+			t.Fatalf("DriveUntil: safety timeout (%v) hit", Safety)
+		}
+		runtime.Gosched()
+	}
+}
+
 // Do sends an HTTP request with body (none if empty), bounded by Safety,
 // and returns the status code and the body read back.
 func Do(client *http.Client, method, url, body string) (int, string, error) {
