@@ -197,7 +197,8 @@ func (r *recvWaker) Wake() {
 
 // Serve calls fn, on the loop, with each data message c receives, in
 // order, until c ends; then it calls done (if not nil) once with the
-// *CloseError that ended it. The message is valid while fn runs. While
+// *CloseError that ended it, however it ended (a close frame, a protocol
+// error, the close timeout, a failed write or receive). The message is valid while fn runs. While
 // more than the write high-water mark (WithWriteHighWater) is waiting to
 // be sent, Serve reads nothing more: a peer that does not read what fn
 // sends it stops being read. An idle served Conn holds no buffer and no
@@ -214,7 +215,7 @@ func (c *Conn) Serve(fn func(*Conn, Message), done func(error)) {
 func (c *Conn) serve() {
 	for range maxRounds {
 		if c.state == stateOpen && c.nc.Buffered() > c.cfg.highWater {
-			c.nc.Flush().OnComplete(func(struct{}, error) { c.serve() })
+			c.nc.Flush().OnComplete(c.flushed)
 			return
 		}
 		m, ok := c.poll()
@@ -230,6 +231,18 @@ func (c *Conn) serve() {
 		c.onMsg(c, m)
 	}
 	c.nc.Executor().Post(c.ready)
+}
+
+// flushed goes on serving once the output waited for has drained. A
+// failed Flush means the netio connection has failed (its output limit,
+// a reset, a write deadline) and will never drain: c ends, and serve runs
+// done.
+func (c *Conn) flushed(_ struct{}, err error) {
+	if err != nil {
+		c.lost(err)
+		return // finish has posted ready: serve calls done
+	}
+	c.serve()
 }
 
 // poll reads and parses until a data message is whole, reading more from
@@ -302,7 +315,7 @@ func (c *Conn) fail(e *CloseError) {
 // handshake.
 func (c *Conn) lost(err error) {
 	if c.state == stateOpen {
-		c.rerr = &CloseError{Code: CloseAbnormal, Text: err.Error()}
+		c.rerr = &CloseError{Code: CloseAbnormal, Text: err.Error(), err: err}
 	}
 	c.finish()
 }

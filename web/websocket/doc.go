@@ -66,7 +66,10 @@
 // produces a lot awaits it. Serve stops reading while more than the high
 // water mark (WithWriteHighWater) waits to be sent, so an echo to a peer
 // that does not read stops reading from it, and netio's output limit cuts
-// a peer that never reads.
+// a peer that never reads. A Conn whose netio connection fails (cut by
+// the output limit, reset) ends at once, whatever waits on it: receives
+// fail, and Serve's done runs, with a CloseAbnormal that wraps netio's
+// error (errors.Is(err, netio.ErrOutputLimit)).
 //
 // # Closing
 //
