@@ -5,12 +5,15 @@ package websocket_test
 // (SPINDLE_NETIO=uring) or the portable one (-tags purego).
 
 import (
+	"context"
 	"errors"
+	"io"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/internal/wsclient"
 	"github.com/spindle-rt/spindle/netio"
 	"github.com/spindle-rt/spindle/web"
@@ -175,5 +178,122 @@ func closeWithin(t *testing.T, ex *executor.Executor) {
 	case <-done:
 	case <-time.After(wait):
 		t.Fatalf("Executor.Close did not return in %v", wait)
+	}
+}
+
+// TestShutdownGoingAway: the server's Shutdown sends every WebSocket that
+// Upgrade made a close frame with 1001, however the Conn is received from
+// (Serve, or a task with future.Next), and returns once each has ended:
+// on the client's answer, or after the close timeout for a client that
+// does not answer.
+func TestShutdownGoingAway(t *testing.T) {
+	const perRoute = 2
+	cases := []struct {
+		name   string
+		answer bool // the clients answer the close frame
+		opts   []websocket.Option
+	}{
+		// The close timeout is longer than any test: Shutdown returns on
+		// the answers.
+		{"clients answer", true, []websocket.Option{websocket.WithCloseTimeout(wait)}},
+		{"clients silent", false, []websocket.Option{websocket.WithCloseTimeout(50 * time.Millisecond)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ex := executor.New(executor.WithName(t.Name()))
+			ex.Start()
+			t.Cleanup(func() { closeWithin(t, ex) })
+			l, err := netio.Listen(ex, "tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ended := make(chan error, 2*perRoute)
+			mux := web.NewMux()
+			mux.HandleFunc("GET /serve", func(w *web.ResponseWriter, r *web.Request) {
+				c, err := websocket.Upgrade(w, r, tc.opts...)
+				if err != nil {
+					return
+				}
+				c.Serve(func(c *websocket.Conn, m websocket.Message) { c.WriteMessage(m.Type, m.Data) },
+					func(err error) { ended <- err })
+			})
+			mux.HandleFunc("GET /task", func(w *web.ResponseWriter, r *web.Request) {
+				c, err := websocket.Upgrade(w, r, tc.opts...)
+				if err != nil {
+					return
+				}
+				future.Spawn(ex, func(ctx context.Context) (struct{}, error) {
+					for {
+						m, err := future.Next[websocket.Message](ctx, c)
+						if err != nil {
+							ended <- err
+							return struct{}{}, nil
+						}
+						c.WriteMessage(m.Type, m.Data)
+					}
+				})
+			})
+			srv := &web.Server{Handler: mux}
+			if err := srv.Serve(l); err != nil {
+				t.Fatal(err)
+			}
+			addr := l.Addr().String()
+			var cls []*wsclient.Client
+			for _, path := range []string{"/serve", "/task"} {
+				for range perRoute {
+					c, err := wsclient.Dial(addr, path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { c.Close() })
+					c.C.SetDeadline(time.Now().Add(wait))
+					// An echo: the Conn is being received from.
+					if err := c.Text("hi"); err != nil {
+						t.Fatal(err)
+					}
+					if op, p, err := c.ReadMessage(); err != nil || op != wsclient.OpText || string(p) != "hi" {
+						t.Fatalf("%s: echo %d %q %v", path, op, p, err)
+					}
+					cls = append(cls, c)
+				}
+			}
+			shut := make(chan error, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), wait)
+				defer cancel()
+				shut <- srv.Shutdown(ctx)
+			}()
+			for i, c := range cls {
+				f, err := c.Read()
+				if err != nil || f.Op != wsclient.OpClose || wsclient.CloseCode(f.Payload) != websocket.CloseGoingAway {
+					t.Fatalf("client %d read %+v, %v; want a close frame with 1001", i, f, err)
+				}
+			}
+			if tc.answer {
+				select {
+				case err := <-shut:
+					t.Fatalf("Shutdown returned (%v) before the clients answered", err)
+				default:
+				}
+				for _, c := range cls {
+					c.Send(wsclient.Frame{Fin: true, Op: wsclient.OpClose, Payload: wsclient.ClosePayload(websocket.CloseGoingAway, "")})
+				}
+			}
+			for i, c := range cls {
+				if n, err := io.Copy(io.Discard, c.R); err != nil || n != 0 {
+					t.Errorf("client %d: %d bytes, %v after the close frame; want EOF", i, n, err)
+				}
+			}
+			if err := <-shut; err != nil {
+				t.Fatalf("Shutdown: %v", err)
+			}
+			for range cls {
+				err := <-ended
+				var ce *websocket.CloseError
+				if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || ce.Remote {
+					t.Errorf("ended with %v, want this side's close 1001", err)
+				}
+			}
+		})
 	}
 }
