@@ -103,11 +103,12 @@
 // with ResponseWriter.OnShutdown are told, on their loops (a WebSocket
 // gets a close frame with 1001), and waited for; the functions of
 // RegisterOnShutdown start, as net/http's do. It returns once every
-// connection is closed, or closes the rest when its context ends. A
-// connection's close may wait out netio's linger (5 s by default) for a
-// client that does not read, and a WebSocket's the close timeout (5 s)
-// for a client that does not answer: a context with a deadline bounds
-// Shutdown. Close closes everything at once.
+// connection is closed, or closes the rest when its context ends; a
+// WebSocket whose client does not answer holds it for the close timeout
+// (5 s). The output of the connections closed still leaves, within
+// netio's linger (5 s by default): the executor's Shutdown that follows
+// waits for it, up to the linger for a client that does not read. A
+// context with a deadline bounds either. Close closes everything at once.
 //
 // # net/http
 //

@@ -197,9 +197,11 @@ func ExampleResponseWriter_OnShutdown() {
 		w.Header().Set("Upgrade", "lines")
 		w.WriteHeader(http.StatusSwitchingProtocols)
 		var c *netio.Conn
-		stop := w.OnShutdown(func() { // before Hijack
+		var stop func() bool
+		stop = w.OnShutdown(func() { // before Hijack
 			c.Write([]byte("bye\n"))
-			c.Close()
+			c.Close() // what was written still leaves
+			stop()    // done with c: Shutdown need not wait for it
 		})
 		c, _, err := w.Hijack()
 		if err != nil {
@@ -207,7 +209,7 @@ func ExampleResponseWriter_OnShutdown() {
 			return
 		}
 		c.Write([]byte("hello\n"))
-		c.Done().OnComplete(func(error, error) { stop() }) // closed: Shutdown need not wait
+		c.Done().OnComplete(func(error, error) { stop() }) // ended before the shutdown
 	})
 	srv := &web.Server{Handler: mux}
 	l, _ := netio.Listen(ex, "tcp", "127.0.0.1:0")

@@ -254,13 +254,14 @@ func (s *Server) connGone() {
 // stopped, or ctx.Err() if ctx ends first, after closing the rest of the
 // server's connections at once (Close).
 //
-// A connection closes as netio.Conn.Close does: its output is still sent,
-// within the listener's linger time (netio.DefaultLinger, 5 s;
-// netio.WithLinger), so a client that stops reading can hold Shutdown
-// that long, and a WebSocket whose client does not answer its close
-// frame holds it for the WebSocket's close timeout
-// (websocket.DefaultCloseTimeout, 5 s), then its linger. A ctx with a
-// deadline bounds the whole wait. Any goroutine; not from the loop of a
+// A WebSocket whose client does not answer its close frame holds
+// Shutdown for the WebSocket's close timeout (websocket.DefaultCloseTimeout,
+// 5 s). A connection closes as netio.Conn.Close does: its output still
+// leaves after Shutdown has returned, within the listener's linger time
+// (netio.DefaultLinger, 5 s; netio.WithLinger), and the Shutdown of the
+// executor (or shard group) that follows waits for it, so a client that
+// stops reading holds that one up to the linger time. A ctx with a
+// deadline bounds either wait. Any goroutine; not from the loop of a
 // connection it waits for.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()

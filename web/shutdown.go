@@ -33,8 +33,10 @@ func (s *Server) RegisterOnShutdown(f func()) {
 // which Shutdown and Close otherwise leave alone: f tells its new owner to
 // start its protocol's own closing (package websocket, which registers
 // each Conn that Upgrade makes, sends a close frame with 1001), and the
-// owner calls stop once the connection has ended. Shutdown's context bounds
-// the wait, as it bounds the wait for the server's own connections.
+// owner calls stop once it is done with the connection: it ended, or the
+// owner closed it (netio sends what was written, within the linger, with
+// no wait in Shutdown). Shutdown's context bounds the wait, as it bounds
+// the wait for the server's own connections.
 //
 // f must not block; it is called once at most, never after stop. If
 // Shutdown has begun already, f is called soon, in a task of its own.
