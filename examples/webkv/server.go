@@ -47,12 +47,12 @@ const MaxValue = 1 << 20
 
 // Server is the webkv server over a shard group.
 type Server struct {
-	g      *shard.Group
-	st     *shard.Sharded[store]
-	web    *web.Server
-	seed   maphash.Seed
-	ls     []*netio.Listener
-	tls    []*netio.Listener
+	g    *shard.Group
+	st   *shard.Sharded[store]
+	web  *web.Server
+	seed maphash.Seed
+	ls   []*netio.Listener
+	tls  []*netio.Listener
 }
 
 // store is one shard's part of the keys, and its watchers.
