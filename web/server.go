@@ -359,8 +359,7 @@ type loopState struct {
 	hbuf []byte     // the head of a response being built
 	free []*Request // requests to parse into, shared by the connections
 
-	hooks  *shutdownHook // the OnShutdown registrations of the loop (shutdown.go)
-	nhooks int
+	hooks []*shutdownHook // the OnShutdown registrations of the loop (shutdown.go)
 }
 
 // maxFree bounds the pool of requests of a loop.
@@ -462,9 +461,8 @@ func (l *loopState) forget() {
 	go func() {
 		<-l.ex.Done()
 		l.srv.mu.Lock()
-		n := l.n + l.nhooks
-		l.n, l.conns = 0, nil
-		l.nhooks, l.hooks = 0, nil
+		n := l.n + len(l.hooks)
+		l.n, l.conns, l.hooks = 0, nil, nil
 		l.srv.mu.Unlock()
 		for range n {
 			l.srv.connGone()

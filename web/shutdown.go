@@ -6,11 +6,13 @@ package web
 // connections, such as package websocket).
 //
 // Invariants:
-//   - a shutdownHook is loop-owned: it is on its loop's list (loopState.
-//     hooks) from OnShutdown until stop, and counts in Server.live over
-//     that time, so Shutdown waits for it;
+//   - a shutdownHook is loop-owned: it is in its loop's list from
+//     OnShutdown until stop (loopState.hooks[h.idx] == h), and counts in
+//     Server.live over that time, so Shutdown waits for it;
 //   - a hook's f is called at most once, on its loop, and never after
 //     stop.
+
+import "slices"
 
 // RegisterOnShutdown registers f to be called when Shutdown begins, as
 // http.Server.RegisterOnShutdown does: each f in a goroutine of its own,
@@ -66,11 +68,11 @@ func (w *ResponseWriter) OnShutdown(f func()) (stop func() bool) {
 
 // shutdownHook is one OnShutdown registration.
 type shutdownHook struct {
-	ls         *loopState
-	f          func()
-	prev, next *shutdownHook
-	called     bool
-	stopped    bool
+	ls      *loopState
+	f       func()
+	idx     int32 // in ls.hooks
+	called  bool
+	stopped bool
 }
 
 // call calls f unless it was called or withdrawn. On the loop.
@@ -95,42 +97,30 @@ func (h *shutdownHook) stop() bool {
 	return !h.called
 }
 
-// addHook puts h on the loop's list; Shutdown waits for it until stop.
+// addHook puts h in the loop's list; Shutdown waits for it until stop.
 func (l *loopState) addHook(h *shutdownHook) {
 	l.srv.live.Add(1)
-	h.next = l.hooks
-	if h.next != nil {
-		h.next.prev = h
-	}
-	l.hooks = h
-	l.nhooks++
+	h.idx = int32(len(l.hooks))
+	l.hooks = append(l.hooks, h)
 }
 
+// removeHook takes h out of the list: the last one takes its place.
 func (l *loopState) removeHook(h *shutdownHook) {
-	if h.prev != nil {
-		h.prev.next = h.next
-	} else if l.hooks == h {
-		l.hooks = h.next
+	last := len(l.hooks) - 1
+	l.hooks[h.idx] = l.hooks[last]
+	l.hooks[h.idx].idx = h.idx
+	l.hooks[last] = nil
+	l.hooks = l.hooks[:last]
+	if last == 0 {
+		l.hooks = nil // a burst is over: give the array back
 	}
-	if h.next != nil {
-		h.next.prev = h.prev
-	}
-	h.prev, h.next = nil, nil
-	l.nhooks--
 }
 
 // callHooks calls the functions registered on the loop: Shutdown has
-// begun. A function may stop other registrations, so the list is copied
-// first.
+// begun. A function may stop registrations, which reorders the list, so
+// the calls go over a copy.
 func (l *loopState) callHooks() {
-	if l.hooks == nil {
-		return
-	}
-	hs := make([]*shutdownHook, 0, l.nhooks)
-	for h := l.hooks; h != nil; h = h.next {
-		hs = append(hs, h)
-	}
-	for _, h := range hs {
+	for _, h := range slices.Clone(l.hooks) {
 		h.call()
 	}
 }

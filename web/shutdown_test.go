@@ -146,14 +146,7 @@ func TestOnShutdownNeverStopped(t *testing.T) {
 // TestOnShutdownDuringShutdown: a registration made once Shutdown has
 // begun (a response held across it) is called too.
 func TestOnShutdownDuringShutdown(t *testing.T) {
-	var held *web.ResponseWriter
-	started := make(chan struct{})
-	mux := web.NewMux()
-	mux.HandleFunc("GET /hold", func(w *web.ResponseWriter, r *web.Request) {
-		w.Later()
-		held = w
-		close(started)
-	})
+	mux, held, started := holdRoute()
 	srv := &web.Server{Handler: mux}
 	begun := make(chan struct{})
 	srv.RegisterOnShutdown(func() { close(begun) })
@@ -166,12 +159,12 @@ func TestOnShutdownDuringShutdown(t *testing.T) {
 	<-begun // the server is draining
 	called := make(chan struct{})
 	var stop func() bool
-	onLoop(t, ex, func() { stop = held.OnShutdown(func() { close(called) }) })
+	onLoop(t, ex, func() { stop = held().OnShutdown(func() { close(called) }) })
 	<-called
 	onLoop(t, ex, func() {
 		stop()
-		held.WriteString("done")
-		held.End()
+		held().WriteString("done")
+		held().End()
 	})
 	if _, b := readResponse(t, bufio.NewReader(c), "GET"); string(b) != "done" {
 		t.Fatalf("held response: %q", b)
@@ -196,6 +189,20 @@ func TestRegisterOnShutdown(t *testing.T) {
 	if !got[0] || !got[1] {
 		t.Fatalf("called %v, want both", got)
 	}
+}
+
+// holdRoute serves GET /hold by holding the response (Later): held
+// returns it once started is closed.
+func holdRoute() (mux *web.Mux, held func() *web.ResponseWriter, started chan struct{}) {
+	var w *web.ResponseWriter
+	started = make(chan struct{})
+	mux = web.NewMux()
+	mux.HandleFunc("GET /hold", func(rw *web.ResponseWriter, r *web.Request) {
+		rw.Later()
+		w = rw
+		close(started)
+	})
+	return mux, func() *web.ResponseWriter { return w }, started
 }
 
 // onLoop runs fn on ex's loop and waits for it.

@@ -95,6 +95,6 @@
 // An idle Conn served by Serve holds no buffer and no future: what it
 // costs is the netio connection, the Conn (240 bytes on 64-bit machines),
 // the two functions given to Serve and, for a Conn that Upgrade made, its
-// registration with the server's Shutdown (80 bytes). The frame codec is written here rather than
+// registration with the server's Shutdown (about 70 bytes). The frame codec is written here rather than
 // taken from a library, so the package adds no dependency to the module.
 package websocket
