@@ -445,6 +445,12 @@ func sharedExecutorClose(t *testing.T, e *env) {
 	}
 	e.srv.Close()
 	must(e, cli)
+	// The counts stay readable once the executor has closed: its final
+	// figures.
+	want := netio.Stats{Accepted: conns, Closed: conns}
+	if got := netio.StatsOf(e.srv); got != want {
+		t.Errorf("StatsOf after Close = %+v, want %+v", got, want)
+	}
 }
 
 func sharedOutputLimit(t *testing.T, e *env) {

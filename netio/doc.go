@@ -188,7 +188,8 @@
 // Shutdown whose ctx ends first becomes a Close.
 //
 // StatsOf returns an executor's connection counts (open, accepted, closed,
-// failed accepts); package metrics publishes them.
+// failed accepts); package metrics publishes them. They stay readable once
+// the executor has shut down, so a server can log its final figures.
 //
 // # Servers and graceful shutdown
 //
@@ -209,6 +210,12 @@
 // written. Shutdown returns once every connection is closed and its output
 // sent, or, when ctx ends first, closes the rest at once and returns ctx's
 // error. Close closes the listeners and every connection at once.
+//
+// A close sends what was written within the linger time (DefaultLinger,
+// 5 s; WithLinger, Conn.SetLinger), so a client that stops reading can
+// hold Shutdown for that long (the connections linger at the same time,
+// not one after another), and Executor.Shutdown too: a ctx with a
+// deadline bounds either, and so does a shorter linger.
 //
 // # Shards
 //

@@ -79,7 +79,7 @@ func reactorOf(lp *loop.Loop) (*reactor, error) {
 		r.be.shut(r)
 		return nil, executor.ErrClosed
 	}
-	registry.Store(lp, r.stats)
+	register(lp, r.stats)
 	lp.AddDrainer(r)
 	return r, nil
 }
@@ -97,7 +97,6 @@ func (w *reactorWatch) Interrupt(error) {
 		c.interrupt()
 	}
 	r.be.shut(r)
-	registry.Delete(r.lp)
 }
 
 // Flush hands the output of every dirty connection to the kernel: the

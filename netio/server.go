@@ -213,8 +213,10 @@ func (c *Conn) interruptWith(err error) {
 // connection, as on any receive error; Close sends what was written. When
 // every connection is closed and its output sent, Shutdown returns nil. If
 // ctx ends first it closes the rest at once (Close) and returns ctx's
-// error. It may not be called from one of the server's loops. Any other
-// goroutine.
+// error. A connection's close may wait out its linger (DefaultLinger, 5 s,
+// or WithLinger's) for a peer that does not read what was written: give
+// ctx a deadline, or the listener a shorter linger, to bound the wait. It
+// may not be called from one of the server's loops. Any other goroutine.
 func (s *Server) Shutdown(ctx context.Context) error {
 	sets := s.stop(shuttingDown)
 	var waits []*future.Future[struct{}]

@@ -8,12 +8,17 @@ package netio
 //     atomic: a writer adds with a plain load and store of its own
 //     counter, a reader sees a value at least as new as the last batch;
 //   - a loop's counters are in the registry from the moment its reactor is
-//     made until its executor has closed; StatsOf of an executor that never
-//     served a socket, or has closed, reads zeros.
+//     made until the loop has been garbage collected: after its executor
+//     has closed they still say what it did (its final figures), and the
+//     registry holds the loop only weakly, so an executor that nobody
+//     refers to any more takes its entry with it. StatsOf of an executor
+//     that never served a socket reads zeros.
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"weak"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/internal/loop"
@@ -55,14 +60,25 @@ type counters struct {
 // inc adds one to a counter written only by the loop.
 func inc(c *atomic.Uint64) { c.Store(c.Load() + 1) }
 
-var registry sync.Map // *loop.Loop -> *counters
+var registry sync.Map // weak.Pointer[loop.Loop] -> *counters
 
-// StatsOf returns the connection counts of ex's sockets. Any goroutine.
+// register makes c the counters of lp's sockets, until lp is collected.
+func register(lp *loop.Loop, c *counters) {
+	k := weak.Make(lp)
+	registry.Store(k, c)
+	runtime.AddCleanup(lp, unregister, k)
+}
+
+func unregister(k weak.Pointer[loop.Loop]) { registry.Delete(k) }
+
+// StatsOf returns the connection counts of ex's sockets. Once ex has shut
+// down (or closed) they are its final figures: every connection counted
+// as closed, Open zero. Any goroutine.
 func StatsOf(ex *executor.Executor) Stats {
 	if ex == nil {
 		panic("netio: StatsOf with nil executor")
 	}
-	v, ok := registry.Load((*loop.Loop)(ex))
+	v, ok := registry.Load(weak.Make((*loop.Loop)(ex)))
 	if !ok {
 		return Stats{}
 	}

@@ -85,7 +85,9 @@
 // ResponseWriter.Hijack hands the connection to the handler, for the
 // protocol that follows an upgrade (WebSocket): the server stops reading
 // from it, forgets it (Shutdown and Close leave it alone) and returns it
-// with the bytes it had received past the request. A request with
+// with the bytes it had received past the request. Its new owner hears of
+// the server's Shutdown through ResponseWriter.OnShutdown, as
+// websocket.Upgrade does for every WebSocket it makes. A request with
 // Connection: upgrade is dispatched only once the responses before it are
 // written, so its handler can always Hijack; the handler sets the status
 // (101) and header fields, and Hijack sends that head first.
@@ -97,8 +99,16 @@
 //
 // Shutdown closes the listeners, then the idle connections; requests in
 // flight are answered (with Connection: close) and their connections
-// close after them. It returns once every connection is closed, or closes
-// the rest when its context ends. Close closes everything at once.
+// close after them. The owners of hijacked connections that registered
+// with ResponseWriter.OnShutdown are told, on their loops (a WebSocket
+// gets a close frame with 1001), and waited for; the functions of
+// RegisterOnShutdown start, as net/http's do. It returns once every
+// connection is closed, or closes the rest when its context ends; a
+// WebSocket whose client does not answer holds it for the close timeout
+// (5 s). The output of the connections closed still leaves, within
+// netio's linger (5 s by default): the executor's Shutdown that follows
+// waits for it, up to the linger for a client that does not read. A
+// context with a deadline bounds either. Close closes everything at once.
 //
 // # net/http
 //

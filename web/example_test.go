@@ -184,6 +184,59 @@ func ExampleResponseWriter_Hijack() {
 	// WORLD
 }
 
+// The owner of a hijacked connection hears of the server's Shutdown, on
+// the connection's loop, and Shutdown waits until it is done with it.
+func ExampleResponseWriter_OnShutdown() {
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+
+	mux := web.NewMux()
+	mux.HandleFunc("GET /lines", func(w *web.ResponseWriter, r *web.Request) {
+		w.Header().Set("Connection", "Upgrade")
+		w.Header().Set("Upgrade", "lines")
+		w.WriteHeader(http.StatusSwitchingProtocols)
+		var c *netio.Conn
+		var stop func() bool
+		stop = w.OnShutdown(func() { // before Hijack
+			c.Write([]byte("bye\n"))
+			c.Close() // what was written still leaves
+			stop()    // done with c: Shutdown need not wait for it
+		})
+		c, _, err := w.Hijack()
+		if err != nil {
+			stop()
+			return
+		}
+		c.Write([]byte("hello\n"))
+		c.Done().OnComplete(func(error, error) { stop() }) // ended before the shutdown
+	})
+	srv := &web.Server{Handler: mux}
+	l, _ := netio.Listen(ex, "tcp", "127.0.0.1:0")
+	srv.Serve(l)
+
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET /lines HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: lines\r\n\r\n")
+	br := bufio.NewReader(c)
+	http.ReadResponse(br, nil)
+	line, _ := br.ReadString('\n')
+	fmt.Print(line)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	fmt.Println("Shutdown:", srv.Shutdown(ctx))
+	line, _ = br.ReadString('\n')
+	fmt.Print(line)
+	// Output:
+	// hello
+	// Shutdown: <nil>
+	// bye
+}
+
 // Shutdown lets the requests in flight finish, closes idle connections
 // and refuses new ones.
 func ExampleServer_Shutdown() {

@@ -145,14 +145,7 @@ func TestStreamingResponses(t *testing.T) {
 // close), an idle connection is closed, and new connections are refused.
 func TestShutdown(t *testing.T) {
 	release := make(chan struct{})
-	var held *web.ResponseWriter
-	started := make(chan struct{})
-	mux := web.NewMux()
-	mux.HandleFunc("GET /hold", func(w *web.ResponseWriter, r *web.Request) {
-		w.Later()
-		held = w
-		close(started)
-	})
+	mux, held, started := holdRoute()
 	srv := &web.Server{Handler: mux}
 	addr, ex := serve(t, srv)
 	idle := dial(t, addr)
@@ -164,7 +157,7 @@ func TestShutdown(t *testing.T) {
 	expectEOF(t, bufio.NewReader(idle))
 	go func() {
 		<-release
-		ex.Submit(func() { held.WriteString("late"); held.End() })
+		ex.Submit(func() { held().WriteString("late"); held().End() })
 	}()
 	close(release)
 	br := bufio.NewReader(busy)

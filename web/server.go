@@ -7,8 +7,9 @@ package web
 //     are touched only there; Server's own fields (listeners, loops,
 //     counters) are guarded by mu or atomic;
 //   - live counts the connections being served (not yet closed or
-//     hijacked), over every loop; once draining, the one that takes it to
-//     zero closes idle;
+//     hijacked) and the OnShutdown registrations not yet stopped, over
+//     every loop; once draining, the one that takes it to zero closes
+//     idle;
 //   - a loop's sweep timer runs only while that loop has connections.
 
 import (
@@ -81,10 +82,11 @@ type Server struct {
 	closing  atomic.Bool
 	live     atomic.Int64
 
-	mu        sync.Mutex
-	listeners map[*netio.Listener]struct{}
-	loops     map[*executor.Executor]*loopState
-	idle      chan struct{} // closed when live reaches 0 while draining
+	mu         sync.Mutex
+	listeners  map[*netio.Listener]struct{}
+	loops      map[*executor.Executor]*loopState
+	idle       chan struct{} // closed when live reaches 0 while draining
+	onShutdown []func()      // RegisterOnShutdown's, until Shutdown calls them
 }
 
 func (s *Server) handler() Handler {
@@ -243,11 +245,24 @@ func (s *Server) connGone() {
 // Shutdown stops the server gracefully, as http.Server.Shutdown does: the
 // listeners close (new connections are refused), idle connections close,
 // requests in flight are answered (with Connection: close) and their
-// connections close after their responses. It returns nil once every
-// connection is closed, or ctx.Err() if ctx ends first, after closing the
-// rest at once (Close). Hijacked connections are not the server's and are
-// left alone. Any goroutine; not from the loop of a connection it waits
-// for.
+// connections close after their responses. Hijacked connections are not
+// the server's: those whose owner registered with
+// ResponseWriter.OnShutdown are told (a WebSocket that websocket.Upgrade
+// made gets a close frame with 1001) and waited for, the others are left
+// alone. The functions given to RegisterOnShutdown start. Shutdown returns
+// nil once every connection is closed and every OnShutdown registration
+// stopped, or ctx.Err() if ctx ends first, after closing the rest of the
+// server's connections at once (Close).
+//
+// A WebSocket whose client does not answer its close frame holds
+// Shutdown for the WebSocket's close timeout (websocket.DefaultCloseTimeout,
+// 5 s). A connection closes as netio.Conn.Close does: its output still
+// leaves after Shutdown has returned, within the listener's linger time
+// (netio.DefaultLinger, 5 s; netio.WithLinger), and the Shutdown of the
+// executor (or shard group) that follows waits for it, so a client that
+// stops reading holds that one up to the linger time. A ctx with a
+// deadline bounds either wait. Any goroutine; not from the loop of a
+// connection it waits for.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.draining.Store(true)
@@ -256,6 +271,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	idle := s.idle
 	ls := s.closeListeners()
+	s.callOnShutdown()
 	s.mu.Unlock()
 	if s.live.Load() == 0 {
 		s.connGoneCheck()
@@ -342,6 +358,8 @@ type loopState struct {
 	lim  limits
 	hbuf []byte     // the head of a response being built
 	free []*Request // requests to parse into, shared by the connections
+
+	hooks []*shutdownHook // the OnShutdown registrations of the loop (shutdown.go)
 }
 
 // maxFree bounds the pool of requests of a loop.
@@ -421,9 +439,10 @@ func (l *loopState) tick() {
 	}
 }
 
-// drain closes the idle connections of the loop and marks the others to
-// close after their responses.
+// drain closes the idle connections of the loop, marks the others to
+// close after their responses, and calls the OnShutdown functions.
 func (l *loopState) drain() {
+	l.callHooks()
 	for c := l.conns; c != nil; {
 		next := c.next
 		if len(c.reqs) == 0 && c.cur == nil && c.off == len(c.in) && len(c.pend) == 0 {
@@ -436,14 +455,14 @@ func (l *loopState) drain() {
 }
 
 // forget counts the connections of a loop whose executor has closed as
-// gone: netio closed their sockets with the executor. Off the loop, once
-// the loop has stopped.
+// gone, and its OnShutdown registrations as stopped: netio closed their
+// sockets with the executor. Off the loop, once the loop has stopped.
 func (l *loopState) forget() {
 	go func() {
 		<-l.ex.Done()
 		l.srv.mu.Lock()
-		n := l.n
-		l.n, l.conns = 0, nil
+		n := l.n + len(l.hooks)
+		l.n, l.conns, l.hooks = 0, nil, nil
 		l.srv.mu.Unlock()
 		for range n {
 			l.srv.connGone()

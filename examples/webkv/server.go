@@ -16,8 +16,10 @@ package main
 // that every watcher sees after the other's, as with one store behind a
 // lock: the watchers see the changes in the order they were answered.
 //
-// Invariants: a store and its sets of WebSockets are touched only by its
-// shard's loop; live counts the WebSockets open on every shard.
+// Invariants: a store and its set of watchers are touched only by its
+// shard's loop. The WebSockets need no set of their own for the shutdown:
+// web.Server.Shutdown sends each one that websocket.Upgrade made a close
+// frame with 1001 and waits for it.
 
 import (
 	"context"
@@ -29,8 +31,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/spindle-rt/spindle/executor"
@@ -47,35 +47,29 @@ const MaxValue = 1 << 20
 
 // Server is the webkv server over a shard group.
 type Server struct {
-	g      *shard.Group
-	st     *shard.Sharded[store]
-	web    *web.Server
-	seed   maphash.Seed
-	ls     []*netio.Listener
-	tls    []*netio.Listener
-	live   atomic.Int64
-	closed chan struct{} // closed when live drops to 0 after shutdown began
-	down   atomic.Bool
-	once   sync.Once
+	g    *shard.Group
+	st   *shard.Sharded[store]
+	web  *web.Server
+	seed maphash.Seed
+	ls   []*netio.Listener
+	tls  []*netio.Listener
 }
 
-// store is one shard's part of the keys, and its WebSockets.
+// store is one shard's part of the keys, and its watchers.
 type store struct {
 	i        int
 	ex       *executor.Executor
 	kv       map[string][]byte
 	watchers map[*websocket.Conn]struct{}
-	sockets  map[*websocket.Conn]struct{} // every WebSocket open on the shard
 }
 
 // NewServer starts n shards (n <= 0: one per core).
 func NewServer(n int) *Server {
-	s := &Server{seed: maphash.MakeSeed(), closed: make(chan struct{})}
+	s := &Server{seed: maphash.MakeSeed()}
 	s.g = shard.New(n, executor.WithName("webkv"))
 	s.g.Start()
 	s.st = shard.NewSharded(s.g, func(i int) *store {
-		return &store{i: i, ex: s.g.Shard(i), kv: map[string][]byte{},
-			watchers: map[*websocket.Conn]struct{}{}, sockets: map[*websocket.Conn]struct{}{}}
+		return &store{i: i, ex: s.g.Shard(i), kv: map[string][]byte{}, watchers: map[*websocket.Conn]struct{}{}}
 	})
 	mux := web.NewMux()
 	mux.HandleFunc("GET /{$}", s.page)
@@ -133,26 +127,7 @@ func (s *Server) Shards() int { return s.g.Len() }
 // for them to close, then stops the shards. Past ctx everything closes
 // at once.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.down.Store(true)
-	err := s.web.Shutdown(ctx)
-	for i := range s.g.Len() {
-		shard.Invoke(s.st, i, func(st *store) (struct{}, error) {
-			for c := range st.sockets {
-				c.Close(websocket.CloseGoingAway, "server shutting down")
-			}
-			return struct{}{}, nil
-		})
-	}
-	if s.live.Load() == 0 {
-		s.noneLive()
-	}
-	if err == nil {
-		select {
-		case <-s.closed:
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
-	}
+	err := s.web.Shutdown(ctx) // the WebSockets too: websocket.Upgrade registered them
 	if err == nil {
 		err = s.g.Shutdown(ctx)
 	}
@@ -167,8 +142,6 @@ func (s *Server) Close() error {
 	s.web.Close()
 	return s.g.Close()
 }
-
-func (s *Server) noneLive() { s.once.Do(func() { close(s.closed) }) }
 
 func (s *Server) owner(key string) int {
 	if s.g.Len() == 1 {
@@ -361,50 +334,37 @@ func (s *Server) slow(w *web.ResponseWriter, r *web.Request) {
 	})
 }
 
-// upgrade takes a WebSocket on the handler's shard; it is counted and
-// closed with 1001 at shutdown.
-func (s *Server) upgrade(w *web.ResponseWriter, r *web.Request) (*websocket.Conn, *store) {
+// upgrade takes a WebSocket on the handler's shard. The web server's
+// Shutdown closes it with 1001.
+func upgrade(w *web.ResponseWriter, r *web.Request) *websocket.Conn {
 	c, err := websocket.Upgrade(w, r, websocket.WithMaxMessageSize(MaxValue))
 	if err != nil {
-		return nil, nil
+		return nil
 	}
-	st := s.st.Local()
-	st.sockets[c] = struct{}{}
-	s.live.Add(1)
-	if s.down.Load() {
-		c.Close(websocket.CloseGoingAway, "server shutting down")
-	}
-	return c, st
-}
-
-func (s *Server) gone(st *store, c *websocket.Conn) {
-	delete(st.sockets, c)
-	delete(st.watchers, c)
-	if s.live.Add(-1) == 0 && s.down.Load() {
-		s.noneLive()
-	}
+	return c
 }
 
 // wsEcho serves GET /ws/echo: every message comes back as it came.
 func (s *Server) wsEcho(w *web.ResponseWriter, r *web.Request) {
-	c, st := s.upgrade(w, r)
+	c := upgrade(w, r)
 	if c == nil {
 		return
 	}
 	c.Serve(func(c *websocket.Conn, m websocket.Message) {
 		c.WriteMessage(m.Type, m.Data)
-	}, func(error) { s.gone(st, c) })
+	}, nil)
 }
 
 // wsWatch serves GET /ws/watch: the changes of every shard, as text
 // messages; what the client sends is dropped.
 func (s *Server) wsWatch(w *web.ResponseWriter, r *web.Request) {
-	c, st := s.upgrade(w, r)
+	c := upgrade(w, r)
 	if c == nil {
 		return
 	}
+	st := s.st.Local()
 	st.watchers[c] = struct{}{}
-	c.Serve(func(*websocket.Conn, websocket.Message) {}, func(error) { s.gone(st, c) })
+	c.Serve(func(*websocket.Conn, websocket.Message) {}, func(error) { delete(st.watchers, c) })
 }
 
 // page serves GET /: the keys of every shard, gathered with one call per

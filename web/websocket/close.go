@@ -32,12 +32,20 @@ var ErrClosed = errors.New("websocket: connection closed")
 // (CloseNoStatus when its frame had none); otherwise the code is the one
 // this side sent (a protocol error of the peer's, a message too big, a
 // local Close), or CloseAbnormal when the connection ended without a close
-// frame.
+// frame. A CloseAbnormal wraps the error of the netio connection that
+// ended (errors.Is(err, netio.ErrOutputLimit) for a peer cut for not
+// reading, io.EOF, a reset), and Text is its message.
 type CloseError struct {
 	Code   int
 	Text   string
 	Remote bool
+
+	err error // what ended the netio connection, for CloseAbnormal
 }
+
+// Unwrap returns the error of the netio connection that ended without a
+// close frame (CloseAbnormal), else nil.
+func (e *CloseError) Unwrap() error { return e.err }
 
 func (e *CloseError) Error() string {
 	s := "websocket: close " + strconv.Itoa(e.Code)

@@ -15,7 +15,10 @@ package websocket
 //     (the netio connection is closed, r holds no buffer); rerr is set
 //     from closing on and is the error of every later receive;
 //   - w is the waker of a PollRecv or Recv that found nothing; onMsg is
-//     set once Serve has begun, and then no one else receives.
+//     set once Serve has begun, and then no one else receives;
+//   - unhook, set by Upgrade, withdraws the Conn from its web server's
+//     Shutdown; finish calls it, so a Conn that is done holds no
+//     registration.
 
 import (
 	"github.com/spindle-rt/spindle/executor"
@@ -66,42 +69,54 @@ const maxRounds = 16
 // Flush for backpressure. Pings are answered, and a close frame from the
 // peer is answered, by the Conn itself.
 type Conn struct {
-	r     reader
-	nc    *netio.Conn
-	rerr  error
-	w     executor.Waker
-	ready func()
-	cfg   *config
-	t     *executor.Timer // closing: the wait for the peer's close frame
-	onMsg func(*Conn, Message)
-	onEnd func(error)
-	wh    [10]byte // a frame header being written (a local would escape to the heap)
-	state uint8
-	ended bool // onEnd has been called
+	r      reader
+	nc     *netio.Conn
+	rerr   error
+	w      executor.Waker
+	ready  func()
+	cfg    *config
+	t      *executor.Timer // closing: the wait for the peer's close frame
+	onMsg  func(*Conn, Message)
+	onEnd  func(error)
+	unhook func() bool // withdraws the web server's OnShutdown registration (Upgrade)
+	wh     [10]byte    // a frame header being written (a local would escape to the heap)
+	state  uint8
+	ended  bool // onEnd has been called
 }
 
 // NewConn returns the WebSocket connection over nc, whose opening
 // handshake is done; buffered are the bytes read from nc past the upgrade
 // request (the start of the first frames), which the Conn now owns. Most
-// servers call Upgrade instead. Loop only.
+// servers call Upgrade instead: a Conn made by NewConn does not hear of a
+// web server's Shutdown, one that Upgrade makes does. Loop only.
 func NewConn(nc *netio.Conn, buffered []byte, opts ...Option) *Conn {
 	if nc == nil {
 		panic("websocket: NewConn with nil *netio.Conn")
 	}
-	cfg := &defaultConfig
-	if len(opts) > 0 {
-		c := defaultConfig
-		for _, o := range opts {
-			o(&c)
-		}
-		cfg = &c
+	c := &Conn{}
+	c.init(nc, buffered, configOf(opts))
+	c.mustLoop("NewConn")
+	return c
+}
+
+// configOf returns the configuration opts make: the shared default when
+// there are none.
+func configOf(opts []Option) *config {
+	if len(opts) == 0 {
+		return &defaultConfig
 	}
-	c := &Conn{nc: nc, cfg: cfg}
+	c := defaultConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	return &c
+}
+
+func (c *Conn) init(nc *netio.Conn, buffered []byte, cfg *config) {
+	c.nc, c.cfg = nc, cfg
 	c.r.maxSize = cfg.maxSize
 	c.r.feed(buffered)
 	c.ready = c.onReady
-	c.mustLoop("NewConn")
-	return c
 }
 
 func (c *Conn) mustLoop(op string) {
@@ -197,7 +212,8 @@ func (r *recvWaker) Wake() {
 
 // Serve calls fn, on the loop, with each data message c receives, in
 // order, until c ends; then it calls done (if not nil) once with the
-// *CloseError that ended it. The message is valid while fn runs. While
+// *CloseError that ended it, however it ended (a close frame, a protocol
+// error, the close timeout, a failed write or receive). The message is valid while fn runs. While
 // more than the write high-water mark (WithWriteHighWater) is waiting to
 // be sent, Serve reads nothing more: a peer that does not read what fn
 // sends it stops being read. An idle served Conn holds no buffer and no
@@ -214,7 +230,7 @@ func (c *Conn) Serve(fn func(*Conn, Message), done func(error)) {
 func (c *Conn) serve() {
 	for range maxRounds {
 		if c.state == stateOpen && c.nc.Buffered() > c.cfg.highWater {
-			c.nc.Flush().OnComplete(func(struct{}, error) { c.serve() })
+			c.nc.Flush().OnComplete(c.flushed)
 			return
 		}
 		m, ok := c.poll()
@@ -230,6 +246,18 @@ func (c *Conn) serve() {
 		c.onMsg(c, m)
 	}
 	c.nc.Executor().Post(c.ready)
+}
+
+// flushed goes on serving once the output waited for has drained. A
+// failed Flush means the netio connection has failed (its output limit,
+// a reset, a write deadline) and will never drain: c ends, and serve runs
+// done.
+func (c *Conn) flushed(_ struct{}, err error) {
+	if err != nil {
+		c.lost(err)
+		return // finish has posted ready: serve calls done
+	}
+	c.serve()
 }
 
 // poll reads and parses until a data message is whole, reading more from
@@ -302,7 +330,7 @@ func (c *Conn) fail(e *CloseError) {
 // handshake.
 func (c *Conn) lost(err error) {
 	if c.state == stateOpen {
-		c.rerr = &CloseError{Code: CloseAbnormal, Text: err.Error()}
+		c.rerr = &CloseError{Code: CloseAbnormal, Text: err.Error(), err: err}
 	}
 	c.finish()
 }
@@ -317,6 +345,10 @@ func (c *Conn) finish() {
 	if c.t != nil {
 		c.t.Stop()
 		c.t = nil
+	}
+	if c.unhook != nil {
+		c.unhook()
+		c.unhook = nil
 	}
 	c.nc.Close()
 	c.r.release()
@@ -355,6 +387,14 @@ func (c *Conn) Close(code int, text string) error {
 	})
 	c.nc.Executor().Post(c.ready) // read on for the peer's answer
 	return nil
+}
+
+// goingAway is what c's web server's Shutdown calls (Upgrade registers
+// it): the closing handshake with 1001.
+func (c *Conn) goingAway() {
+	if c.state == stateOpen {
+		c.Close(CloseGoingAway, "server shutting down")
+	}
 }
 
 // Closed reports whether c has begun closing (either side sent its close

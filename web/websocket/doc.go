@@ -66,7 +66,10 @@
 // produces a lot awaits it. Serve stops reading while more than the high
 // water mark (WithWriteHighWater) waits to be sent, so an echo to a peer
 // that does not read stops reading from it, and netio's output limit cuts
-// a peer that never reads.
+// a peer that never reads. A Conn whose netio connection fails (cut by
+// the output limit, reset) ends at once, whatever waits on it: receives
+// fail, and Serve's done runs, with a CloseAbnormal that wraps netio's
+// error (errors.Is(err, netio.ErrOutputLimit)).
 //
 // # Closing
 //
@@ -80,10 +83,18 @@
 // the peer's close frame comes or after WithCloseTimeout. A connection
 // that ends without a close frame fails receives with CloseAbnormal.
 //
+// A Conn that Upgrade made is registered with its web server's Shutdown
+// (web.ResponseWriter.OnShutdown): when the server shuts down, the Conn
+// starts the closing handshake with CloseGoingAway (1001, "server
+// shutting down"), and Shutdown returns once it has ended, so a program
+// keeps no set of its WebSockets for that. The registration goes when the
+// Conn ends.
+//
 // # Cost
 //
 // An idle Conn served by Serve holds no buffer and no future: what it
-// costs is the netio connection, the Conn (232 bytes on 64-bit machines) and the two
-// functions given to Serve. The frame codec is written here rather than
+// costs is the netio connection, the Conn (240 bytes on 64-bit machines),
+// the two functions given to Serve and, for a Conn that Upgrade made, its
+// registration with the server's Shutdown (about 70 bytes). The frame codec is written here rather than
 // taken from a library, so the package adds no dependency to the module.
 package websocket

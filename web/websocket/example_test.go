@@ -3,6 +3,7 @@ package websocket_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
@@ -117,6 +118,48 @@ func ExampleConn_Close() {
 	// Output:
 	// client got close 1001
 	// server: websocket: close 1001 (shutting down)
+}
+
+// The web server's Shutdown closes every WebSocket that Upgrade made with
+// CloseGoingAway, with no bookkeeping in the program, and returns once
+// each has ended.
+func ExampleUpgrade_shutdown() {
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	mux := web.NewMux()
+	mux.HandleFunc("GET /ws", func(w *web.ResponseWriter, r *web.Request) {
+		c, err := websocket.Upgrade(w, r)
+		if err != nil {
+			return
+		}
+		c.Serve(func(*websocket.Conn, websocket.Message) {}, nil)
+	})
+	srv := &web.Server{Handler: mux}
+	l, err := netio.Listen(ex, "tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	srv.Serve(l)
+
+	cl, err := wsclient.Dial(l.Addr().String(), "/ws")
+	if err != nil {
+		panic(err)
+	}
+	defer cl.Close()
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		shut <- srv.Shutdown(ctx)
+	}()
+	f, _ := cl.Read()
+	fmt.Println("client got close", wsclient.CloseCode(f.Payload), string(f.Payload[2:]))
+	cl.Send(wsclient.Frame{Fin: true, Op: wsclient.OpClose, Payload: f.Payload})
+	fmt.Println("Shutdown:", <-shut)
+	// Output:
+	// client got close 1001 server shutting down
+	// Shutdown: <nil>
 }
 
 func ExampleAcceptKey() {

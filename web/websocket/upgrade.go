@@ -25,12 +25,14 @@ var ErrNotUpgrade = errors.New("websocket: not a WebSocket upgrade")
 // Sec-WebSocket-Version: 13 (RFC 6455, section 4.4) and the status text;
 // Upgrade returns an error that wraps ErrNotUpgrade and says why, and the
 // HTTP connection goes on. No subprotocol or extension is negotiated.
-// Call it from the handler, on the loop.
+//
+// The Conn is registered with the server's Shutdown
+// (ResponseWriter.OnShutdown): when the server shuts down, a Conn still
+// open starts the closing handshake with CloseGoingAway (1001), and
+// Shutdown waits until it has ended (the peer's close frame, or the close
+// timeout). Call it from the handler, on the loop.
 func Upgrade(w *web.ResponseWriter, r *web.Request, opts ...Option) (*Conn, error) {
-	cfg := defaultConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
+	cfg := configOf(opts)
 	key, no := check(r.Method(), r.HeaderValues)
 	if no == nil {
 		ok := cfg.checkOrigin
@@ -54,11 +56,15 @@ func Upgrade(w *web.ResponseWriter, r *web.Request, opts ...Option) (*Conn, erro
 	h.Set("Connection", "Upgrade")
 	h.Set("Sec-WebSocket-Accept", AcceptKey(key))
 	w.WriteHeader(http.StatusSwitchingProtocols)
+	c := &Conn{}
+	c.unhook = w.OnShutdown(c.goingAway) // before Hijack: Shutdown cannot end between the two
 	nc, buffered, err := w.Hijack()
 	if err != nil {
+		c.unhook()
 		return nil, err
 	}
-	return NewConn(nc, buffered, opts...), nil
+	c.init(nc, buffered, cfg)
+	return c, nil
 }
 
 type upgradeError struct{ text string }
