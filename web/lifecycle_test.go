@@ -245,3 +245,34 @@ func TestShutdownAfterExecutorClose(t *testing.T) {
 		t.Fatalf("Shutdown: %v", err)
 	}
 }
+
+// TestShutdownWhileExecutorCloses: Shutdown waits for a request that
+// never finishes; the executor's Close ends the wait, since nothing is
+// left on a closed loop to wait for.
+func TestShutdownWhileExecutorCloses(t *testing.T) {
+	mux := web.NewMux()
+	started := make(chan struct{})
+	mux.HandleFunc("GET /never", func(w *web.ResponseWriter, r *web.Request) { w.Later(); close(started) })
+	mux.HandleFunc("GET /ok", func(w *web.ResponseWriter, r *web.Request) { w.WriteString("ok") })
+	srv := &web.Server{Handler: mux}
+	addr, ex := serve(t, srv)
+	c := dial(t, addr)
+	idle := dial(t, addr)
+	io.WriteString(idle, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+	idleR := bufio.NewReader(idle)
+	readResponse(t, idleR, "GET") // accepted and served: Shutdown will find it idle
+	io.WriteString(c, "GET /never HTTP/1.1\r\nHost: x\r\n\r\n")
+	<-started
+	done := make(chan error, 1)
+	go func() { done <- srv.Shutdown(context.Background()) }()
+	expectEOF(t, idleR) // Shutdown's drain has run on the loop
+	ex.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Shutdown: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Shutdown did not return after the executor closed")
+	}
+}

@@ -276,10 +276,22 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.live.Load() == 0 {
 		s.connGoneCheck()
 	}
+	// A loop whose executor closes while Shutdown waits leaves nothing to
+	// wait for: its connections are counted as gone when it stops.
+	stop := make(chan struct{})
+	defer close(stop)
 	for _, l := range ls {
 		if l.ex.Submit(l.drain) != nil {
 			l.forget()
+			continue
 		}
+		go func() {
+			select {
+			case <-l.ex.Done():
+				l.forgetNow()
+			case <-stop:
+			}
+		}()
 	}
 	select {
 	case <-idle:
@@ -460,14 +472,19 @@ func (l *loopState) drain() {
 func (l *loopState) forget() {
 	go func() {
 		<-l.ex.Done()
-		l.srv.mu.Lock()
-		n := l.n + len(l.hooks)
-		l.n, l.conns, l.hooks = 0, nil, nil
-		l.srv.mu.Unlock()
-		for range n {
-			l.srv.connGone()
-		}
+		l.forgetNow()
 	}()
+}
+
+// forgetNow is forget once the loop has stopped.
+func (l *loopState) forgetNow() {
+	l.srv.mu.Lock()
+	n := l.n + len(l.hooks)
+	l.n, l.conns, l.hooks = 0, nil, nil
+	l.srv.mu.Unlock()
+	for range n {
+		l.srv.connGone()
+	}
 }
 
 // closeAll closes every connection of the loop.
