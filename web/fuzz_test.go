@@ -29,6 +29,7 @@ func FuzzParse(f *testing.F) {
 		"GET /%41 HTTP/1.1\nHost: a\nX:  y \n\n",
 		"GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n",
 		"PUT /x HTTP/1.1\r\nhost: a\r\ncontent-length: 2\r\ncontent-length: 2\r\n\r\nab",
+		"GET http://h/p HTTP/1.1\r\n\r\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -100,7 +101,7 @@ func stdRead(data []byte) (*stdReq, int, error) {
 	head, _, _ := bytes.Cut(data, []byte("\n\r\n"))
 	head, _, _ = bytes.Cut(head, []byte("\n\n"))
 	hasHost := bytes.Contains(bytes.ToLower(head), []byte("\nhost:"))
-	if req.ProtoAtLeast(1, 1) && req.Host == "" && !hasHost && req.Method != "CONNECT" {
+	if req.ProtoAtLeast(1, 1) && !hasHost && req.Method != "CONNECT" {
 		return nil, 0, errNoHost
 	}
 	for i := 0; i < len(req.Host); i++ {

@@ -167,6 +167,7 @@ func parseHead(head []byte, r *Request, lim *limits) *parseError {
 		return e
 	}
 	var nlen, nte, nhost int
+	var hostField span
 	for {
 		f, nx := line(head, next)
 		if f.end == f.off {
@@ -213,6 +214,7 @@ func parseHead(head []byte, r *Request, lim *limits) *parseError {
 		case 4:
 			if equalFold(ns, "host") {
 				nhost++
+				hostField = v
 				if !r.hasHost { // an absolute-form target's authority wins
 					r.host = v
 				}
@@ -255,13 +257,14 @@ func parseHead(head []byte, r *Request, lim *limits) *parseError {
 	if nhost > 1 {
 		return errManyHost
 	}
-	if nhost == 0 && !r.hasHost && r.minor >= 1 && r.method != "CONNECT" {
+	// HTTP/1.1 asks for a Host field even beside an absolute-form target
+	// (RFC 9112 3.2), as net/http does; and the field must be valid even
+	// where the target's authority takes its place.
+	if nhost == 0 && r.minor >= 1 && r.method != "CONNECT" {
 		return errNoHost
 	}
-	for k := r.host.off; k < r.host.end; k++ {
-		if !validHostByte[head[k]] {
-			return errBadHost
-		}
+	if !validHost(head, hostField) || r.host != hostField && !validHost(head, r.host) {
+		return errBadHost
 	}
 	if nlen > 1 {
 		return errManyLength
@@ -283,6 +286,17 @@ func parseHead(head []byte, r *Request, lim *limits) *parseError {
 		r.close = !r.close && !r.keepAlive10
 	}
 	return nil
+}
+
+// validHost reports whether the part s of head holds only bytes net/http
+// accepts in a Host field.
+func validHost(head []byte, s span) bool {
+	for k := s.off; k < s.end; k++ {
+		if !validHostByte[head[k]] {
+			return false
+		}
+	}
+	return true
 }
 
 // connectionTokens reads the tokens of a Connection header.
