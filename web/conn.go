@@ -9,8 +9,10 @@ package web
 //   - reqs are the requests dispatched and not yet finished, in order;
 //     reqs[0] writes to the connection, the others into their own out
 //     buffer, sent when they reach the front;
+//   - a request's strings are parts of its own copy of its head, never
+//     of in or pend; its body is a view of in;
 //   - the connection receives only while reqs is empty, so the bytes a
-//     request points into stay put until its response is finished; a
+//     request's body is in stay put until its response is finished; a
 //     request split over receives is copied into pend, never one that a
 //     handler holds;
 //   - once closed or hijacked, the connection is no longer the server's:
@@ -356,6 +358,7 @@ func (c *conn) finished(r *Request) {
 		c.reqs[len(c.reqs)-1] = nil
 		c.reqs = c.reqs[:len(c.reqs)-1]
 		if !f.w.later {
+			f.release()
 			c.ls.putReq(f)
 		}
 		if f.w.close {

@@ -7,10 +7,10 @@
 // A Server serves the connections of one or more netio listeners (Serve,
 // or ServeGroup for one listener per shard of a shard.Group). Each
 // connection lives on the loop of the listener that accepted it. When
-// bytes arrive, the server parses the requests in them on that loop,
-// without copying them: a Request's strings and body are views of the
-// bytes received. It calls the handler for each, on the same loop, with
-// the same no-lock guarantee as any loop code.
+// bytes arrive, the server parses the requests in them on that loop, with
+// one copy of each request's head (its strings are parts of it) and its
+// body left where it was received. It calls the handler for each, on the
+// same loop, with the same no-lock guarantee as any loop code.
 //
 //	mux := web.NewMux()
 //	mux.HandleFunc("GET /hello/{name}", func(w *web.ResponseWriter, r *web.Request) {
@@ -54,12 +54,23 @@
 // # What a handler may hold
 //
 // A Request and its ResponseWriter are valid until the response is
-// finished. Their strings (Method, Path, Header values, PathValue) and the
-// Body point into the bytes received: a handler that keeps one longer
-// copies it (strings.Clone, bytes.Clone). The server does not receive on a
-// connection while one of its requests is unfinished, so those bytes stay
-// put for as long as the handler may read them; the memory is reused for
-// later requests afterwards.
+// finished: after it, they go back to the loop's pool.
+//
+// Every string a Request hands out (Method, Target, Path, RawQuery, Host,
+// header and trailer values, cookies, PathValue, Query's values) is an
+// ordinary Go string, and never changes: a handler may keep one, use it as
+// a map key, send it to another goroutine, as with net/http. The server
+// copies each request's head once, into memory that is never reused, and
+// the strings are parts of that copy (which a kept string keeps in memory,
+// as any substring does: strings.Clone keeps only itself).
+//
+// The []byte views are the exception, and say so: Body is the body as it
+// was received, not a copy, valid until the response is finished (the
+// server does not receive on the connection meanwhile); the memory is
+// reused for later requests afterwards, so a handler that keeps a body
+// longer copies it (bytes.Clone, or string(body)). The bytes Hijack
+// returns are such a view too, valid until the next receive on the
+// connection.
 //
 // # Bodies and limits
 //

@@ -1,7 +1,9 @@
 package web
 
-// The request parser. It reads a request from the bytes of one buffer,
-// where they stay: a Request's spans point into that buffer. It is strict
+// The request parser. It finds a request's head in the bytes received and
+// copies it, once, into a string that every string of the Request is a
+// part of (so none of them changes when the buffer is reused); the body
+// stays in the buffer. It is strict
 // where RFC 9112 lets a server be (obs-fold, bare CR, duplicate or
 // conflicting framing headers are errors) and otherwise answers as
 // net/http does, so that no byte sequence is read as one request here and
@@ -10,7 +12,7 @@ package web
 import (
 	"bytes"
 	"net/url"
-	"unsafe"
+	"strings"
 )
 
 // parseError is what a malformed request is answered: a status code and a
@@ -82,12 +84,13 @@ func (p *parser) parse(b []byte, r *Request, lim *limits) (st parseState, n int,
 		if end == 0 {
 			return parseMore, 0, nil
 		}
-		if e := parseHead(b[:end], r, lim); e != nil {
+		// The one copy: every string the request hands out is a part of
+		// it, and it is never written again.
+		r.head = string(b[:end])
+		if e := parseHead(r, lim); e != nil {
 			return parseBad, 0, e
 		}
 		p.headEnd = end
-	} else {
-		r.buf = b // the buffer may have moved: the spans hold
 	}
 	r.buf = b
 	body := b[p.headEnd:]
@@ -148,8 +151,8 @@ func (p *parser) findHead(b []byte, lim *limits) (int, *parseError) {
 // line returns the line of b that starts at i, without its "\n" or
 // "\r\n", and where the next starts. A CR elsewhere in a line is left in
 // it, for the checks to reject.
-func line(b []byte, i int) (l span, next int) {
-	j := indexByte(b[i:], '\n')
+func line(b string, i int) (l span, next int) {
+	j := strings.IndexByte(b[i:], '\n')
 	end := i + j
 	next = end + 1
 	if end > i && b[end-1] == '\r' {
@@ -158,10 +161,10 @@ func line(b []byte, i int) (l span, next int) {
 	return span{int32(i), int32(end)}, next
 }
 
-// parseHead parses the request line and header fields of head (which
+// parseHead parses the request line and header fields of r.head (which
 // ends with its empty line) into r.
-func parseHead(head []byte, r *Request, lim *limits) *parseError {
-	r.buf = head
+func parseHead(r *Request, lim *limits) *parseError {
+	head := r.head
 	l, next := line(head, 0)
 	if e := parseRequestLine(head, l, r); e != nil {
 		return e
@@ -290,7 +293,7 @@ func parseHead(head []byte, r *Request, lim *limits) *parseError {
 
 // validHost reports whether the part s of head holds only bytes net/http
 // accepts in a Host field.
-func validHost(head []byte, s span) bool {
+func validHost(head string, s span) bool {
 	for k := s.off; k < s.end; k++ {
 		if !validHostByte[head[k]] {
 			return false
@@ -346,8 +349,8 @@ func parseLength(s string) (int64, bool) {
 }
 
 // parseRequestLine parses "METHOD SP target SP HTTP/x.y" (span l of b).
-func parseRequestLine(b []byte, l span, r *Request) *parseError {
-	s := unsafe.String(unsafe.SliceData(b[l.off:]), int(l.end-l.off))
+func parseRequestLine(b string, l span, r *Request) *parseError {
+	s := b[l.off:l.end]
 	sp1 := -1
 	for i := 0; i < len(s); i++ {
 		if s[i] == ' ' {
@@ -468,7 +471,7 @@ func parseTarget(t string, off int32, r *Request) *parseError {
 // scanChunked checks the chunked body at the start of b. used is 0 while
 // b holds only part of it; once it holds all, used is the body's encoded
 // length (trailer section included) and total its decoded length. The
-// trailer fields go to r.
+// trailer fields go to r, as parts of a copy of the trailer section.
 func scanChunked(b []byte, r *Request, lim *limits) (total int64, used int, e *parseError) {
 	i := 0
 	for {
@@ -505,7 +508,7 @@ func scanChunked(b []byte, r *Request, lim *limits) (total int64, used int, e *p
 	}
 	// The trailer section: header fields, then an empty line.
 	r.trailer = r.trailer[:0]
-	base := len(r.buf) - len(b) // b's offset in r.buf
+	trail := i // where the trailer section starts
 	for n := 0; ; n++ {
 		j := indexByte(b[i:], '\n')
 		if j < 0 {
@@ -521,6 +524,9 @@ func scanChunked(b []byte, r *Request, lim *limits) (total int64, used int, e *p
 		lo := i
 		i += j + 1
 		if len(ln) == 0 {
+			if n > 0 {
+				r.tail = string(b[trail:lo])
+			}
 			return total, i, nil
 		}
 		if n >= lim.headers || ln[0] == ' ' || ln[0] == '\t' {
@@ -547,7 +553,7 @@ func scanChunked(b []byte, r *Request, lim *limits) (total int64, used int, e *p
 				return 0, 0, errBadChunk
 			}
 		}
-		o := int32(base + lo)
+		o := int32(lo - trail)
 		r.trailer = append(r.trailer, field{span{o, o + int32(colon)}, span{o + int32(vo), o + int32(ve)}})
 	}
 }
@@ -610,7 +616,8 @@ func compactChunked(b []byte, total int64) {
 }
 
 // internMethod returns the constant for a common method, so that
-// comparing and keeping it costs nothing; others are views of the bytes.
+// comparing it costs less and a kept method does not keep the head;
+// others are parts of the head.
 func internMethod(m string) string {
 	switch m {
 	case "GET":
