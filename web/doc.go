@@ -76,7 +76,13 @@
 //
 // The server reads a request's whole body (Content-Length or chunked)
 // before calling the handler, up to MaxBodyBytes (else 413, and the
-// connection closes); a body that fits the receive buffer is not copied.
+// connection closes); a body that fits the receive buffer is not copied. A
+// chunked body is decoded as it arrives, in time linear in its bytes, and
+// the server holds its data, not its framing: chunk-size lines and the
+// trailer section are at most 4 KB, and framing beyond what net/http
+// allows (16 bytes per chunk plus twice the chunk's data, and 16 KiB in
+// all) is refused with 400, so a body's raw bytes are at most 3 times
+// MaxBodyBytes plus 16 per chunk plus 20 KiB.
 // Expect: 100-continue is answered when the body is to be read, after any
 // earlier responses. Request lines and headers are bounded by
 // MaxHeaderBytes and MaxHeaders (431). A connection is closed after
@@ -88,8 +94,8 @@
 // the connection closes), or what RFC 9112 allows that is stricter:
 // obsolete line folding, a Content-Length beside Transfer-Encoding, more
 // than one Content-Length or Host, and Transfer-Encoding in HTTP/1.0 are
-// refused. A byte sequence is never read as two requests where another
-// reading would see one.
+// refused, as are control bytes in a chunk extension. A byte sequence is
+// never read as two requests where another reading would see one.
 //
 // # Upgrades: taking over the connection
 //
