@@ -51,6 +51,8 @@ type conn struct {
 	streaming  *Request // the request whose body is being received, streamed
 
 	upgradeWaits bool // cur is an upgrade, parsed, waiting for the responses before it
+	parsing      bool // parseAll is on the stack
+	dated        bool // the responses of this round of parseAll have a Date line
 
 	deadline int64 // on ls's coarse clock; 0: none
 	started  int64 // when the current request's first bytes came
@@ -121,8 +123,13 @@ func (c *conn) serve() {
 	c.serving = true
 	defer func() { c.serving = false }()
 	for range maxRounds {
-		if c.streaming == nil && !c.parseAll() {
-			return
+		if c.streaming == nil {
+			c.parsing, c.dated = true, false
+			ok := c.parseAll()
+			c.parsing = false
+			if !ok {
+				return
+			}
 		}
 		if c.streaming != nil {
 			if c.streaming.pipe.waiting {
@@ -203,6 +210,17 @@ func (c *conn) serve() {
 		c.deadline = 0
 	}
 	c.ex.Post(c.onReady) // let the others have the loop
+}
+
+// dateLine returns the Date header line of a response. The clock is read
+// once per round of parseAll, which the responses to pipelined requests
+// share, and once for each response finished outside one.
+func (c *conn) dateLine() []byte {
+	if c.parsing && c.dated {
+		return c.ls.date
+	}
+	c.dated = c.parsing
+	return c.ls.dateLine()
 }
 
 // appendPend appends data to pend, doubling its capacity when it grows:

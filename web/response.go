@@ -432,7 +432,7 @@ func (w *ResponseWriter) sendHead(final bool) {
 		h = appendField(h, f.name, f.value)
 	}
 	if !w.hdr.Has("Date") {
-		h = append(h, c.ls.dateLine()...)
+		h = append(h, c.dateLine()...)
 	}
 	if allowed && !w.hdr.Has("Content-Type") && !w.hdr.Has("Content-Encoding") && len(w.body) > 0 {
 		h = appendField(h, "Content-Type", http.DetectContentType(w.body))
