@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -325,4 +326,27 @@ func TestChunkOverheadRefused(t *testing.T) {
 			t.Error(err)
 		}
 	})
+}
+
+// TestDate: every response carries a Date of the time it was written,
+// those to pipelined requests (which share a reading of the clock) and
+// one finished later alike.
+func TestDate(t *testing.T) {
+	mux := webRoutes()
+	mux.HandleFunc("GET /later", func(w *web.ResponseWriter, r *web.Request) {
+		w.Later()
+		r.Executor().Post(func() { w.WriteString("later"); w.End() })
+	})
+	addr, _ := serve(t, &web.Server{Handler: mux})
+	c := dial(t, addr)
+	br := bufio.NewReader(c)
+	before := time.Now().Truncate(time.Second)
+	io.WriteString(c, strings.Repeat("GET /kv/a HTTP/1.1\r\nHost: x\r\n\r\n", 3)+"GET /later HTTP/1.1\r\nHost: x\r\n\r\n")
+	for i := range 4 {
+		resp, _ := readResponse(t, br, "GET")
+		d, err := http.ParseTime(resp.Header.Get("Date"))
+		if err != nil || d.Before(before) || d.After(time.Now()) {
+			t.Errorf("response %d: Date %q (%v), want between %v and now", i, resp.Header.Get("Date"), err, before)
+		}
+	}
 }
