@@ -7,7 +7,9 @@ package main
 //
 //   - keepalive/: 50 keep-alive connections, one request in flight on
 //     each; ns/req is wall time per request over all of them, allocs/req
-//     the server's, p99-ns/req the 99th percentile of a round trip.
+//     the server's, cpu-ns/req the server process's CPU time per request
+//     (which other load on the machine disturbs less than wall time),
+//     p99-ns/req the 99th percentile of a round trip.
 //   - pipelined/: the same with 16 requests in flight per connection
 //     (written at once); p99 is of a round trip of 16.
 //   - idle/: 10,000 keep-alive connections, each used once; B/conn is the
@@ -15,7 +17,9 @@ package main
 
 import (
 	"testing"
+	"time"
 
+	"github.com/spindle-rt/spindle/bench/internal/cputime"
 	"github.com/spindle-rt/spindle/bench/webcase"
 )
 
@@ -37,7 +41,19 @@ func serveWebSpindle() (webcase.Server, error) { return webcase.ServeSpindle(new
 func webRequests(depth int, start func() (webcase.Server, error)) func(b *testing.B) {
 	return func(b *testing.B) {
 		var m *meter
-		webcase.Requests(b, start, depth, func() { m = startMeter(b) }, func(n int) { m.Stop(b, "req", float64(n), -1) })
+		var cpu0 time.Duration
+		var cpuOK bool
+		begin := func() {
+			cpu0, cpuOK = cputime.Process()
+			m = startMeter(b)
+		}
+		end := func(n int) {
+			m.Stop(b, "req", float64(n), -1)
+			if cpu1, ok := cputime.Process(); ok && cpuOK && n > 0 {
+				b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/float64(n), "cpu-ns/req")
+			}
+		}
+		webcase.Requests(b, start, depth, begin, end)
 	}
 }
 

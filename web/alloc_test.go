@@ -11,11 +11,12 @@ import (
 	"github.com/spindle-rt/spindle/web"
 )
 
-// TestZeroAlloc: a keep-alive GET, parsed, routed (with a wildcard) and
-// answered on the loop, allocates nothing once the connection is warm;
-// the count is the whole process's, the client's included (it allocates
-// nothing either).
-func TestZeroAlloc(t *testing.T) {
+// TestAllocsPerRequest: a keep-alive GET, parsed, routed (with a
+// wildcard) and answered on the loop, allocates one thing once the
+// connection is warm: the copy of its head that its strings are parts of
+// (so that they never change). The count is the whole process's, the
+// client's included (it allocates nothing).
+func TestAllocsPerRequest(t *testing.T) {
 	addr, _ := serve(t, &web.Server{Handler: benchRoutes()})
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -39,7 +40,7 @@ func TestZeroAlloc(t *testing.T) {
 	for range 100 {
 		round()
 	}
-	if a := testing.AllocsPerRun(500, round); a != 0 {
-		t.Fatalf("%v allocations per request, want 0", a)
+	if a := testing.AllocsPerRun(500, round); a > 1 {
+		t.Fatalf("%v allocations per request, want at most 1", a)
 	}
 }

@@ -9,10 +9,13 @@ package web
 //   - reqs are the requests dispatched and not yet finished, in order;
 //     reqs[0] writes to the connection, the others into their own out
 //     buffer, sent when they reach the front;
+//   - a request's strings are parts of its own copy of its head, never
+//     of in or pend; its body is a view of in;
 //   - the connection receives only while reqs is empty, so the bytes a
-//     request points into stay put until its response is finished; a
+//     request's body is in stay put until its response is finished; a
 //     request split over receives is copied into pend, never one that a
-//     handler holds;
+//     handler holds; a chunked body is decoded in place as it arrives, so
+//     pend holds its data and what is not parsed yet, not its framing;
 //   - once closed or hijacked, the connection is no longer the server's:
 //     nothing is parsed or written.
 
@@ -46,6 +49,10 @@ type conn struct {
 	sent100    bool
 	lastPOST   bool
 	streaming  *Request // the request whose body is being received, streamed
+
+	upgradeWaits bool // cur is an upgrade, parsed, waiting for the responses before it
+	parsing      bool // parseAll is on the stack
+	dated        bool // the responses of this round of parseAll have a Date line
 
 	deadline int64 // on ls's coarse clock; 0: none
 	started  int64 // when the current request's first bytes came
@@ -116,8 +123,13 @@ func (c *conn) serve() {
 	c.serving = true
 	defer func() { c.serving = false }()
 	for range maxRounds {
-		if c.streaming == nil && !c.parseAll() {
-			return
+		if c.streaming == nil {
+			c.parsing, c.dated = true, false
+			ok := c.parseAll()
+			c.parsing = false
+			if !ok {
+				return
+			}
 		}
 		if c.streaming != nil {
 			if c.streaming.pipe.waiting {
@@ -141,10 +153,12 @@ func (c *conn) serve() {
 		// Keep the unparsed tail: the next receive overwrites the buffer.
 		rest := c.in[c.off:]
 		if c.inPend {
-			n := copy(c.pend, rest)
-			c.pend = c.pend[:n]
+			if c.off > 0 {
+				copy(c.pend, rest)
+			}
+			c.pend = c.pend[:len(rest)]
 		} else if len(rest) > 0 {
-			c.pend = append(c.pend[:0], rest...)
+			c.pend = appendPend(c.pend[:0], rest)
 		}
 		c.in, c.off, c.inPend = nil, 0, false
 		c.continue100()
@@ -190,12 +204,35 @@ func (c *conn) serve() {
 			c.in = data
 			c.started = c.ls.now
 		} else {
-			c.pend = append(c.pend, data...)
+			c.pend = appendPend(c.pend, data)
 			c.in, c.inPend = c.pend, true
 		}
 		c.deadline = 0
 	}
 	c.ex.Post(c.onReady) // let the others have the loop
+}
+
+// dateLine returns the Date header line of a response. The clock is read
+// once per round of parseAll, which the responses to pipelined requests
+// share, and once for each response finished outside one.
+func (c *conn) dateLine() []byte {
+	if c.parsing && c.dated {
+		return c.ls.date
+	}
+	c.dated = c.parsing
+	return c.ls.dateLine()
+}
+
+// appendPend appends data to pend, doubling its capacity when it grows:
+// append grows a large slice by a quarter, which would copy a body
+// gathered from many receives several times over.
+func appendPend(pend, data []byte) []byte {
+	if n := len(pend) + len(data); n > cap(pend) {
+		p := make([]byte, len(pend), max(n, 2*cap(pend)))
+		copy(p, pend)
+		pend = p
+	}
+	return append(pend, data...)
 }
 
 // arm sets the deadline of the wait that begins.
@@ -238,7 +275,7 @@ func (c *conn) parseAll() bool {
 		if c.closed || c.hijacked {
 			return false
 		}
-		if c.srv.draining.Load() && c.cur == nil {
+		if c.srv.draining.Load() && (c.cur == nil || c.upgradeWaits) {
 			c.closeAfter = true // shutting down: no new request
 			break
 		}
@@ -265,6 +302,9 @@ func (c *conn) parseAll() bool {
 		st, n, e := c.p.parse(b, r, &c.ls.lim)
 		switch st {
 		case parseMore:
+			// The parser may have dropped bytes it has read (the framing
+			// of a chunked body): keep only what it still needs.
+			c.in = c.in[:c.off+n]
 			return true
 		case parseBad:
 			c.cur = nil
@@ -274,12 +314,11 @@ func (c *conn) parseAll() bool {
 		}
 		if r.upgrade && len(c.reqs) > 0 {
 			// An upgrade waits for the responses before it, so that its
-			// handler may Hijack; it is parsed again then.
-			c.cur = nil
-			c.ls.putReq(r)
+			// handler may Hijack; it stays parsed (c.cur, c.p) until then.
+			c.upgradeWaits = true
 			return true
 		}
-		c.cur = nil
+		c.cur, c.upgradeWaits = nil, false
 		c.off += n
 		c.lastPOST = r.method == "POST"
 		if r.close {
@@ -356,6 +395,7 @@ func (c *conn) finished(r *Request) {
 		c.reqs[len(c.reqs)-1] = nil
 		c.reqs = c.reqs[:len(c.reqs)-1]
 		if !f.w.later {
+			f.release()
 			c.ls.putReq(f)
 		}
 		if f.w.close {

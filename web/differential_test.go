@@ -165,6 +165,9 @@ func exchange(t *testing.T, addr string, raw string, methods []string) []answer 
 
 const host = "Host: example.com\r\n"
 
+// chunkedEcho is the head of a chunked POST to /echo.
+const chunkedEcho = "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n"
+
 var diffCases = []struct {
 	name    string
 	raw     string
@@ -179,9 +182,9 @@ var diffCases = []struct {
 	{name: "get query", raw: "GET /kv/a?x=1&y HTTP/1.1\r\n" + host + "\r\n"},
 	{name: "head", raw: "HEAD /kv/a HTTP/1.1\r\n" + host + "\r\n", methods: []string{"HEAD"}},
 	{name: "post length", raw: "POST /echo HTTP/1.1\r\n" + host + "Content-Length: 5\r\n\r\nhello"},
-	{name: "post chunked", raw: "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"},
-	{name: "chunk extensions", raw: "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n5;a=b;c\r\nhello\r\n0;x\r\n\r\n"},
-	{name: "chunk uppercase hex", raw: "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\nA\r\n0123456789\r\n0\r\n\r\n"},
+	{name: "post chunked", raw: chunkedEcho + "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"},
+	{name: "chunk extensions", raw: chunkedEcho + "5;a=b;c\r\nhello\r\n0;x\r\n\r\n"},
+	{name: "chunk uppercase hex", raw: chunkedEcho + "A\r\n0123456789\r\n0\r\n\r\n"},
 	{name: "trailers", raw: "GET /trailer HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\nX-T: tv\r\n\r\n"},
 	{name: "te uppercase", raw: "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding: Chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n"},
 	{name: "pipelined", raw: "GET /kv/a HTTP/1.1\r\n" + host + "\r\nGET /kv/b HTTP/1.1\r\n" + host + "\r\nPOST /echo HTTP/1.1\r\n" + host + "Content-Length: 2\r\n\r\nokGET /kv/c HTTP/1.1\r\n" + host + "\r\n"},
@@ -198,6 +201,9 @@ var diffCases = []struct {
 	{name: "subtree redirect", raw: "GET /dir HTTP/1.1\r\n" + host + "\r\n"},
 	{name: "unclean path", raw: "GET /kv/../kv/a HTTP/1.1\r\n" + host + "\r\n"},
 	{name: "double slash", raw: "GET //kv/a HTTP/1.1\r\n" + host + "\r\n"},
+	{name: "absolute form no host", raw: "GET http://other.example/kv/a HTTP/1.1\r\n\r\n"},
+	{name: "absolute form bad host", raw: "GET http://other.example/kv/a HTTP/1.1\r\nHost: a/b\r\n\r\n"},
+	{name: "absolute form http10 no host", raw: "GET http://other.example/kv/a HTTP/1.0\r\n\r\n"},
 	{name: "absolute form", raw: "GET http://other.example/kv/a?q HTTP/1.1\r\n" + host + "\r\n"},
 	{name: "fragment", raw: "GET /kv/a#frag HTTP/1.1\r\n" + host + "\r\n"},
 	{name: "expect continue", raw: "POST /echo HTTP/1.1\r\n" + host + "Expect: 100-continue\r\nContent-Length: 3\r\n\r\nabc"},
@@ -231,12 +237,27 @@ var diffCases = []struct {
 	{name: "te xchunked", raw: "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding: xchunked\r\n\r\n0\r\n\r\n"},
 	{name: "te space before colon", raw: "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding : chunked\r\n\r\n0\r\n\r\n"},
 	{name: "te http10", raw: "POST /echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\nhi", stricter: "400 close"},
-	{name: "chunk size bad", raw: "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"},
-	{name: "chunk size overflow", raw: "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\nfffffffffffffffff1\r\nx\r\n0\r\n\r\n"},
-	{name: "chunk size negative", raw: "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n-1\r\nx\r\n0\r\n\r\n"},
-	{name: "chunk data too long", raw: "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n"},
-	{name: "chunk bare LF", raw: "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n2\nab\r\n0\r\n\r\n"},
-	{name: "chunk size empty", raw: "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n\r\nab\r\n0\r\n\r\n"},
+	{name: "chunk size bad", raw: chunkedEcho + "zz\r\nhello\r\n0\r\n\r\n"},
+	{name: "chunk size overflow", raw: chunkedEcho + "fffffffffffffffff1\r\nx\r\n0\r\n\r\n"},
+	{name: "chunk size negative", raw: chunkedEcho + "-1\r\nx\r\n0\r\n\r\n"},
+	{name: "chunk data too long", raw: chunkedEcho + "2\r\nabc\r\n0\r\n\r\n"},
+	{name: "chunk bare LF", raw: chunkedEcho + "2\nab\r\n0\r\n\r\n"},
+	{name: "chunk space before extension", raw: chunkedEcho + "5 ;x\r\nhello\r\n0\r\n\r\n"},
+	{name: "chunk tab before extension", raw: chunkedEcho + "5\t;x\r\nhello\r\n0\r\n\r\n"},
+	{name: "chunk space in size", raw: chunkedEcho + "5 5\r\nhello\r\n0\r\n\r\n"},
+	{name: "chunk space before size", raw: chunkedEcho + " 5\r\nhello\r\n0\r\n\r\n"},
+	{name: "chunk space after size", raw: chunkedEcho + "5 \t\r\nhello\r\n0 \r\n\r\n"},
+	{name: "chunk space in extension", raw: chunkedEcho + "5; a = \"b c\" \r\nhello\r\n0;\r\n\r\n"},
+	{name: "chunk control byte in extension", raw: chunkedEcho + "5;a\x01\r\nhello\r\n0\r\n\r\n", stricter: "400 close"},
+	{name: "chunk size 16 digits", raw: chunkedEcho + "0000000000000005\r\nhello\r\n0\r\n\r\n"},
+	{name: "chunk size 17 digits", raw: chunkedEcho + "00000000000000005\r\nhello\r\n0\r\n\r\n"},
+	{name: "chunk CR in line", raw: chunkedEcho + "5;a\rb\r\nhello\r\n0\r\n\r\n"},
+	{name: "chunk line too long", raw: chunkedEcho + "5;" + strings.Repeat("a", 4100) + "\r\nhello\r\n0\r\n\r\n"},
+	{name: "chunk overhead", raw: chunkedEcho + strings.Repeat("1;"+strings.Repeat("e", 1000)+"\r\nx\r\n", 20) + "0\r\n\r\n"},
+	{name: "chunk overhead allowed", raw: chunkedEcho + strings.Repeat("1;"+strings.Repeat("e", 1000)+"\r\nx\r\n", 15) + "0\r\n\r\n"},
+	{name: "one-byte chunks", raw: chunkedEcho + strings.Repeat("1\r\nx\r\n", 5000) + "0\r\n\r\n"},
+	{name: "trailer too long", raw: "GET /trailer HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\nX-T: tv\r\n" + strings.Repeat("X-A: "+strings.Repeat("b", 90)+"\r\n", 50) + "\r\n"},
+	{name: "chunk size empty", raw: chunkedEcho + "\r\nab\r\n0\r\n\r\n"},
 
 	// Malformed heads.
 	{name: "obs-fold", raw: "GET /kv/a HTTP/1.1\r\n" + host + "X-A: a\r\n b\r\n\r\n", stricter: "400 close"},

@@ -7,10 +7,10 @@
 // A Server serves the connections of one or more netio listeners (Serve,
 // or ServeGroup for one listener per shard of a shard.Group). Each
 // connection lives on the loop of the listener that accepted it. When
-// bytes arrive, the server parses the requests in them on that loop,
-// without copying them: a Request's strings and body are views of the
-// bytes received. It calls the handler for each, on the same loop, with
-// the same no-lock guarantee as any loop code.
+// bytes arrive, the server parses the requests in them on that loop, with
+// one copy of each request's head (its strings are parts of it) and its
+// body left where it was received. It calls the handler for each, on the
+// same loop, with the same no-lock guarantee as any loop code.
 //
 //	mux := web.NewMux()
 //	mux.HandleFunc("GET /hello/{name}", func(w *web.ResponseWriter, r *web.Request) {
@@ -54,18 +54,35 @@
 // # What a handler may hold
 //
 // A Request and its ResponseWriter are valid until the response is
-// finished. Their strings (Method, Path, Header values, PathValue) and the
-// Body point into the bytes received: a handler that keeps one longer
-// copies it (strings.Clone, bytes.Clone). The server does not receive on a
-// connection while one of its requests is unfinished, so those bytes stay
-// put for as long as the handler may read them; the memory is reused for
-// later requests afterwards.
+// finished: after it, they go back to the loop's pool.
+//
+// Every string a Request hands out (Method, Target, Path, RawQuery, Host,
+// header and trailer values, cookies, PathValue, Query's values) is an
+// ordinary Go string, and never changes: a handler may keep one, use it as
+// a map key, send it to another goroutine, as with net/http. The server
+// copies each request's head once, into memory that is never reused, and
+// the strings are parts of that copy (which a kept string keeps in memory,
+// as any substring does: strings.Clone keeps only itself).
+//
+// The []byte views are the exception, and say so: Body is the body as it
+// was received, not a copy, valid until the response is finished (the
+// server does not receive on the connection meanwhile); the memory is
+// reused for later requests afterwards, so a handler that keeps a body
+// longer copies it (bytes.Clone, or string(body)). The bytes Hijack
+// returns are such a view too, valid until the next receive on the
+// connection.
 //
 // # Bodies and limits
 //
 // The server reads a request's whole body (Content-Length or chunked)
 // before calling the handler, up to MaxBodyBytes (else 413, and the
-// connection closes); a body that fits the receive buffer is not copied.
+// connection closes); a body that fits the receive buffer is not copied. A
+// chunked body is decoded as it arrives, in time linear in its bytes, and
+// the server holds its data, not its framing: chunk-size lines and the
+// trailer section are at most 4 KB, and framing beyond what net/http
+// allows (16 bytes per chunk plus twice the chunk's data, and 16 KiB in
+// all) is refused with 400, so a body's raw bytes are at most 3 times
+// MaxBodyBytes plus 16 per chunk plus 20 KiB.
 // Expect: 100-continue is answered when the body is to be read, after any
 // earlier responses. Request lines and headers are bounded by
 // MaxHeaderBytes and MaxHeaders (431). A connection is closed after
@@ -77,8 +94,8 @@
 // the connection closes), or what RFC 9112 allows that is stricter:
 // obsolete line folding, a Content-Length beside Transfer-Encoding, more
 // than one Content-Length or Host, and Transfer-Encoding in HTTP/1.0 are
-// refused. A byte sequence is never read as two requests where another
-// reading would see one.
+// refused, as are control bytes in a chunk extension. A byte sequence is
+// never read as two requests where another reading would see one.
 //
 // # Upgrades: taking over the connection
 //

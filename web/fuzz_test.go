@@ -29,6 +29,9 @@ func FuzzParse(f *testing.F) {
 		"GET /%41 HTTP/1.1\nHost: a\nX:  y \n\n",
 		"GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n",
 		"PUT /x HTTP/1.1\r\nhost: a\r\ncontent-length: 2\r\ncontent-length: 2\r\n\r\nab",
+		"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5 ;x\r\nhello\r\n0\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1;eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee\r\nx\r\n1 \r\ny\r\n0\r\nA: b\r\nC: d\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET http://h/p HTTP/1.1\r\n\r\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -38,7 +41,21 @@ func FuzzParse(f *testing.F) {
 		r := &Request{}
 		r.reset()
 		buf := bytes.Clone(data)
-		st, n, _ := p.parse(buf, r, &lim)
+		st, n, e := p.parse(buf, r, &lim)
+		// The same bytes in pieces, as they may arrive: the same outcome.
+		for _, piece := range []int{1, 7, 64} {
+			f, err := feedPieces(data, piece, &lim)
+			if err != nil {
+				t.Fatalf("in pieces of %d: %v", piece, err)
+			}
+			if f.st != st || f.e != e {
+				t.Fatalf("in pieces of %d: %v %v, at once %v %v: %q", piece, f.st, f.e, st, e, data)
+			}
+			if st == parseDone && (f.used != n || !bytes.Equal(f.r.Body(), r.Body()) || !slices.Equal(trailerOf(f.r), trailerOf(r))) {
+				t.Fatalf("in pieces of %d: length %d, body %q, trailer %q; at once %d, %q, %q: %q",
+					piece, f.used, f.r.Body(), trailerOf(f.r), n, r.Body(), trailerOf(r), data)
+			}
+		}
 		if st != parseDone {
 			return
 		}
@@ -74,7 +91,21 @@ func FuzzParse(f *testing.F) {
 		if !bytes.Equal(r.Body(), std.body) {
 			t.Fatalf("body %q, net/http %q", r.Body(), std.body)
 		}
+		for k, vs := range std.Trailer {
+			if got := r.Trailer(k); got != vs[0] {
+				t.Fatalf("trailer %s: %q, net/http %q", k, got, vs[0])
+			}
+		}
 	})
+}
+
+// trailerOf lists r's trailer fields, "name: value".
+func trailerOf(r *Request) []string {
+	var fs []string
+	for _, f := range r.trailer {
+		fs = append(fs, r.tail[f.name.off:f.name.end]+": "+r.tail[f.value.off:f.value.end])
+	}
+	return fs
 }
 
 type stdReq struct {
@@ -100,7 +131,7 @@ func stdRead(data []byte) (*stdReq, int, error) {
 	head, _, _ := bytes.Cut(data, []byte("\n\r\n"))
 	head, _, _ = bytes.Cut(head, []byte("\n\n"))
 	hasHost := bytes.Contains(bytes.ToLower(head), []byte("\nhost:"))
-	if req.ProtoAtLeast(1, 1) && req.Host == "" && !hasHost && req.Method != "CONNECT" {
+	if req.ProtoAtLeast(1, 1) && !hasHost && req.Method != "CONNECT" {
 		return nil, 0, errNoHost
 	}
 	for i := 0; i < len(req.Host); i++ {

@@ -88,3 +88,47 @@ func TestHijackNotFirst(t *testing.T) {
 		t.Fatalf("Hijack: %v, want ErrNotFirst", err)
 	}
 }
+
+// TestUpgradeWaits: an upgrade request pipelined behind a response that
+// finishes later waits for it, parsed (its chunked body decoded once),
+// and is dispatched once that response is written.
+func TestUpgradeWaits(t *testing.T) {
+	mux := web.NewMux()
+	mux.HandleFunc("GET /slow", func(w *web.ResponseWriter, r *web.Request) {
+		w.Later()
+		r.Executor().Post(func() { w.WriteString("slow"); w.End() })
+	})
+	mux.HandleFunc("POST /up", func(w *web.ResponseWriter, r *web.Request) {
+		w.Header().Set("Upgrade", "echo")
+		w.Header().Set("Connection", "Upgrade")
+		w.Header().Set("X-Body", string(r.Body())+"|"+r.Trailer("X-T"))
+		w.WriteHeader(http.StatusSwitchingProtocols)
+		c, buffered, err := w.Hijack()
+		if err != nil {
+			t.Errorf("Hijack: %v", err)
+			return
+		}
+		c.Write([]byte(strings.ToUpper(string(buffered))))
+		c.Close()
+	})
+	addr, _ := serve(t, &web.Server{Handler: mux})
+	c := dial(t, addr)
+	br := bufio.NewReader(c)
+	io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"+
+		"POST /up HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: echo\r\nTransfer-Encoding: chunked\r\n\r\n"+
+		"2;x\r\nhi\r\n3\r\n th\r\n0\r\nX-T: t\r\n\r\nhello")
+	if resp, b := readResponse(t, br, "GET"); resp.StatusCode != 200 || string(b) != "slow" {
+		t.Fatalf("first: %d %q", resp.StatusCode, b)
+	}
+	resp, err := http.ReadResponse(br, &http.Request{Method: "GET"})
+	if err != nil || resp.StatusCode != 101 {
+		t.Fatalf("upgrade: %v %v", resp, err)
+	}
+	if got := resp.Header.Get("X-Body"); got != "hi th|t" {
+		t.Errorf("upgrade request's body and trailer %q, want %q", got, "hi th|t")
+	}
+	got, err := io.ReadAll(br)
+	if err != nil || string(got) != "HELLO" {
+		t.Fatalf("buffered: %q %v", got, err)
+	}
+}

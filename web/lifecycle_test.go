@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -274,5 +275,78 @@ func TestShutdownWhileExecutorCloses(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("Shutdown did not return after the executor closed")
+	}
+}
+
+// TestChunkOverheadRefused: a client that sends one-byte chunks with long
+// extensions (framing that costs the server far more than the data) gets
+// a 400 after the first few, and the connection closes; one that sends
+// one-byte chunks without them has its body read.
+func TestChunkOverheadRefused(t *testing.T) {
+	addr, _ := serve(t, &web.Server{Handler: webRoutes()})
+	const head = "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+	t.Run("long extensions", func(t *testing.T) {
+		c := dial(t, addr)
+		// Up to 4 MB of framing for 1,000 bytes of data, written while
+		// the answer is read.
+		chunk := "1;" + strings.Repeat("e", 4000) + "\r\nx\r\n"
+		wrote := make(chan error, 1)
+		go func() {
+			_, err := io.WriteString(c, head)
+			for i := 0; i < 1000 && err == nil; i++ {
+				_, err = io.WriteString(c, chunk)
+			}
+			wrote <- err
+		}()
+		br := bufio.NewReader(c)
+		resp, body := readResponse(t, br, "POST")
+		if resp.StatusCode != 400 || !strings.Contains(string(body), "too much non-data") {
+			t.Errorf("answer %d %q, want 400 for too much non-data", resp.StatusCode, body)
+		}
+		if !resp.Close {
+			t.Error("the answer does not close the connection")
+		}
+		expectEOF(t, br)
+		c.Close() // ends the writer, if it is still writing
+		<-wrote
+	})
+	t.Run("one-byte chunks", func(t *testing.T) {
+		c := dial(t, addr)
+		const n = 100_000
+		wrote := make(chan error, 1)
+		go func() {
+			_, err := io.WriteString(c, head+strings.Repeat("1\r\nx\r\n", n)+"0\r\n\r\n")
+			wrote <- err
+		}()
+		resp, body := readResponse(t, bufio.NewReader(c), "POST")
+		if resp.StatusCode != 200 || string(body) != strings.Repeat("x", n) {
+			t.Errorf("answer %d, %d bytes; want 200 and the %d bytes sent", resp.StatusCode, len(body), n)
+		}
+		if err := <-wrote; err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// TestDate: every response carries a Date of the time it was written,
+// those to pipelined requests (which share a reading of the clock) and
+// one finished later alike.
+func TestDate(t *testing.T) {
+	mux := webRoutes()
+	mux.HandleFunc("GET /later", func(w *web.ResponseWriter, r *web.Request) {
+		w.Later()
+		r.Executor().Post(func() { w.WriteString("later"); w.End() })
+	})
+	addr, _ := serve(t, &web.Server{Handler: mux})
+	c := dial(t, addr)
+	br := bufio.NewReader(c)
+	before := time.Now().Truncate(time.Second)
+	io.WriteString(c, strings.Repeat("GET /kv/a HTTP/1.1\r\nHost: x\r\n\r\n", 3)+"GET /later HTTP/1.1\r\nHost: x\r\n\r\n")
+	for i := range 4 {
+		resp, _ := readResponse(t, br, "GET")
+		d, err := http.ParseTime(resp.Header.Get("Date"))
+		if err != nil || d.Before(before) || d.After(time.Now()) {
+			t.Errorf("response %d: Date %q (%v), want between %v and now", i, resp.Header.Get("Date"), err, before)
+		}
 	}
 }

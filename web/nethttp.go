@@ -62,9 +62,10 @@ func (s stdHandler) ServeHTTP(w *ResponseWriter, r *Request) {
 	go rw.run(s.h, req)
 }
 
-// stdRequest makes the *http.Request of r, with copies of its strings.
+// stdRequest makes the *http.Request of r. r's strings never change, so
+// it shares them.
 func stdRequest(r *Request) (*http.Request, error) {
-	target := strings.Clone(r.Target())
+	target := r.Target()
 	var u *url.URL
 	var err error
 	if r.method == "CONNECT" && !strings.HasPrefix(target, "/") {
@@ -78,16 +79,16 @@ func stdRequest(r *Request) (*http.Request, error) {
 		if k == "Host" {
 			continue
 		}
-		h[k] = append(h[k], strings.Clone(r.str(f.value)))
+		h[k] = append(h[k], r.str(f.value))
 	}
 	req := &http.Request{
-		Method:        strings.Clone(r.method),
+		Method:        r.method,
 		URL:           u,
 		Proto:         r.Proto(),
 		ProtoMajor:    int(r.major),
 		ProtoMinor:    int(r.minor),
 		Header:        h,
-		Host:          strings.Clone(r.Host()),
+		Host:          r.Host(),
 		ContentLength: int64(len(r.body)),
 		Close:         r.close,
 		RequestURI:    target,
@@ -109,14 +110,14 @@ func stdRequest(r *Request) (*http.Request, error) {
 		if len(r.trailer) > 0 {
 			req.Trailer = make(http.Header)
 			for _, f := range r.trailer {
-				k := http.CanonicalHeaderKey(r.str(f.name))
-				req.Trailer[k] = append(req.Trailer[k], strings.Clone(r.str(f.value)))
+				k := http.CanonicalHeaderKey(r.tail[f.name.off:f.name.end])
+				req.Trailer[k] = append(req.Trailer[k], r.tail[f.value.off:f.value.end])
 			}
 		}
 	}
 	for _, v := range r.values {
 		if v.name != "" {
-			req.SetPathValue(v.name, strings.Clone(r.PathValue(v.name)))
+			req.SetPathValue(v.name, r.PathValue(v.name))
 		}
 	}
 	return req, nil

@@ -1,7 +1,10 @@
 package web
 
-// The request parser. It reads a request from the bytes of one buffer,
-// where they stay: a Request's spans point into that buffer. It is strict
+// The request parser. It finds a request's head in the bytes received and
+// copies it, once, into a string that every string of the Request is a
+// part of (so none of them changes when the buffer is reused); the body
+// stays in the buffer, where a chunked body is decoded in place as it
+// arrives. It is strict
 // where RFC 9112 lets a server be (obs-fold, bare CR, duplicate or
 // conflicting framing headers are errors) and otherwise answers as
 // net/http does, so that no byte sequence is read as one request here and
@@ -10,7 +13,7 @@ package web
 import (
 	"bytes"
 	"net/url"
-	"unsafe"
+	"strings"
 )
 
 // parseError is what a malformed request is answered: a status code and a
@@ -36,6 +39,7 @@ var (
 	errLengthAndTE   = &parseError{400, "both Content-Length and Transfer-Encoding"}
 	errTE10          = &parseError{400, "Transfer-Encoding in an HTTP/1.0 request"}
 	errBadChunk      = &parseError{400, "malformed chunked encoding"}
+	errChunkOverhead = &parseError{400, "chunked encoding contains too much non-data"}
 	errUnsupportedTE = &parseError{501, "unsupported transfer encoding"}
 	errVersion       = &parseError{505, "unsupported protocol version"}
 	errExpect        = &parseError{417, "expectation failed"}
@@ -60,19 +64,22 @@ const (
 )
 
 // parser parses requests; it keeps what it learnt of an incomplete
-// request so that more bytes do not make it scan the head again.
+// request so that more bytes do not make it scan what it has seen again.
 type parser struct {
 	scanned int // bytes of the buffer known to hold no end of head
 	headEnd int // 0 until the head is parsed, then its length
+	ck      chunker
 }
 
 func (p *parser) reset() { *p = parser{} }
 
 // parse reads a request from b (which starts where the request starts)
-// into r. parseDone: r is filled and n is the request's length in b;
-// parseMore: b holds only part of a request (r's head is filled once
-// headEnd > 0, so that Expect can be answered); parseBad: e says what
-// to answer.
+// into r. parseDone: r is filled and n is the request's length in b (a
+// request that is done stays done: parse may be called again with the
+// same bytes). parseMore: b holds only part of a request, and only b[:n]
+// is to be kept (a chunked body is decoded in place, and the framing
+// already read is dropped); r's head is filled once headEnd > 0, so that
+// Expect can be answered. parseBad: e says what to answer.
 func (p *parser) parse(b []byte, r *Request, lim *limits) (st parseState, n int, e *parseError) {
 	if p.headEnd == 0 {
 		end, e := p.findHead(b, lim)
@@ -80,32 +87,28 @@ func (p *parser) parse(b []byte, r *Request, lim *limits) (st parseState, n int,
 			return parseBad, 0, e
 		}
 		if end == 0 {
-			return parseMore, 0, nil
+			return parseMore, len(b), nil
 		}
-		if e := parseHead(b[:end], r, lim); e != nil {
+		// The one copy: every string the request hands out is a part of
+		// it, and it is never written again.
+		r.head = string(b[:end])
+		if e := parseHead(r, lim); e != nil {
 			return parseBad, 0, e
 		}
 		p.headEnd = end
-	} else {
-		r.buf = b // the buffer may have moved: the spans hold
 	}
 	r.buf = b
 	body := b[p.headEnd:]
 	switch {
 	case r.chunked:
-		total, used, e := scanChunked(body, r, lim)
-		if e != nil {
-			return parseBad, 0, e
+		st, n, e := p.ck.decode(body, r, lim)
+		if st == parseDone {
+			r.body = body[:p.ck.out:p.ck.out]
 		}
-		if used == 0 {
-			return parseMore, 0, nil
-		}
-		compactChunked(body, total)
-		r.body = body[:total:total]
-		return parseDone, p.headEnd + used, nil
+		return st, p.headEnd + n, e
 	case r.length > 0:
 		if int64(len(body)) < r.length {
-			return parseMore, 0, nil
+			return parseMore, len(b), nil
 		}
 		r.body = body[:r.length:r.length]
 		return parseDone, p.headEnd + int(r.length), nil
@@ -116,7 +119,8 @@ func (p *parser) parse(b []byte, r *Request, lim *limits) (st parseState, n int,
 
 // findHead returns the length of the head at the start of b (through the
 // empty line that ends it), 0 if b does not hold all of it yet, or an
-// error when it is longer than the limit.
+// error when it is longer than the limit. Each byte is looked at once,
+// whatever the pieces the head comes in.
 func (p *parser) findHead(b []byte, lim *limits) (int, *parseError) {
 	i := p.scanned
 	for {
@@ -138,18 +142,15 @@ func (p *parser) findHead(b []byte, lim *limits) (int, *parseError) {
 	if len(b) > lim.head {
 		return 0, errHeadTooLarge
 	}
-	// Keep the last line's start: its end may complete the head.
-	if k := lastIndexByte(b, '\n'); k >= 0 {
-		p.scanned = k
-	}
+	p.scanned = len(b)
 	return 0, nil
 }
 
 // line returns the line of b that starts at i, without its "\n" or
 // "\r\n", and where the next starts. A CR elsewhere in a line is left in
 // it, for the checks to reject.
-func line(b []byte, i int) (l span, next int) {
-	j := indexByte(b[i:], '\n')
+func line(b string, i int) (l span, next int) {
+	j := strings.IndexByte(b[i:], '\n')
 	end := i + j
 	next = end + 1
 	if end > i && b[end-1] == '\r' {
@@ -158,15 +159,16 @@ func line(b []byte, i int) (l span, next int) {
 	return span{int32(i), int32(end)}, next
 }
 
-// parseHead parses the request line and header fields of head (which
+// parseHead parses the request line and header fields of r.head (which
 // ends with its empty line) into r.
-func parseHead(head []byte, r *Request, lim *limits) *parseError {
-	r.buf = head
+func parseHead(r *Request, lim *limits) *parseError {
+	head := r.head
 	l, next := line(head, 0)
 	if e := parseRequestLine(head, l, r); e != nil {
 		return e
 	}
 	var nlen, nte, nhost int
+	var hostField span
 	for {
 		f, nx := line(head, next)
 		if f.end == f.off {
@@ -213,6 +215,7 @@ func parseHead(head []byte, r *Request, lim *limits) *parseError {
 		case 4:
 			if equalFold(ns, "host") {
 				nhost++
+				hostField = v
 				if !r.hasHost { // an absolute-form target's authority wins
 					r.host = v
 				}
@@ -255,13 +258,14 @@ func parseHead(head []byte, r *Request, lim *limits) *parseError {
 	if nhost > 1 {
 		return errManyHost
 	}
-	if nhost == 0 && !r.hasHost && r.minor >= 1 && r.method != "CONNECT" {
+	// HTTP/1.1 asks for a Host field even beside an absolute-form target
+	// (RFC 9112 3.2), as net/http does; and the field must be valid even
+	// where the target's authority takes its place.
+	if nhost == 0 && r.minor >= 1 && r.method != "CONNECT" {
 		return errNoHost
 	}
-	for k := r.host.off; k < r.host.end; k++ {
-		if !validHostByte[head[k]] {
-			return errBadHost
-		}
+	if !validHost(head, hostField) || r.host != hostField && !validHost(head, r.host) {
+		return errBadHost
 	}
 	if nlen > 1 {
 		return errManyLength
@@ -283,6 +287,17 @@ func parseHead(head []byte, r *Request, lim *limits) *parseError {
 		r.close = !r.close && !r.keepAlive10
 	}
 	return nil
+}
+
+// validHost reports whether the part s of head holds only bytes net/http
+// accepts in a Host field.
+func validHost(head string, s span) bool {
+	for k := s.off; k < s.end; k++ {
+		if !validHostByte[head[k]] {
+			return false
+		}
+	}
+	return true
 }
 
 // connectionTokens reads the tokens of a Connection header.
@@ -332,8 +347,8 @@ func parseLength(s string) (int64, bool) {
 }
 
 // parseRequestLine parses "METHOD SP target SP HTTP/x.y" (span l of b).
-func parseRequestLine(b []byte, l span, r *Request) *parseError {
-	s := unsafe.String(unsafe.SliceData(b[l.off:]), int(l.end-l.off))
+func parseRequestLine(b string, l span, r *Request) *parseError {
+	s := b[l.off:l.end]
 	sp1 := -1
 	for i := 0; i < len(s); i++ {
 		if s[i] == ' ' {
@@ -451,152 +466,255 @@ func parseTarget(t string, off int32, r *Request) *parseError {
 	return nil
 }
 
-// scanChunked checks the chunked body at the start of b. used is 0 while
-// b holds only part of it; once it holds all, used is the body's encoded
-// length (trailer section included) and total its decoded length. The
-// trailer fields go to r.
-func scanChunked(b []byte, r *Request, lim *limits) (total int64, used int, e *parseError) {
-	i := 0
+// Chunked bodies. A chunker decodes one in place as its bytes arrive,
+// and keeps where it stands across receives: the data moves down to the
+// body's start, over the framing read before it, so that what the
+// connection holds is the decoded data and what is not read yet (a line
+// still arriving, the trailer section); each byte received is looked at a
+// bounded number of times, whatever the pieces it comes in.
+//
+// Its rules are net/http's: a chunk-size line ends with CRLF and has no
+// other CR; trailing SP and HTAB are dropped, then what follows the first
+// ';' (the extensions; here they may not hold other control bytes); what
+// remains is 1 to 16 hex digits (so "5 ;x" is refused, "5 " is not). A
+// line and the trailer section are at most maxChunkLine bytes, CRLFs
+// included. The framing (chunk-size lines and the CRLF after each chunk's
+// data) may exceed 16 bytes per chunk plus twice the chunk's data by at
+// most maxChunkExcess in all; beyond that the body is refused, so that
+// the raw bytes of a body are at most 3 times its data plus 16 per chunk
+// plus 16 KiB (and the trailer section).
+
+// chunkStage is where a chunked body's decoding stands.
+type chunkStage int8
+
+const (
+	chunkLine    chunkStage = iota // a chunk-size line
+	chunkData                      // the data of a chunk
+	chunkDataEnd                   // the CRLF after a chunk's data
+	chunkTrailer                   // the trailer section
+	chunkDone                      // the whole body is decoded
+)
+
+const (
+	// maxChunkLine bounds a chunk-size line and the trailer section,
+	// CRLFs included: what net/http's 4 KB read buffer holds.
+	maxChunkLine = 4096
+	// maxChunkExcess is how much chunk framing beyond 16 bytes per chunk
+	// and twice the data is allowed, in all: net/http's figure.
+	maxChunkExcess = 16 << 10
+)
+
+// chunker is where the decoding of a chunked body stands. Offsets are in
+// the body (the bytes after the head).
+type chunker struct {
+	stage  chunkStage
+	out    int   // decoded bytes: body[:out]
+	in     int   // raw bytes consumed: body[in:] is still to read
+	scan   int   // body[in:scan] holds no '\n' (a line still arriving)
+	left   int64 // data bytes of the current chunk still to come
+	excess int64 // framing beyond what the data allows, as net/http counts it
+	trail  int   // where the trailer section starts (chunkTrailer)
+}
+
+// decode goes on decoding the chunked body at the start of b (all of it
+// received so far). parseDone: n is the body's raw length, trailer
+// section included, and the data is b[:k.out], with its trailer fields in
+// r. parseMore: b[:n] is what is to be kept.
+func (k *chunker) decode(b []byte, r *Request, lim *limits) (st parseState, n int, e *parseError) {
 	for {
-		j := indexByte(b[i:], '\n')
-		if j < 0 {
-			if len(b)-i > maxChunkLine {
-				return 0, 0, errBadChunk
+		switch k.stage {
+		case chunkLine:
+			nl, e := k.line(b)
+			if e != nil {
+				return parseBad, 0, e
 			}
-			return 0, 0, nil
-		}
-		if j > maxChunkLine || j == 0 || b[i+j-1] != '\r' {
-			return 0, 0, errBadChunk
-		}
-		size, ok := chunkSize(b[i : i+j-1])
-		if !ok {
-			return 0, 0, errBadChunk
-		}
-		i += j + 1
-		if size == 0 {
-			break
-		}
-		if total+size > lim.body {
-			return 0, 0, errBodyTooLarge
-		}
-		total += size
-		if int64(len(b)-i) < size+2 {
-			return 0, 0, nil
-		}
-		i += int(size)
-		if b[i] != '\r' || b[i+1] != '\n' {
-			return 0, 0, errBadChunk
-		}
-		i += 2
-	}
-	// The trailer section: header fields, then an empty line.
-	r.trailer = r.trailer[:0]
-	base := len(r.buf) - len(b) // b's offset in r.buf
-	for n := 0; ; n++ {
-		j := indexByte(b[i:], '\n')
-		if j < 0 {
-			if len(b)-i > maxChunkLine {
-				return 0, 0, errBadChunk
+			if nl < 0 {
+				return k.more(b)
 			}
-			return 0, 0, nil
-		}
-		if j == 0 || b[i+j-1] != '\r' {
-			return 0, 0, errBadChunk
-		}
-		ln := b[i : i+j-1]
-		lo := i
-		i += j + 1
-		if len(ln) == 0 {
-			return total, i, nil
-		}
-		if n >= lim.headers || ln[0] == ' ' || ln[0] == '\t' {
-			return 0, 0, errBadChunk
-		}
-		colon := indexByte(ln, ':')
-		if colon <= 0 {
-			return 0, 0, errBadChunk
-		}
-		for _, c := range ln[:colon] {
-			if !isToken(c) {
-				return 0, 0, errBadChunk
+			size, e := k.chunkSize(b[k.in:nl-1], int64(lim.body)-int64(k.out))
+			if e != nil {
+				return parseBad, 0, e
 			}
-		}
-		vo, ve := colon+1, len(ln)
-		for vo < ve && (ln[vo] == ' ' || ln[vo] == '\t') {
-			vo++
-		}
-		for ve > vo && (ln[ve-1] == ' ' || ln[ve-1] == '\t') {
-			ve--
-		}
-		for _, c := range ln[vo:ve] {
-			if c < ' ' && c != '\t' || c == 0x7f {
-				return 0, 0, errBadChunk
+			k.in, k.scan = nl+1, nl+1
+			if size == 0 {
+				k.stage, k.trail = chunkTrailer, k.in
+				r.trailer = r.trailer[:0]
+				continue
 			}
+			k.stage, k.left = chunkData, size
+		case chunkData:
+			m := int(min(int64(len(b)-k.in), k.left))
+			if m == 0 {
+				return k.more(b)
+			}
+			copy(b[k.out:], b[k.in:k.in+m])
+			k.out += m
+			k.in += m
+			k.left -= int64(m)
+			if k.left == 0 {
+				k.stage = chunkDataEnd
+			}
+		case chunkDataEnd:
+			if len(b)-k.in >= 1 && b[k.in] != '\r' || len(b)-k.in >= 2 && b[k.in+1] != '\n' {
+				return parseBad, 0, errBadChunk // data longer than its size
+			}
+			if len(b)-k.in < 2 {
+				return k.more(b)
+			}
+			k.in += 2
+			k.scan = k.in
+			k.stage = chunkLine
+		case chunkTrailer:
+			nl, e := k.line(b)
+			if e == nil && nl >= 0 && nl+1-k.trail > maxChunkLine || nl < 0 && len(b)-k.trail > maxChunkLine {
+				e = errBadChunk // a trailer section longer than net/http reads
+			}
+			if e != nil {
+				return parseBad, 0, e
+			}
+			if nl < 0 {
+				return k.more(b)
+			}
+			if nl-1 == k.in { // the empty line: the end
+				if len(r.trailer) > 0 {
+					r.tail = string(b[k.trail:k.in])
+				}
+				k.in, k.scan = nl+1, nl+1
+				k.stage = chunkDone
+				continue
+			}
+			if len(r.trailer) >= lim.headers {
+				return parseBad, 0, errBadChunk
+			}
+			f, ok := trailerField(b[k.in : nl-1])
+			if !ok {
+				return parseBad, 0, errBadChunk
+			}
+			o := int32(k.in - k.trail)
+			r.trailer = append(r.trailer, field{span{o + f.name.off, o + f.name.end}, span{o + f.value.off, o + f.value.end}})
+			k.in, k.scan = nl+1, nl+1
+		case chunkDone:
+			return parseDone, k.in, nil
 		}
-		o := int32(base + lo)
-		r.trailer = append(r.trailer, field{span{o, o + int32(colon)}, span{o + int32(vo), o + int32(ve)}})
 	}
 }
 
-// maxChunkLine bounds a chunk-size line and a trailer line.
-const maxChunkLine = 4096
+// line finds the end of the line that starts at k.in: the index of its
+// '\n', or -1 while it is still arriving. A line must end with CRLF,
+// have no other CR and be at most maxChunkLine bytes long.
+func (k *chunker) line(b []byte) (int, *parseError) {
+	end := min(len(b), k.in+maxChunkLine)
+	if k.scan < end {
+		if j := indexByte(b[k.scan:end], '\n'); j >= 0 {
+			nl := k.scan + j
+			if nl == k.in || b[nl-1] != '\r' || indexByte(b[k.in:nl-1], '\r') >= 0 {
+				return 0, errBadChunk // a bare LF or a CR inside
+			}
+			return nl, nil
+		}
+		k.scan = end
+	}
+	if end-k.in >= maxChunkLine {
+		return 0, errBadChunk
+	}
+	return -1, nil
+}
 
-// chunkSize parses a chunk-size line (without its CRLF): hex digits, then
-// optional whitespace and extensions, which are ignored.
-func chunkSize(l []byte) (int64, bool) {
-	var n int64
-	i := 0
-	for ; i < len(l); i++ {
-		c := l[i]
-		var d byte
+// chunkSize reads chunk-size line l (without its CRLF) and counts its
+// framing; room is how much more data the body may hold.
+func (k *chunker) chunkSize(l []byte, room int64) (int64, *parseError) {
+	k.excess += int64(len(l)) + 2 // the line, and the CRLF after the data
+	for len(l) > 0 && (l[len(l)-1] == ' ' || l[len(l)-1] == '\t') {
+		l = l[:len(l)-1]
+	}
+	digits := l
+	if i := indexByte(l, ';'); i >= 0 {
+		digits = l[:i]
+		for _, c := range l[i+1:] {
+			if c < ' ' && c != '\t' || c == 0x7f {
+				return 0, errBadChunk
+			}
+		}
+	}
+	if len(digits) == 0 || len(digits) > 16 {
+		return 0, errBadChunk
+	}
+	var n uint64
+	for _, c := range digits {
 		switch {
 		case '0' <= c && c <= '9':
-			d = c - '0'
+			c -= '0'
 		case 'a' <= c && c <= 'f':
-			d = c - 'a' + 10
+			c -= 'a' - 10
 		case 'A' <= c && c <= 'F':
-			d = c - 'A' + 10
+			c -= 'A' - 10
 		default:
-			goto rest
+			return 0, errBadChunk
 		}
-		if i >= 15 {
-			return 0, false
-		}
-		n = n<<4 | int64(d)
+		n = n<<4 | uint64(c)
 	}
-rest:
-	if i == 0 {
-		return 0, false
+	if n > uint64(room) {
+		return 0, errBodyTooLarge
 	}
-	for ; i < len(l) && (l[i] == ' ' || l[i] == '\t'); i++ {
+	k.excess = max(k.excess-16-2*int64(n), 0)
+	if k.excess > maxChunkExcess {
+		return 0, errChunkOverhead
 	}
-	if i < len(l) && l[i] != ';' {
-		return 0, false
-	}
-	for ; i < len(l); i++ {
-		if c := l[i]; c < ' ' && c != '\t' || c == 0x7f {
-			return 0, false
-		}
-	}
-	return n, true
+	return int64(n), nil
 }
 
-// compactChunked moves the data of the (checked, complete) chunked body at
-// the start of b to its first total bytes.
-func compactChunked(b []byte, total int64) {
-	w, i := 0, 0
-	for int64(w) < total {
-		j := indexByte(b[i:], '\n')
-		size, _ := chunkSize(b[i : i+j-1])
-		i += j + 1
-		copy(b[w:], b[i:i+int(size)])
-		w += int(size)
-		i += int(size) + 2
+// more drops the framing read so far, moving what is not read yet (and
+// the trailer fields read) down to the end of the decoded data, and
+// returns how many bytes of b are to be kept.
+func (k *chunker) more(b []byte) (parseState, int, *parseError) {
+	from := k.in
+	if k.stage == chunkTrailer {
+		from = k.trail
 	}
+	gap := from - k.out
+	if gap == 0 {
+		return parseMore, len(b), nil
+	}
+	n := copy(b[k.out:], b[from:])
+	k.in -= gap
+	k.scan -= gap
+	k.trail -= gap
+	return parseMore, k.out + n, nil
+}
+
+// trailerField checks a trailer line (without its CRLF) as a header line
+// is checked, and returns its name and value, as spans of l.
+func trailerField(l []byte) (field, bool) {
+	if l[0] == ' ' || l[0] == '\t' {
+		return field{}, false // obs-fold
+	}
+	colon := indexByte(l, ':')
+	if colon <= 0 {
+		return field{}, false
+	}
+	for _, c := range l[:colon] {
+		if !isToken(c) {
+			return field{}, false
+		}
+	}
+	vo, ve := colon+1, len(l)
+	for vo < ve && (l[vo] == ' ' || l[vo] == '\t') {
+		vo++
+	}
+	for ve > vo && (l[ve-1] == ' ' || l[ve-1] == '\t') {
+		ve--
+	}
+	for _, c := range l[vo:ve] {
+		if c < ' ' && c != '\t' || c == 0x7f {
+			return field{}, false
+		}
+	}
+	return field{span{0, int32(colon)}, span{int32(vo), int32(ve)}}, true
 }
 
 // internMethod returns the constant for a common method, so that
-// comparing and keeping it costs nothing; others are views of the bytes.
+// comparing it costs less and a kept method does not keep the head;
+// others are parts of the head.
 func internMethod(m string) string {
 	switch m {
 	case "GET":
@@ -672,8 +790,7 @@ var plainTargetByte = func() (t [256]bool) {
 	return t
 }()
 
-func indexByte(b []byte, c byte) int     { return bytes.IndexByte(b, c) }
-func lastIndexByte(b []byte, c byte) int { return bytes.LastIndexByte(b, c) }
+func indexByte(b []byte, c byte) int { return bytes.IndexByte(b, c) }
 
 func lastIndexByteString(s string, c byte) int {
 	for i := len(s) - 1; i >= 0; i-- {

@@ -5,13 +5,12 @@ import (
 	"net"
 	"net/url"
 	"strings"
-	"unsafe"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/netio"
 )
 
-// span is a part of a request's bytes: buf[off:end].
+// span is a part of a request's head: head[off:end].
 type span struct{ off, end int32 }
 
 // field is one header line of a request: its name and value.
@@ -26,13 +25,22 @@ type pathValue struct {
 }
 
 // Request is an HTTP request as the server parsed it, valid until its
-// response is finished (the handler returns, or End after Later). Its
-// strings (Method, Target, Path, Header values, PathValue) and Body are
-// views of the bytes the server received, not copies: a handler that
-// keeps one past the end of its response copies it (strings.Clone,
-// bytes.Clone). A Request belongs to its connection's loop; read it there.
+// response is finished (the handler returns, or End after Later).
+//
+// Its strings (Method, Target, Path, RawQuery, Host, header and trailer
+// values, PathValue, Query's values) are ordinary Go strings: they never
+// change, so a handler may keep them, use them as map keys or send them
+// to another goroutine. They are parts of one copy of the request's head
+// made when it was parsed (a kept string keeps that copy, a few hundred
+// bytes for a browser's request, in memory, as any substring does;
+// strings.Clone keeps only itself). Body is the exception: a []byte view
+// of the bytes received, valid until the response is finished; a handler
+// that keeps the body longer copies it (bytes.Clone). A Request belongs
+// to its connection's loop; read it there.
 type Request struct {
-	buf         []byte // the request's bytes: its head, and its body when it is in place
+	head        string // the request line and header fields: every span is of it
+	tail        string // a chunked body's trailer section: the trailer's spans are of it
+	buf         []byte // the bytes received the request was parsed from: its body is in them
 	method      string
 	target      span
 	path        span
@@ -50,7 +58,7 @@ type Request struct {
 	upgrade     bool // Connection: upgrade
 	keepAlive10 bool // Connection: keep-alive
 	body        []byte
-	trailer     []field // for chunked bodies
+	trailer     []field // spans of tail
 	values      []pathValue
 	pattern     string
 	pipe        *bodyPipe // a body streamed to a mounted handler
@@ -59,12 +67,8 @@ type Request struct {
 	w ResponseWriter
 }
 
-func (r *Request) str(s span) string {
-	if s.end <= s.off {
-		return ""
-	}
-	return unsafe.String(&r.buf[s.off], int(s.end-s.off))
-}
+// str returns the part s of the head.
+func (r *Request) str(s span) string { return r.head[s.off:s.end] }
 
 // Method returns the request's method, as sent ("GET", "POST", ...).
 func (r *Request) Method() string { return r.method }
@@ -146,8 +150,8 @@ func (r *Request) Headers() iter.Seq2[string, string] {
 // chunked body, or "".
 func (r *Request) Trailer(name string) string {
 	for _, f := range r.trailer {
-		if equalFold(r.str(f.name), name) {
-			return r.str(f.value)
+		if equalFold(r.tail[f.name.off:f.name.end], name) {
+			return r.tail[f.value.off:f.value.end]
 		}
 	}
 	return ""
@@ -166,9 +170,12 @@ func (r *Request) ContentLength() int64 {
 func (r *Request) Chunked() bool { return r.chunked }
 
 // Body returns the whole body. The server reads it before calling the
-// handler (up to Server.MaxBodyBytes); when it fits the receive buffer it
-// is a view of the received bytes, not a copy. (A Content-Length body for
-// a mounted http.Handler is streamed to it instead, and Body is nil.)
+// handler (up to Server.MaxBodyBytes). It is a view of the bytes
+// received, not a copy, valid until the response is finished: the memory
+// is reused for later requests, so a handler that keeps the body (or
+// a part of it) longer copies it, and string(r.Body()) is a copy. (A
+// Content-Length body for a mounted http.Handler is streamed to it
+// instead, and Body is nil.)
 func (r *Request) Body() []byte { return r.body }
 
 // Close reports whether the connection closes once the response is
@@ -179,7 +186,7 @@ func (r *Request) Close() bool { return r.close }
 // PathValue returns the value the wildcard called name took in the
 // pattern that matched the request, unescaped, or "" if there is no such
 // wildcard. An escaped value is unescaped into a new string; others are
-// views of the request's bytes.
+// parts of the request's head, as Path is.
 func (r *Request) PathValue(name string) string {
 	for _, v := range r.values {
 		if v.name == name {
@@ -247,6 +254,13 @@ func (r *Request) reset() {
 	w := r.w
 	*r = Request{c: c, fields: fields, values: values, trailer: trailer}
 	r.w.reuse(&w, r)
+}
+
+// release drops what a finished request refers to, before it goes back to
+// the loop's pool: a pooled request keeps no one's strings or bytes.
+func (r *Request) release() {
+	r.head, r.tail, r.buf, r.body, r.pattern = "", "", nil, nil, ""
+	clear(r.values[:cap(r.values)])
 }
 
 // equalFold reports whether a and b are equal under ASCII case folding.

@@ -359,8 +359,10 @@ func (w *ResponseWriter) Executor() *executor.Executor { return w.c.ex }
 // fails with ErrNotFirst while they are not. If the handler set a status
 // (101, typically) and header fields, the head leaves first, without a
 // body; otherwise nothing is written for this request. After Hijack, w
-// writes nothing, the Request stays readable until the next receive on c,
-// and the server's Shutdown and Close no longer touch c.
+// writes nothing, the Request's strings stay as they are (as always) but
+// its Body and buffered are views of c's receive buffer, valid until the
+// next receive on c, and the server's Shutdown and Close no longer touch
+// c.
 func (w *ResponseWriter) Hijack() (c *netio.Conn, buffered []byte, err error) {
 	if err := w.writable(); err != nil {
 		return nil, nil, err
@@ -430,7 +432,7 @@ func (w *ResponseWriter) sendHead(final bool) {
 		h = appendField(h, f.name, f.value)
 	}
 	if !w.hdr.Has("Date") {
-		h = append(h, c.ls.dateLine()...)
+		h = append(h, c.dateLine()...)
 	}
 	if allowed && !w.hdr.Has("Content-Type") && !w.hdr.Has("Content-Encoding") && len(w.body) > 0 {
 		h = appendField(h, "Content-Type", http.DetectContentType(w.body))

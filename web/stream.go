@@ -7,10 +7,10 @@ package web
 // parsed; its body goes to the handler's goroutine as it arrives.
 //
 // Invariants:
-//   - the request's head is copied into memory of its own before it is
-//     dispatched, so the receives that bring its body overwrite nothing it
-//     points into; no loop handler holds a view of the input meanwhile
-//     (the streaming request is the only one in flight);
+//   - the request's strings are parts of its own copy of its head, so
+//     the receives that bring its body overwrite nothing it points into;
+//     no loop handler holds a view of the input meanwhile (the streaming
+//     request is the only one in flight);
 //   - the loop receives for the body only once the goroutine has read all
 //     of the previous piece (flow control: TCP holds the client back);
 //   - every piece is a copy, handed over under the pipe's lock.
@@ -138,12 +138,8 @@ func hasSlashSuffix(p string) bool { return p != "" && p[len(p)-1] == '/' }
 // request's start.
 func (c *conn) startStream(b []byte) {
 	r := c.cur
-	head := c.p.headEnd
-	own := make([]byte, head)
-	copy(own, b[:head])
-	got := b[head:]
-	r.buf = own
-	r.body = nil
+	got := b[c.p.headEnd:]
+	r.buf, r.body = nil, nil
 	r.pipe = newBodyPipe(c, r.length-int64(len(got)))
 	c.cur = nil
 	c.off = len(c.in)

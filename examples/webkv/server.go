@@ -243,7 +243,7 @@ func (s *Server) kv(w *web.ResponseWriter, r *web.Request) {
 			return
 		}
 		v := append(make([]byte, 0, len(r.Body())), r.Body()...) // the body is the receive buffer
-		key = strings.Clone(key)
+		key = strings.Clone(key)                                 // stored: a copy of its own does not keep the request's head
 		change(s, w, key, func(st *store) (struct{}, string) { return struct{}{}, st.set(key, v) }, func(struct{}) {
 			w.WriteHeader(http.StatusNoContent)
 		})
