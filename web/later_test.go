@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,5 +57,34 @@ func TestLaterFromTaskAndShard(t *testing.T) {
 		if _, b := readResponse(t, br, "GET"); string(b) != want {
 			t.Fatalf("got %q, want %q", b, want)
 		}
+	}
+}
+
+// TestResponseWriterOffLoopPanics: a ResponseWriter used from a goroutine
+// that does not hold the loop panics, naming Submit, instead of racing
+// with the server; the response is then finished from the loop.
+func TestResponseWriterOffLoopPanics(t *testing.T) {
+	mux := web.NewMux()
+	got := make(chan any, 1)
+	mux.HandleFunc("GET /off", func(w *web.ResponseWriter, r *web.Request) {
+		w.Later()
+		go func() {
+			defer func() {
+				got <- recover()
+				w.Executor().Submit(func() { w.WriteString("from the loop"); w.End() })
+			}()
+			w.WriteString("from a goroutine")
+		}()
+	})
+	srv := &web.Server{Handler: mux}
+	addr, _ := serve(t, srv)
+	c := dial(t, addr)
+	io.WriteString(c, "GET /off HTTP/1.1\r\nHost: x\r\n\r\n")
+	_, b := readResponse(t, bufio.NewReader(c), "GET")
+	if string(b) != "from the loop" {
+		t.Errorf("body %q", b)
+	}
+	if v, _ := (<-got).(string); !strings.Contains(v, "ResponseWriter.Write") || !strings.Contains(v, "Submit") {
+		t.Errorf("panic %q: want one naming ResponseWriter.Write and Submit", v)
 	}
 }

@@ -161,6 +161,7 @@ func (w *ResponseWriter) Header() *Header { return &w.hdr }
 // body, as described on the type. Codes outside 100-999 panic, as in
 // net/http.
 func (w *ResponseWriter) WriteHeader(code int) {
+	w.mustLoop("WriteHeader")
 	if code < 100 || code > 999 {
 		panic("web: invalid WriteHeader code " + strconv.Itoa(code))
 	}
@@ -181,6 +182,7 @@ func (w *ResponseWriter) WriteString(s string) (int, error) {
 }
 
 func (w *ResponseWriter) writeBody(p []byte) (int, error) {
+	w.mustLoop("Write")
 	if err := w.writable(); err != nil {
 		return 0, err
 	}
@@ -247,6 +249,7 @@ func (w *ResponseWriter) emitBody(p []byte) {
 // writes a lot goes at its client's pace by awaiting the connection's
 // Flush future (Request.Conn().Flush()) between writes.
 func (w *ResponseWriter) Flush() error {
+	w.mustLoop("Flush")
 	if err := w.writable(); err != nil {
 		return err
 	}
@@ -272,6 +275,7 @@ func (w *ResponseWriter) Flush() error {
 // nothing of it was written yet; either way the connection closes after
 // it, so that a client never takes part of a response for all of it.
 func (w *ResponseWriter) Later() {
+	w.mustLoop("Later")
 	if w.later {
 		return
 	}
@@ -309,6 +313,7 @@ func (g *laterGuard) ObservePanic(any) {
 // finished response does nothing. A handler that did not call Later does
 // not need End: returning ends the response.
 func (w *ResponseWriter) End() {
+	w.mustLoop("End")
 	if w.done || w.hijacked {
 		return
 	}
@@ -340,6 +345,15 @@ func (w *ResponseWriter) End() {
 	w.c.finished(w.r)
 }
 
+// mustLoop panics when the caller does not hold the response's loop: a
+// ResponseWriter is the loop's, and a write from another goroutine would
+// race with the server instead of failing.
+func (w *ResponseWriter) mustLoop(op string) {
+	if !w.c.ex.OnLoop() {
+		panic("web: ResponseWriter." + op + " called from a goroutine that does not hold the connection's loop; use Executor().Submit")
+	}
+}
+
 // Done reports whether the response is finished.
 func (w *ResponseWriter) Done() bool { return w.done }
 
@@ -364,6 +378,7 @@ func (w *ResponseWriter) Executor() *executor.Executor { return w.c.ex }
 // next receive on c, and the server's Shutdown and Close no longer touch
 // c.
 func (w *ResponseWriter) Hijack() (c *netio.Conn, buffered []byte, err error) {
+	w.mustLoop("Hijack")
 	if err := w.writable(); err != nil {
 		return nil, nil, err
 	}
