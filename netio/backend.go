@@ -63,6 +63,9 @@ type backend interface {
 	// see a reset and lose output: input arrived that was not read, or
 	// output taken is not yet delivered.
 	mayReset(c *Conn) bool
+	// unacked returns how many bytes of c's output the socket took that
+	// the peer has not acknowledged yet; 0 when the backend cannot tell.
+	unacked(c *Conn) int
 	// closeSock closes c's socket and gives its buffers back.
 	closeSock(c *Conn)
 
@@ -125,3 +128,4 @@ func (hostBackend) dial(ctx context.Context, lp *loop.Loop, network, address str
 }
 
 func (hostBackend) mayReset(c *Conn) bool { return c.mayReset() }
+func (hostBackend) unacked(c *Conn) int   { return c.unacked() }

@@ -146,6 +146,7 @@ func TestShared(t *testing.T) {
 		{"EOFAfterClose", sharedEOFAfterClose},
 		{"CloseWrite", sharedCloseWrite},
 		{"FlushBuffered", sharedFlushBuffered},
+		{"Unacked", sharedUnacked},
 		{"CloseSendsPendingOutput", sharedCloseSendsPending},
 		{"TryRecvPollRecv", sharedTryRecv},
 		{"DoneOnHangUp", sharedDoneOnHangUp},
@@ -294,6 +295,67 @@ func sharedFlushBuffered(t *testing.T, e *env) {
 	})
 	must(e, srv)
 	must(e, cli)
+}
+
+// Unacked counts the output the kernel took that the peer has not
+// acknowledged: with Buffered, what has not reached the peer. While the
+// peer reads nothing of 256 KiB (more than its receive buffer holds), the
+// two never add up to 0, even once the kernel has taken everything
+// (Buffered 0); once the peer has read everything and said so, both are 0.
+// The portable backend cannot tell (Unacked is always 0 there): only the
+// second half holds for it.
+func sharedUnacked(t *testing.T, e *env) {
+	l := e.listen()
+	const n = 256 << 10
+	var conn *netio.Conn
+	accepted := e.task(e.srv, func(ctx context.Context) error {
+		c, err := l.Accept().Await(ctx)
+		conn = c
+		return err
+	})
+	var peer *netio.Conn
+	must(e, e.task(e.cli, func(ctx context.Context) error {
+		c, err := netio.Dial(ctx, e.cli, "tcp", e.addr(l)).Await(ctx)
+		peer = c
+		return err
+	}))
+	must(e, accepted)
+	must(e, e.task(e.srv, func(ctx context.Context) error {
+		tells := e.w != nil || !portable
+		conn.Write(make([]byte, n))
+		for i := range 20 { // the kernel takes what it may meanwhile
+			if _, err := future.Sleep(e.srv, time.Millisecond).Await(ctx); err != nil {
+				return err
+			}
+			if b, u := conn.Buffered(), conn.Unacked(); tells && b+u == 0 {
+				return fmt.Errorf("after %d ms, Buffered %d and Unacked %d with the peer reading nothing", i+1, b, u)
+			}
+		}
+		return nil
+	}))
+	must(e, e.task(e.cli, func(ctx context.Context) error {
+		got := 0
+		for got < n {
+			b, err := peer.Recv().Await(ctx)
+			if err != nil {
+				return fmt.Errorf("after %d bytes: %w", got, err)
+			}
+			got += len(b)
+		}
+		_, err := peer.WriteString("read")
+		return err
+	}))
+	must(e, e.task(e.srv, func(ctx context.Context) error {
+		defer conn.Close()
+		if _, err := conn.Recv().Await(ctx); err != nil {
+			return err
+		}
+		if b, u := conn.Buffered(), conn.Unacked(); b != 0 || u != 0 {
+			return fmt.Errorf("the peer read everything: Buffered %d, Unacked %d", b, u)
+		}
+		return nil
+	}))
+	must(e, e.task(e.cli, func(context.Context) error { return peer.Close() }))
 }
 
 func sharedCloseSendsPending(t *testing.T, e *env) {

@@ -499,6 +499,22 @@ func (c *Conn) Buffered() int {
 // buffered is Buffered for netio's own callers, which have made the check.
 func (c *Conn) buffered() int { return int(c.written-c.taken) + c.tlsBuffered() }
 
+// Unacked returns how many bytes of c's output the kernel has taken and
+// the peer has not acknowledged yet (on Linux the socket's SIOCOUTQ; for
+// a Unix socket, the bytes the peer has not read). With Buffered, it is
+// the output still on its way to the peer: a peer that stops reading
+// keeps it above zero once its receive buffer is full, even when the
+// kernel's send buffer took everything written and Buffered is 0. It is 0
+// once c's socket is closed, and always on the portable backend, which
+// cannot tell. It costs a system call. Loop only.
+func (c *Conn) Unacked() int {
+	c.mustLoop("Unacked")
+	if c.released {
+		return 0
+	}
+	return c.r.be.unacked(c)
+}
+
 // SetOutputLimit sets the output limit of c, which bounds the output held
 // for a peer that stopped reading, so that such a peer costs its own
 // connection only. A Write that takes the output waiting (Buffered, with

@@ -320,6 +320,10 @@ func (c *Conn) mayReset() bool { return c.written > 0 }
 // assumes it has.
 func (c *Conn) undelivered() bool { return false }
 
+// unacked cannot tell how much of the output the kernel took is not yet
+// acknowledged: package net does not say.
+func (c *Conn) unacked() int { return 0 }
+
 // closeSock closes the socket; the goroutines see quit and exit.
 func (c *Conn) closeSock() {
 	delete(c.r.poller.all, c)
