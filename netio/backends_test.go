@@ -147,6 +147,7 @@ func TestShared(t *testing.T) {
 		{"CloseWrite", sharedCloseWrite},
 		{"FlushBuffered", sharedFlushBuffered},
 		{"Unacked", sharedUnacked},
+		{"CloseWithoutLinger", sharedCloseWithoutLinger},
 		{"CloseSendsPendingOutput", sharedCloseSendsPending},
 		{"TryRecvPollRecv", sharedTryRecv},
 		{"DoneOnHangUp", sharedDoneOnHangUp},
@@ -356,6 +357,43 @@ func sharedUnacked(t *testing.T, e *env) {
 		return nil
 	}))
 	must(e, e.task(e.cli, func(context.Context) error { return peer.Close() }))
+}
+
+// Close after SetLinger(0) resets the connection: the output not yet
+// delivered is dropped, the kernel's too, and the peer, which has read
+// nothing so far, reads less than was written, then a reset.
+func sharedCloseWithoutLinger(t *testing.T, e *env) {
+	l := e.listen()
+	const n = 4 << 20
+	var conn *netio.Conn
+	accepted := e.task(e.srv, func(ctx context.Context) error {
+		c, err := l.Accept().Await(ctx)
+		conn = c
+		return err
+	})
+	var peer *netio.Conn
+	must(e, e.task(e.cli, func(ctx context.Context) error {
+		c, err := netio.Dial(ctx, e.cli, "tcp", e.addr(l)).Await(ctx)
+		peer = c
+		return err
+	}))
+	must(e, accepted)
+	must(e, e.task(e.srv, func(ctx context.Context) error {
+		conn.Write(make([]byte, n))
+		if _, err := future.Sleep(e.srv, 5*time.Millisecond).Await(ctx); err != nil {
+			return err // the kernel takes what it may meanwhile
+		}
+		conn.SetLinger(0)
+		return conn.Close()
+	}))
+	must(e, e.task(e.cli, func(ctx context.Context) error {
+		defer peer.Close()
+		got, err := readAll(ctx, peer)
+		if !errors.Is(err, syscall.ECONNRESET) || len(got) >= n {
+			return fmt.Errorf("read %d of %d bytes, then %v; want fewer, then a reset", len(got), n, err)
+		}
+		return nil
+	}))
 }
 
 func sharedCloseSendsPending(t *testing.T, e *env) {

@@ -547,8 +547,11 @@ func (c *Conn) OutputLimit() int {
 }
 
 // SetLinger sets how long Close keeps c open to send the output written
-// before it; d <= 0 makes Close drop unsent output. The default is
-// DefaultLinger, or what WithLinger gave the listener. Loop only.
+// before it. With d <= 0, Close resets the connection (SO_LINGER 0, as
+// net.TCPConn.SetLinger(0)): the output not yet sent is dropped, that
+// still in c's buffer and that the kernel took and has not delivered, and
+// the peer's receives fail with a reset. The default is DefaultLinger, or
+// what WithLinger gave the listener. Loop only.
 func (c *Conn) SetLinger(d time.Duration) {
 	c.mustLoop("SetLinger")
 	c.linger = d
@@ -675,6 +678,9 @@ func (c *Conn) closeWith(err error) {
 	c.failRecv(err)
 	c.rerr = err
 	if c.linger <= 0 || c.werr != nil {
+		if c.werr == nil {
+			c.r.be.reset(c) // no linger: the kernel's output goes too
+		}
 		c.abort(net.ErrClosed)
 		return
 	}

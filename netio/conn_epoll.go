@@ -274,6 +274,14 @@ func (c *Conn) unacked() int {
 	return out
 }
 
+// reset sets SO_LINGER to 0, so that closing the socket resets the
+// connection and drops the output the kernel holds.
+func (c *Conn) reset() {
+	if c.sk.fd >= 0 {
+		_ = unix.SetsockoptLinger(int(c.sk.fd), unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
+	}
+}
+
 // closeSock closes the socket and frees its slot.
 func (c *Conn) closeSock() {
 	s := &c.sk

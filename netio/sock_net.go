@@ -324,6 +324,14 @@ func (c *Conn) undelivered() bool { return false }
 // acknowledged: package net does not say.
 func (c *Conn) unacked() int { return 0 }
 
+// reset sets the socket's linger to 0 (package net's SetLinger), so that
+// closing it resets the connection and drops the output the kernel holds.
+func (c *Conn) reset() {
+	if s, ok := c.sk.nc.(interface{ SetLinger(int) error }); ok {
+		_ = s.SetLinger(0)
+	}
+}
+
 // closeSock closes the socket; the goroutines see quit and exit.
 func (c *Conn) closeSock() {
 	delete(c.r.poller.all, c)
