@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -191,23 +193,77 @@ func TestBackpressureKeepsOrder(t *testing.T) {
 	}
 }
 
-// A client held back by its output whose peer reads none of it is closed
-// once the output timeout passes.
+// A client that reads none of its replies is closed once the output
+// timeout passes, wherever its replies wait: in the server, past the
+// high-water mark (the connection held back) or under it, or all in the
+// kernel's send buffer, which holds them unacknowledged by the client
+// (Conn.Unacked). Another client is served meanwhile and after.
 func TestOutputTimeout(t *testing.T) {
-	const highWater = 64 << 10
-	s := start(t, Config{OutputHighWater: highWater, OutputTimeout: 50 * time.Millisecond})
+	for _, tc := range []struct {
+		name            string
+		highWater       int
+		value, requests int
+	}{
+		{"held back", 64 << 10, 100 << 10, 200},                // 20 MB of replies
+		{"under the high-water mark", 16 << 20, 100 << 10, 60}, // 6 MB, not held
+		{"all in the kernel", 0, 1 << 10, 100},                 // 100 KB: the kernel takes them
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := start(t, Config{OutputHighWater: tc.highWater, OutputTimeout: 200 * time.Millisecond})
+			c := dial(t, s)
+			c.do("SET", "k", strings.Repeat("x", tc.value))
+			conn := neverReader(t, s, strings.Repeat(multibulk("GET", "k"), tc.requests))
+			deadline := time.Now().Add(spindletest.Safety)
+			for len(conns(t, s)) != 1 {
+				if time.Now().After(deadline) {
+					t.Fatalf("the never-reading client is still open: %+v", conns(t, s))
+				}
+			}
+			// The client finds its connection cut: what it reads ends
+			// with a reset (the replies unsent were dropped), or the end.
+			_ = conn.SetReadDeadline(time.Now().Add(spindletest.Safety))
+			_, err := io.Copy(io.Discard, conn)
+			if err != nil && !isReset(err) {
+				t.Fatalf("reading after the cut: %v, want a reset or the end", err)
+			}
+			if r := c.do("PING"); r != "+PONG\r\n" {
+				t.Fatalf("PING: %q", r)
+			}
+		})
+	}
+}
+
+// A client that reads its replies slowly, a little at a time, is not
+// closed by the output timeout, however long it takes to read them all:
+// every check finds more of its output taken.
+func TestOutputTimeoutSpares(t *testing.T) {
+	const value, gets = 64 << 10, 40 // 2.5 MB, read 16 KB at a time
+	s := start(t, Config{OutputHighWater: 256 << 10, OutputTimeout: time.Second})
 	c := dial(t, s)
-	c.do("SET", "k", strings.Repeat("x", 100<<10))
-	neverReader(t, s, strings.Repeat(multibulk("GET", "k"), 200))
-	deadline := time.Now().Add(spindletest.Safety)
-	for len(conns(t, s)) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the never-reading client is still open: %+v", conns(t, s))
+	v := strings.Repeat("y", value)
+	c.do("SET", "k", v)
+	_ = c.conn.(*net.TCPConn).SetReadBuffer(16 << 10)
+	c.send(strings.Repeat(multibulk("GET", "k"), gets))
+	want := strings.Repeat("$"+strconv.Itoa(value)+"\r\n"+v+"\r\n", gets)
+	got := make([]byte, 0, len(want))
+	buf := make([]byte, 16<<10)
+	for len(got) < len(want) {
+		_ = c.conn.SetReadDeadline(time.Now().Add(spindletest.Safety))
+		n, err := c.r.Read(buf)
+		if err != nil {
+			t.Fatalf("after %d of %d bytes: %v", len(got), len(want), err)
 		}
+		got = append(got, buf[:n]...)
+		time.Sleep(2 * time.Millisecond) // a slow reader, not a synchronisation
 	}
-	if r := c.do("PING"); r != "+PONG\r\n" {
-		t.Fatalf("PING: %q", r)
+	if string(got) != want {
+		t.Fatal("the replies differ")
 	}
+}
+
+// isReset reports whether err is a connection reset.
+func isReset(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || strings.Contains(err.Error(), "reset")
 }
 
 // A reply larger than any limit but the one on requests is sent whole:
