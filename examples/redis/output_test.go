@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
+	"github.com/spindle-rt/spindle/netio"
 	"github.com/spindle-rt/spindle/shard"
 )
 
@@ -267,21 +269,49 @@ func isReset(err error) bool {
 }
 
 // A reply larger than any limit but the one on requests is sent whole:
-// Redis's normal clients have no output limit by default.
+// Redis's normal clients have no output limit by default. The value is
+// past four times netio's default output limit (the most netio lets wait
+// whatever the peer does, had the server not lifted it) and the
+// high-water mark (a shard's budget for one round). The request and the
+// reply are written and read a piece at a time, each with its deadline,
+// so that a loaded machine makes the test slower, never failed, while
+// bytes move.
 func TestLargeReply(t *testing.T) {
+	const pattern = "0123456789"
+	size := 4*netio.DefaultOutputLimit + DefaultOutputHighWater + 7
 	s := start(t, Config{Shards: 2})
 	c := dial(t, s)
-	v := strings.Repeat("0123456789", 7<<20) // 70 MB
-	if r := c.do("SET", "huge", v); r != "+OK\r\n" {
-		t.Fatalf("SET: %q", r)
+	const piece = 1 << 20
+	v := bytes.Repeat([]byte(pattern), size/len(pattern)+1)
+	v = v[:size]
+	put := func(b []byte) {
+		for len(b) > 0 {
+			n := min(len(b), piece)
+			_ = c.conn.SetWriteDeadline(time.Now().Add(spindletest.Safety))
+			if _, err := c.conn.Write(b[:n]); err != nil {
+				t.Fatal(err)
+			}
+			b = b[n:]
+		}
 	}
-	want := "$" + strconv.Itoa(len(v)) + "\r\n" + v + "\r\n"
+	put([]byte("*3\r\n$3\r\nSET\r\n$4\r\nhuge\r\n$" + strconv.Itoa(size) + "\r\n"))
+	put(v)
+	put([]byte("\r\n"))
+	if r, err := c.read(); err != nil || r != "+OK\r\n" {
+		t.Fatalf("SET of %d bytes: %q %v", size, r, err)
+	}
 	c.send(multibulk("GET", "huge"))
-	got := make([]byte, len(want))
-	if _, err := io.ReadFull(c.r, got); err != nil {
-		t.Fatalf("GET of %d bytes: %v", len(v), err)
-	}
-	if string(got) != want {
-		t.Fatal("GET returned other bytes")
+	want := append(append([]byte("$"+strconv.Itoa(size)+"\r\n"), v...), "\r\n"...)
+	buf := make([]byte, piece)
+	for got := 0; got < len(want); {
+		_ = c.conn.SetReadDeadline(time.Now().Add(spindletest.Safety))
+		n, err := c.r.Read(buf[:min(len(buf), len(want)-got)])
+		if !bytes.Equal(buf[:n], want[got:got+n]) {
+			t.Fatalf("GET of %d bytes: bytes %d to %d differ", size, got, got+n)
+		}
+		got += n
+		if err != nil {
+			t.Fatalf("GET of %d bytes: after %d bytes: %v", size, got, err)
+		}
 	}
 }
