@@ -67,6 +67,7 @@ type client struct {
 
 	timer *executor.Timer // the linger
 	stall *executor.Timer // the output timeout's next check, while output waits for the peer
+	lineT *executor.Timer // a line past 64 KB whose rest has not arrived: lineGrace
 	wrote int64           // reply bytes written
 	taken int64           // of them, those the peer had taken at the last check
 	still int             // checks in a row that found no byte more taken
@@ -118,9 +119,24 @@ func (c *client) recv() {
 		}
 		data, ok, err := c.conn.PollRecv(c)
 		if !ok && err == nil {
+			if c.pl != nil && c.pl.stalled() && c.lineT == nil {
+				fed := c.pl.fed
+				c.lineT = c.home.ex.AfterFunc(lineGrace, func() {
+					c.lineT = nil
+					if c.state == stIdle && c.pl.refuse(fed) {
+						c.pump() // the line redis-server refuses: its error, then the close
+					}
+				})
+			}
 			return // Wake comes when input may have arrived
 		}
 		if err != nil {
+			if c.pl != nil && c.pl.stalled() && c.pl.refuse(c.pl.fed) {
+				// The peer closed its side after a line redis-server
+				// refuses at the read that found its last bytes.
+				c.pump()
+				return
+			}
 			c.close() // the peer closed or failed
 			return
 		}
@@ -285,6 +301,10 @@ func (c *client) stopTimers() {
 	if c.stall != nil {
 		c.stall.Stop()
 		c.stall = nil
+	}
+	if c.lineT != nil {
+		c.lineT.Stop()
+		c.lineT = nil
 	}
 }
 

@@ -158,6 +158,17 @@ var diffCases = []struct {
 	{"bad bulk after good", []string{"PING\r\n*2\r\n$4\r\nECHO\r\n$x\r\n"}},
 	{"lf only", []string{"PING\nECHO hi\n"}},
 	{"cr without lf", []string{"*1\r$4\r\nPING\r\n"}},
+	// Lines over 64 KB, sent at once: redis-server refuses one only when
+	// one of its reads ends past 64 KB of it and before its end, so the
+	// sizes of its reads decide (reads.go): 16 KB, then up to 81,910
+	// bytes on a new connection, more after requests or a large argument.
+	{"line over 64 KB read whole", []string{"ECHO " + strings.Repeat("x", 70000) + "\r\nPING\r\n"}},
+	{"line over 64 KB refused", []string{"ECHO " + strings.Repeat("x", 90000) + "\r\nPING\r\n"}},
+	{"line over 80 KB after requests", []string{strings.Repeat("PING\r\n", 20) + "ECHO " + strings.Repeat("x", 90000) + "\r\nPING\r\n"}},
+	{"line over 80 KB after a large argument", []string{multibulk("SET", "k", strings.Repeat("v", 40000)) + "ECHO " + strings.Repeat("x", 90000) + "\r\nPING\r\n"}},
+	{"count line over 64 KB", []string{"*" + strings.Repeat("0", 70000) + "1\r\n$4\r\nPING\r\n"}},
+	{"bulk count line over 80 KB", []string{"*1\r\n$" + strings.Repeat("0", 90000) + "4\r\nPING\r\n"}},
+	{"line over 200 KB refused", []string{strings.Repeat("PING\r\n", 20) + "ECHO " + strings.Repeat("x", 200000) + "\r\nPING\r\n"}},
 }
 
 // Every case against redis-server, byte for byte.

@@ -49,6 +49,8 @@ package main
 // it; more is set while buf may hold requests not yet parsed.
 
 import (
+	"time"
+
 	"github.com/spindle-rt/spindle/shard"
 )
 
@@ -164,12 +166,15 @@ type pipeline struct {
 	owners  []int      // the shards of a request's keys
 	held    [][]byte   // a request parsed after txn that could not join it: the next round's first
 	perr    protoError // a protocol error found after txn: the next round's reply
+	last    int64      // when input last arrived (Config.Clock): how long the connection was quiet (qbuf.quiet)
+	fed     uint64     // receives fed
 }
 
 func newPipeline(c *client) *pipeline {
 	s := c.srv
 	n := s.g.Len()
 	p := &pipeline{c: c, srv: s, home: c.home, p: newParser(s.cfg.MaxBulk, s.cfg.MaxMultibulk)}
+	_, p.p.perRead = c.conn.ConnectionState()
 	p.batches = make([]*batch, n)
 	p.onDone = make([]func(bool, error), n)
 	wake := func() { c.batchDone(nil) }
@@ -195,6 +200,12 @@ func newPipeline(c *client) *pipeline {
 // feed takes the bytes of a receive as the next round's input; it reports
 // false when a request still arriving is past the query buffer limit.
 func (p *pipeline) feed(data []byte) bool {
+	now := p.srv.cfg.Clock()
+	if p.last != 0 {
+		p.p.q.quiet(now - p.last)
+	}
+	p.last = now
+	p.fed++
 	if len(p.pend) > 0 {
 		if len(p.pend)+len(data) > p.srv.cfg.QueryBufferLimit {
 			return false
@@ -207,6 +218,34 @@ func (p *pipeline) feed(data []byte) bool {
 	p.more = true
 	return true
 }
+
+// stalled says that no more input has arrived for now, and everything
+// received is parsed: redis-server's read would have ended here. It
+// reports whether the line in progress is one redis-server would refuse
+// unless the rest of it arrived with that read: the connection then
+// gives it lineGrace to arrive, and calls refuse.
+func (p *pipeline) stalled() bool { return p.p.stalled(p.pend) }
+
+// refuse refuses the line in progress if nothing has arrived since
+// stalled; it reports whether it did (the next parse answers the error).
+func (p *pipeline) refuse(fed uint64) bool {
+	if fed != p.fed {
+		return false
+	}
+	p.p.refuse(p.pend)
+	if p.p.fail == "" {
+		return false
+	}
+	p.buf, p.more = p.pend, true
+	return true
+}
+
+// lineGrace is how long the rest of a line past 64 KB may take to arrive
+// once the connection has read everything: redis-server decides at its
+// read, which takes what has arrived, up to the room of its buffer; this
+// server reads 16 KB at a time, so it gives the bytes on their way a
+// moment before it decides as that read would have.
+const lineGrace = 10 * time.Millisecond
 
 // parse parses and routes the requests of buf, until the local replies
 // reach the budget or no complete request is left.
