@@ -123,7 +123,7 @@ func (c *client) recv() {
 				fed := c.pl.fed
 				c.lineT = c.home.ex.AfterFunc(lineGrace, func() {
 					c.lineT = nil
-					if c.state == stIdle && c.pl.refuse(fed) {
+					if c.state == stIdle && c.pl.refuseLine(fed) {
 						c.pump() // the line redis-server refuses: its error, then the close
 					}
 				})
@@ -131,7 +131,7 @@ func (c *client) recv() {
 			return // Wake comes when input may have arrived
 		}
 		if err != nil {
-			if c.pl != nil && c.pl.stalled() && c.pl.refuse(c.pl.fed) {
+			if c.pl != nil && c.pl.stalled() && c.pl.refuseLine(c.pl.fed) {
 				// The peer closed its side after a line redis-server
 				// refuses at the read that found its last bytes.
 				c.pump()
@@ -181,7 +181,11 @@ func (c *client) pump() bool {
 			pl.endRound()
 		}
 		if pl.quit {
-			c.linger()
+			if pl.cut {
+				c.abort()
+			} else {
+				c.linger()
+			}
 			return false
 		}
 		if c.held() || !pl.more {
@@ -364,6 +368,10 @@ func (c *client) close() {
 	}
 	c.state = stClosed
 	c.stopTimers()
+	if c.pl != nil {
+		c.pl.multi = nil
+		c.pl.unwatch()
+	}
 	c.conn.Close()
 	c.home.remove(c)
 	if c.srv.live.Add(-1) == 0 && c.srv.draining.Load() {

@@ -176,7 +176,7 @@ func TestDifferential(t *testing.T) {
 	ref := startRedis(t)
 	s := start(t, Config{})
 	ours := func() (net.Conn, error) { return net.Dial("tcp", s.Addr().String()) }
-	for _, tc := range diffCases {
+	for _, tc := range append(diffCases, multiCases...) {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, dial := range []func() (net.Conn, error){ref.dial, ours} {
 				if r, err := exchange(dial, "FLUSHALL\r\n"); err != nil || string(r) != "+OK\r\n" {
@@ -238,7 +238,7 @@ func TestCommandDocs(t *testing.T) {
 				t.Errorf("COMMAND DOCS %s: %s %q, Redis says %q", cmd.name, f, g, w)
 			}
 		}
-		if cmd.route == routeKey || cmd.route == routeConn {
+		if cmd.route == routeKey || cmd.route == routeConn || cmd.route == routeMulti {
 			continue
 		}
 		sum := field(got, "summary")

@@ -160,14 +160,18 @@ type pipeline struct {
 	waiting int
 	out     []byte
 	onDone  []func(bool, error)
-	stop    bool       // the request routed ends the round (a transaction, or a local unit that waits)
-	txn     *txn       // the round's transaction, last
-	started bool       // txn is under way
-	owners  []int      // the shards of a request's keys
-	held    [][]byte   // a request parsed after txn that could not join it: the next round's first
-	perr    protoError // a protocol error found after txn: the next round's reply
-	last    int64      // when input last arrived (Config.Clock): how long the connection was quiet (qbuf.quiet)
-	fed     uint64     // receives fed
+	stop    bool        // the request routed ends the round (a transaction, or a local unit that waits)
+	txn     *txn        // the round's transaction, last
+	started bool        // txn is under way
+	owners  []int       // the shards of a request's keys
+	held    [][]byte    // a request parsed after txn that could not join it: the next round's first
+	perr    protoError  // a protocol error found after txn: the next round's reply
+	last    int64       // when input last arrived (Config.Clock): how long the connection was quiet (qbuf.quiet)
+	fed     uint64      // receives fed
+	cut     bool        // with quit: close at once (a transaction queued past the limit)
+	multi   *multiState // MULTI: the commands queued (multi.go)
+	watch   *watchSet   // the keys watched (WATCH)
+	exec    *execTxn    // EXEC's transaction: the round's last request
 }
 
 func newPipeline(c *client) *pipeline {
@@ -223,12 +227,12 @@ func (p *pipeline) feed(data []byte) bool {
 // received is parsed: redis-server's read would have ended here. It
 // reports whether the line in progress is one redis-server would refuse
 // unless the rest of it arrived with that read: the connection then
-// gives it lineGrace to arrive, and calls refuse.
+// gives it lineGrace to arrive, and calls refuseLine.
 func (p *pipeline) stalled() bool { return p.p.stalled(p.pend) }
 
-// refuse refuses the line in progress if nothing has arrived since
+// refuseLine refuses the line in progress if nothing has arrived since
 // stalled; it reports whether it did (the next parse answers the error).
-func (p *pipeline) refuse(fed uint64) bool {
+func (p *pipeline) refuseLine(fed uint64) bool {
 	if fed != p.fed {
 		return false
 	}
@@ -313,7 +317,13 @@ func (p *pipeline) send() bool {
 		p.txn.start()
 		return true
 	}
-	park := p.txn == nil && local.ran < len(local.units)
+	if remote == 0 && p.exec != nil && !p.started {
+		p.started = true
+		p.waiting++
+		p.exec.start()
+		return true
+	}
+	park := p.txn == nil && p.exec == nil && local.ran < len(local.units)
 	p.waiting += remote
 	if park {
 		p.waiting++
@@ -397,6 +407,14 @@ func (p *pipeline) unit(to int, u unit) {
 func (p *pipeline) dispatch(argv [][]byte) {
 	p.home.cmds++
 	cmd := lookup(argv[0])
+	if p.exec != nil || (p.multi != nil && p.txn != nil) {
+		p.hold(argv) // after EXEC's transaction
+		return
+	}
+	if p.multi != nil && (cmd == nil || !cmd.now) {
+		p.queue(cmd, argv) // after MULTI (multi.go)
+		return
+	}
 	var bad string
 	switch {
 	case cmd == nil:
@@ -405,6 +423,11 @@ func (p *pipeline) dispatch(argv [][]byte) {
 		bad = errArity(cmd.name)
 	case cmd.validate != nil:
 		bad = cmd.validate(argv)
+	case cmd.check != nil:
+		bad = cmd.check(argv)
+	}
+	if bad == "" && cmd.name == "watch" && p.multi == nil {
+		cmd = p.watchCommand(argv) // a command over keys, which registers them
 	}
 	to, several := 0, false
 	step, keys := 1, keyAll
@@ -416,16 +439,16 @@ func (p *pipeline) dispatch(argv [][]byte) {
 	}
 	join := several && !(plantedBugs.split && cmd.comb != combOne)
 	if p.txn != nil && !(bad == "" && join && p.txn.open()) {
-		p.home.cmds-- // counted again in its round
-		p.held = append(p.held, argv...)
-		p.stop = true
+		p.hold(argv)
 		return
 	}
 	if bad != "" {
-		p.replyLocal(appendError(nil, bad))
+		p.refuseCommand(cmd, bad)
 		return
 	}
 	switch cmd.route {
+	case routeMulti:
+		p.transaction(cmd, argv)
 	case routeConn:
 		b := p.batches[p.home.index]
 		off := len(b.out)
@@ -470,6 +493,13 @@ func (p *pipeline) dispatch(argv [][]byte) {
 			p.unit(i, unit{cmd.run, argv, keyNone, cmd.read})
 		}
 	}
+}
+
+// hold keeps a request for the next round, which it starts.
+func (p *pipeline) hold(argv [][]byte) {
+	p.home.cmds-- // counted again in its round
+	p.held = append(p.held, argv...)
+	p.stop = true
 }
 
 // shardsOf finds the shards of the keys of argv (every step-th argument

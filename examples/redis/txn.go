@@ -428,21 +428,7 @@ func (t *txn) granted(st *shardState, i int) {
 	d := &st.db
 	last := i == len(t.parts)-1
 	for _, c := range t.cmds {
-		for j, o := range c.own {
-			if o != p.shard {
-				continue
-			}
-			a := 1 + j*c.step
-			if c.nx {
-				c.exist = c.exist || d.exists(c.argv[a])
-				continue
-			}
-			off := len(c.out)
-			var n int64
-			c.out, n = c.cmd.part(d, c.argv[a:a+c.step], c.out)
-			c.res[j] = result{off, len(c.out), n}
-			c.n += n
-		}
+		c.runPart(d, p.shard)
 	}
 	nx := t.cmds[len(t.cmds)-1]
 	if !nx.nx {
