@@ -51,7 +51,8 @@ package main
 // a key's queue hold the key together, and a reader that finds only
 // shared claims on its keys does not wait. DBSIZE, FLUSHALL and INFO run
 // on each shard in turn and claim nothing: they are not atomic across
-// shards.
+// shards. EXEC's transaction (multi.go) takes its claims the same way,
+// all of them before any of its commands runs.
 //
 // Invariants: a lockReq is in the queue of each of its keys exactly once,
 // and need counts the keys it does not hold; a claim holds its key when
