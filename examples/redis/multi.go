@@ -487,6 +487,11 @@ func (e *execTxn) add(cmd *command, argv [][]byte) {
 // start claims the keys of the first shard concerned, or, with none,
 // runs the commands at once; on the connection's loop.
 func (e *execTxn) start() {
+	if plantedBugs.execSplit {
+		for i := range e.plan {
+			e.plan[i].keys = nil // planted: the commands' keys are not claimed
+		}
+	}
 	for sh := range e.plan {
 		if len(e.plan[sh].keys) > 0 || (e.ws != nil && e.ws.where[sh]) {
 			e.parts = append(e.parts, txnPart{shard: sh})

@@ -579,6 +579,7 @@ var plantedBugs struct {
 	localFirst bool // combine writes the replies made on the connection's shard before the others
 	lostWake   bool // Wake drops the wake-up of a connection holding a partial request
 	split      bool // MSET, MGET, DEL and EXISTS over several shards run key by key, with no transaction
+	execSplit  bool // EXEC runs its commands claiming none of their keys
 }
 
 // localFirst is the planted bug's order: once every request of the round
