@@ -81,6 +81,11 @@ func exchange(dial func() (net.Conn, error), chunks ...string) ([]byte, error) {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(spindletest.Safety))
+	if tc, ok := c.(*net.TCPConn); ok {
+		// A chunk goes to the kernel in one write, at once, whatever the
+		// load: the server's reads find it there, as redis-server's do.
+		_ = tc.SetWriteBuffer(1 << 20)
+	}
 	for _, ch := range chunks {
 		if _, err := io.WriteString(c, ch); err != nil {
 			break // the server closed it (a protocol error): read what it said

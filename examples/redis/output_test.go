@@ -240,7 +240,7 @@ func TestOutputTimeout(t *testing.T) {
 // every check finds more of its output taken.
 func TestOutputTimeoutSpares(t *testing.T) {
 	const value, gets = 64 << 10, 40 // 2.5 MB, read 16 KB at a time
-	s := start(t, Config{OutputHighWater: 256 << 10, OutputTimeout: time.Second})
+	s := start(t, Config{OutputHighWater: 256 << 10, OutputTimeout: 3 * time.Second})
 	c := dial(t, s)
 	v := strings.Repeat("y", value)
 	c.do("SET", "k", v)

@@ -249,7 +249,7 @@ func (p *pipeline) refuseLine(fed uint64) bool {
 // read, which takes what has arrived, up to the room of its buffer; this
 // server reads 16 KB at a time, so it gives the bytes on their way a
 // moment before it decides as that read would have.
-const lineGrace = 10 * time.Millisecond
+const lineGrace = 50 * time.Millisecond
 
 // parse parses and routes the requests of buf, until the local replies
 // reach the budget or no complete request is left.
