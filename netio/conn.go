@@ -505,8 +505,8 @@ func (c *Conn) buffered() int { return int(c.written-c.taken) + c.tlsBuffered() 
 // the output still on its way to the peer: a peer that stops reading
 // keeps it above zero once its receive buffer is full, even when the
 // kernel's send buffer took everything written and Buffered is 0. It is 0
-// once c's socket is closed, and always on the portable backend, which
-// cannot tell. It costs a system call. Loop only.
+// once c's socket is closed, and always where the system does not tell
+// (outside Linux). It costs a system call. Loop only.
 func (c *Conn) Unacked() int {
 	c.mustLoop("Unacked")
 	if c.released {

@@ -320,10 +320,6 @@ func (c *Conn) mayReset() bool { return c.written > 0 }
 // assumes it has.
 func (c *Conn) undelivered() bool { return false }
 
-// unacked cannot tell how much of the output the kernel took is not yet
-// acknowledged: package net does not say.
-func (c *Conn) unacked() int { return 0 }
-
 // reset sets the socket's linger to 0 (package net's SetLinger), so that
 // closing it resets the connection and drops the output the kernel holds.
 func (c *Conn) reset() {
