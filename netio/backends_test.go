@@ -299,6 +299,23 @@ func sharedFlushBuffered(t *testing.T, e *env) {
 	must(e, cli)
 }
 
+// connPair connects the client to l and returns the connection's ends,
+// the server's and the client's.
+func (e *env) connPair(l *netio.Listener) (conn, peer *netio.Conn) {
+	accepted := e.task(e.srv, func(ctx context.Context) error {
+		c, err := l.Accept().Await(ctx)
+		conn = c
+		return err
+	})
+	must(e, e.task(e.cli, func(ctx context.Context) error {
+		c, err := netio.Dial(ctx, e.cli, "tcp", e.addr(l)).Await(ctx)
+		peer = c
+		return err
+	}))
+	must(e, accepted)
+	return conn, peer
+}
+
 // Unacked counts the output the kernel took that the peer has not
 // acknowledged: with Buffered, what has not reached the peer. While the
 // peer reads nothing of 256 KiB (more than its receive buffer holds), the
@@ -309,19 +326,7 @@ func sharedFlushBuffered(t *testing.T, e *env) {
 func sharedUnacked(t *testing.T, e *env) {
 	l := e.listen()
 	const n = 256 << 10
-	var conn *netio.Conn
-	accepted := e.task(e.srv, func(ctx context.Context) error {
-		c, err := l.Accept().Await(ctx)
-		conn = c
-		return err
-	})
-	var peer *netio.Conn
-	must(e, e.task(e.cli, func(ctx context.Context) error {
-		c, err := netio.Dial(ctx, e.cli, "tcp", e.addr(l)).Await(ctx)
-		peer = c
-		return err
-	}))
-	must(e, accepted)
+	conn, peer := e.connPair(l)
 	must(e, e.task(e.srv, func(ctx context.Context) error {
 		tells := e.w != nil || runtime.GOOS == "linux"
 		conn.Write(make([]byte, n))
@@ -366,19 +371,7 @@ func sharedUnacked(t *testing.T, e *env) {
 func sharedCloseWithoutLinger(t *testing.T, e *env) {
 	l := e.listen()
 	const n = 4 << 20
-	var conn *netio.Conn
-	accepted := e.task(e.srv, func(ctx context.Context) error {
-		c, err := l.Accept().Await(ctx)
-		conn = c
-		return err
-	})
-	var peer *netio.Conn
-	must(e, e.task(e.cli, func(ctx context.Context) error {
-		c, err := netio.Dial(ctx, e.cli, "tcp", e.addr(l)).Await(ctx)
-		peer = c
-		return err
-	}))
-	must(e, accepted)
+	conn, peer := e.connPair(l)
 	must(e, e.task(e.srv, func(ctx context.Context) error {
 		conn.Write(make([]byte, n))
 		if _, err := future.Sleep(e.srv, 5*time.Millisecond).Await(ctx); err != nil {

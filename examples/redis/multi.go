@@ -74,16 +74,7 @@ const queuedOverhead = 64
 // queue queues a request received after MULTI, or refuses it as
 // processCommand does, which flags the transaction.
 func (p *pipeline) queue(cmd *command, argv [][]byte) {
-	var bad string
-	switch {
-	case cmd == nil:
-		bad = errUnknown(argv)
-	case !arityOK(cmd.arity, len(argv)):
-		bad = errArity(cmd.name)
-	case cmd.check != nil:
-		bad = cmd.check(argv)
-	}
-	if bad != "" {
+	if bad := refusal(cmd, argv); bad != "" {
 		p.multi.dirty = true
 		p.replyLocal(appendError(nil, bad))
 		return
@@ -107,6 +98,21 @@ func (p *pipeline) queue(cmd *command, argv [][]byte) {
 	}
 	p.multi.cmds = append(p.multi.cmds, queued{cmd, cp})
 	p.replyLocal(appendSimple(nil, "QUEUED"))
+}
+
+// refusal returns the error redis-server's processCommand answers to a
+// request before it runs it (unknown command, arity, a container's
+// subcommand), or "".
+func refusal(cmd *command, argv [][]byte) string {
+	switch {
+	case cmd == nil:
+		return errUnknown(argv)
+	case !arityOK(cmd.arity, len(argv)):
+		return errArity(cmd.name)
+	case cmd.check != nil:
+		return cmd.check(argv)
+	}
+	return ""
 }
 
 // refuseCommand answers a request refused before it ran (unknown command, wrong

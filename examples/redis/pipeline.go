@@ -415,16 +415,9 @@ func (p *pipeline) dispatch(argv [][]byte) {
 		p.queue(cmd, argv) // after MULTI (multi.go)
 		return
 	}
-	var bad string
-	switch {
-	case cmd == nil:
-		bad = errUnknown(argv)
-	case !arityOK(cmd.arity, len(argv)):
-		bad = errArity(cmd.name)
-	case cmd.validate != nil:
+	bad := refusal(cmd, argv)
+	if bad == "" && cmd.validate != nil {
 		bad = cmd.validate(argv)
-	case cmd.check != nil:
-		bad = cmd.check(argv)
 	}
 	if bad == "" && cmd.name == "watch" && p.multi == nil {
 		cmd = p.watchCommand(argv) // a command over keys, which registers them
