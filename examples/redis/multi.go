@@ -33,9 +33,9 @@ package main
 // registered atomically, under shared claims). Every write or deletion of
 // a key touches it (db.touch): the watchSets that watch it are marked
 // dirty on that shard. A key that had expired (but was not yet deleted)
-// when watched is marked so: its deletion is no change, and, as in
-// redis-server, neither is a later write; one that expires after WATCH
-// counts as changed at EXEC (isWatchedKeyExpired). EXEC's transaction
+// when watched is marked so: its deletion is no change, as in
+// redis-server; one that expires after WATCH counts as changed at EXEC
+// (isWatchedKeyExpired). EXEC's transaction
 // reads the marks of each shard under its claims: any mark, and EXEC
 // answers a nil array and runs nothing. EXEC, DISCARD, UNWATCH and the
 // connection's end unwatch: the watchSet is marked dead at once (a
@@ -336,9 +336,11 @@ func (ws *watchSet) drop(d *db) {
 }
 
 // touchWatched marks the watchSets that watch key, just written or
-// deleted, as redis-server's touchWatchedKey does: a key watched expired
-// is no change once it is gone (and the mark goes), nor while it is
-// there.
+// deleted, as redis-server's touchWatchedKey does: a key watched after
+// its time had come is no change once it is gone (and from then on it is
+// watched as any other); one written while still there was deleted and
+// written again for redis-server (a write deletes an expired key first),
+// a change.
 func (d *db) touchWatched(key []byte) {
 	list := d.watched[string(key)]
 	if len(list) == 0 {
@@ -352,10 +354,8 @@ func (d *db) touchWatched(key []byte) {
 			if k.key != string(key) {
 				continue
 			}
-			if k.expired {
-				if gone {
-					k.expired = false
-				}
+			if k.expired && gone {
+				k.expired = false
 				break
 			}
 			w.dirty = true

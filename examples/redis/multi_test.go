@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,6 +45,8 @@ var multiCases = []struct {
 	{"multi pipelined around", []string{"SET a 1\r\nMULTI\r\nGET a\r\nINCRBY a 5\r\nEXEC\r\nGET a\r\nMGET a b c d e\r\nMULTI\r\nMGET a b c d\r\nINCR a\r\nEXEC\r\nEXISTS a\r\n"}},
 	{"multi multibulk", []string{multibulk("MULTI") + multibulk("SET", "k", "v") + multibulk("GET", "k") + multibulk("EXEC")}},
 	{"multi then protocol error", []string{"MULTI\r\nSET a 1\r\n*2\r\n$4\r\nECHO\r\n$x\r\nEXEC\r\n"}},
+	{"exec then protocol error", []string{"MULTI\r\nMSET a 1 b 2 c 3\r\nMGET a b c\r\nEXEC\r\n*2\r\n$4\r\nECHO\r\n$x\r\nPING\r\n"}},
+	{"exec then quit", []string{"MSET a 1 b 2 c 3 d 4\r\nMULTI\r\nGET a\r\nDEL a b c d\r\nEXEC\r\nQUIT\r\nPING\r\n"}},
 	{"multi then quit", []string{"MULTI\r\nSET a 1\r\nQUIT\r\nPING\r\n"}},
 	{"watch inside multi", []string{"MULTI\r\nWATCH a\r\nSET a 2\r\nEXEC\r\n"}},
 	{"watch written by the connection", []string{
@@ -374,4 +377,41 @@ func TestMultiEnds(t *testing.T) {
 			t.Fatalf("DBSIZE: %q: the transaction ran", r)
 		}
 	})
+}
+
+// Watched keys and their time to live, on a clock the test moves (and no
+// active expiry): the bytes redis-server 7.0.15 answered the same steps,
+// with its active expiry off (DEBUG SET-ACTIVE-EXPIRE 0).
+func TestWatchExpiry(t *testing.T) {
+	var now atomic.Int64
+	now.Store(time.Now().UnixMilli())
+	s := start(t, Config{Clock: now.Load, ExpireInterval: time.Hour})
+	for _, tc := range []struct {
+		name  string
+		steps []string // "+200" moves the clock 200 ms
+		want  string
+	}{
+		{"expires after WATCH", []string{"SET k v PX 100", "WATCH k", "+200", "MULTI", "EXEC"}, "+OK\r\n+OK\r\n+OK\r\n*-1\r\n"},
+		{"expired before WATCH", []string{"SET k v PX 100", "+200", "WATCH k", "MULTI", "EXEC"}, "+OK\r\n+OK\r\n+OK\r\n*0\r\n"},
+		{"expired, then deleted by a read", []string{"SET k v PX 100", "+200", "WATCH k", "GET k", "MULTI", "EXEC"}, "+OK\r\n+OK\r\n$-1\r\n+OK\r\n*0\r\n"},
+		{"expired, then written", []string{"SET k v PX 100", "+200", "WATCH k", "SET k w", "MULTI", "EXEC"}, "+OK\r\n+OK\r\n+OK\r\n+OK\r\n*-1\r\n"},
+		{"expired, deleted, written", []string{"SET k v PX 100", "+200", "WATCH k", "DEL k", "SET k w", "MULTI", "EXEC"}, "+OK\r\n+OK\r\n:0\r\n+OK\r\n+OK\r\n*-1\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dial(t, s)
+			c.do("FLUSHALL")
+			var got string
+			for _, st := range tc.steps {
+				if ms, ok := strings.CutPrefix(st, "+"); ok {
+					n, _ := strconv.Atoi(ms)
+					now.Add(int64(n))
+					continue
+				}
+				got += c.do(strings.Fields(st)...)
+			}
+			if got != tc.want {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
 }
