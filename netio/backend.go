@@ -63,6 +63,13 @@ type backend interface {
 	// see a reset and lose output: input arrived that was not read, or
 	// output taken is not yet delivered.
 	mayReset(c *Conn) bool
+	// unacked returns how many bytes of c's output the socket took that
+	// the peer has not acknowledged yet; 0 when the backend cannot tell.
+	unacked(c *Conn) int
+	// reset makes the close of c's socket that follows reset the
+	// connection: the output the socket holds is dropped, and the peer
+	// sees a reset.
+	reset(c *Conn)
 	// closeSock closes c's socket and gives its buffers back.
 	closeSock(c *Conn)
 
@@ -125,3 +132,5 @@ func (hostBackend) dial(ctx context.Context, lp *loop.Loop, network, address str
 }
 
 func (hostBackend) mayReset(c *Conn) bool { return c.mayReset() }
+func (hostBackend) unacked(c *Conn) int   { return c.unacked() }
+func (hostBackend) reset(c *Conn)         { c.reset() }

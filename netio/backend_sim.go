@@ -210,6 +210,10 @@ func (b *simBackend) shutWrite(c *Conn) error {
 
 func (b *simBackend) mayReset(c *Conn) bool { return c.ext.sim.s.Unsettled() }
 
+func (b *simBackend) unacked(c *Conn) int { return c.ext.sim.s.Unacked() }
+
+func (b *simBackend) reset(c *Conn) { c.ext.sim.s.Reset() }
+
 func (b *simBackend) closeSock(c *Conn) {
 	x := c.ext.sim
 	x.s.Close()

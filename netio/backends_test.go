@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -146,6 +147,8 @@ func TestShared(t *testing.T) {
 		{"EOFAfterClose", sharedEOFAfterClose},
 		{"CloseWrite", sharedCloseWrite},
 		{"FlushBuffered", sharedFlushBuffered},
+		{"Unacked", sharedUnacked},
+		{"CloseWithoutLinger", sharedCloseWithoutLinger},
 		{"CloseSendsPendingOutput", sharedCloseSendsPending},
 		{"TryRecvPollRecv", sharedTryRecv},
 		{"DoneOnHangUp", sharedDoneOnHangUp},
@@ -294,6 +297,97 @@ func sharedFlushBuffered(t *testing.T, e *env) {
 	})
 	must(e, srv)
 	must(e, cli)
+}
+
+// connPair connects the client to l and returns the connection's ends,
+// the server's and the client's.
+func (e *env) connPair(l *netio.Listener) (conn, peer *netio.Conn) {
+	accepted := e.task(e.srv, func(ctx context.Context) error {
+		c, err := l.Accept().Await(ctx)
+		conn = c
+		return err
+	})
+	must(e, e.task(e.cli, func(ctx context.Context) error {
+		c, err := netio.Dial(ctx, e.cli, "tcp", e.addr(l)).Await(ctx)
+		peer = c
+		return err
+	}))
+	must(e, accepted)
+	return conn, peer
+}
+
+// Unacked counts the output the kernel took that the peer has not
+// acknowledged: with Buffered, what has not reached the peer. While the
+// peer reads nothing of 256 KiB (more than its receive buffer holds), the
+// two never add up to 0, even once the kernel has taken everything
+// (Buffered 0); once the peer has read everything and said so, both are 0.
+// Outside Linux the system does not tell (Unacked is always 0 there): only
+// the second half holds there.
+func sharedUnacked(t *testing.T, e *env) {
+	l := e.listen()
+	const n = 256 << 10
+	conn, peer := e.connPair(l)
+	must(e, e.task(e.srv, func(ctx context.Context) error {
+		tells := e.w != nil || runtime.GOOS == "linux"
+		conn.Write(make([]byte, n))
+		for i := range 20 { // the kernel takes what it may meanwhile
+			if _, err := future.Sleep(e.srv, time.Millisecond).Await(ctx); err != nil {
+				return err
+			}
+			if b, u := conn.Buffered(), conn.Unacked(); tells && b+u == 0 {
+				return fmt.Errorf("after %d ms, Buffered %d and Unacked %d with the peer reading nothing", i+1, b, u)
+			}
+		}
+		return nil
+	}))
+	must(e, e.task(e.cli, func(ctx context.Context) error {
+		got := 0
+		for got < n {
+			b, err := peer.Recv().Await(ctx)
+			if err != nil {
+				return fmt.Errorf("after %d bytes: %w", got, err)
+			}
+			got += len(b)
+		}
+		_, err := peer.WriteString("read")
+		return err
+	}))
+	must(e, e.task(e.srv, func(ctx context.Context) error {
+		defer conn.Close()
+		if _, err := conn.Recv().Await(ctx); err != nil {
+			return err
+		}
+		if b, u := conn.Buffered(), conn.Unacked(); b != 0 || u != 0 {
+			return fmt.Errorf("the peer read everything: Buffered %d, Unacked %d", b, u)
+		}
+		return nil
+	}))
+	must(e, e.task(e.cli, func(context.Context) error { return peer.Close() }))
+}
+
+// Close after SetLinger(0) resets the connection: the output not yet
+// delivered is dropped, the kernel's too, and the peer, which has read
+// nothing so far, reads less than was written, then a reset.
+func sharedCloseWithoutLinger(t *testing.T, e *env) {
+	l := e.listen()
+	const n = 4 << 20
+	conn, peer := e.connPair(l)
+	must(e, e.task(e.srv, func(ctx context.Context) error {
+		conn.Write(make([]byte, n))
+		if _, err := future.Sleep(e.srv, 5*time.Millisecond).Await(ctx); err != nil {
+			return err // the kernel takes what it may meanwhile
+		}
+		conn.SetLinger(0)
+		return conn.Close()
+	}))
+	must(e, e.task(e.cli, func(ctx context.Context) error {
+		defer peer.Close()
+		got, err := readAll(ctx, peer)
+		if !errors.Is(err, syscall.ECONNRESET) || len(got) >= n {
+			return fmt.Errorf("read %d of %d bytes, then %v; want fewer, then a reset", len(got), n, err)
+		}
+		return nil
+	}))
 }
 
 func sharedCloseSendsPending(t *testing.T, e *env) {

@@ -499,6 +499,22 @@ func (c *Conn) Buffered() int {
 // buffered is Buffered for netio's own callers, which have made the check.
 func (c *Conn) buffered() int { return int(c.written-c.taken) + c.tlsBuffered() }
 
+// Unacked returns how many bytes of c's output the kernel has taken and
+// the peer has not acknowledged yet (on Linux the socket's SIOCOUTQ; for
+// a Unix socket, the bytes the peer has not read). With Buffered, it is
+// the output still on its way to the peer: a peer that stops reading
+// keeps it above zero once its receive buffer is full, even when the
+// kernel's send buffer took everything written and Buffered is 0. It is 0
+// once c's socket is closed, and always where the system does not tell
+// (outside Linux). It costs a system call. Loop only.
+func (c *Conn) Unacked() int {
+	c.mustLoop("Unacked")
+	if c.released {
+		return 0
+	}
+	return c.r.be.unacked(c)
+}
+
 // SetOutputLimit sets the output limit of c, which bounds the output held
 // for a peer that stopped reading, so that such a peer costs its own
 // connection only. A Write that takes the output waiting (Buffered, with
@@ -531,8 +547,11 @@ func (c *Conn) OutputLimit() int {
 }
 
 // SetLinger sets how long Close keeps c open to send the output written
-// before it; d <= 0 makes Close drop unsent output. The default is
-// DefaultLinger, or what WithLinger gave the listener. Loop only.
+// before it. With d <= 0, Close resets the connection (SO_LINGER 0, as
+// net.TCPConn.SetLinger(0)): the output not yet sent is dropped, that
+// still in c's buffer and that the kernel took and has not delivered, and
+// the peer's receives fail with a reset. The default is DefaultLinger, or
+// what WithLinger gave the listener. Loop only.
 func (c *Conn) SetLinger(d time.Duration) {
 	c.mustLoop("SetLinger")
 	c.linger = d
@@ -659,6 +678,9 @@ func (c *Conn) closeWith(err error) {
 	c.failRecv(err)
 	c.rerr = err
 	if c.linger <= 0 || c.werr != nil {
+		if c.werr == nil {
+			c.r.be.reset(c) // no linger: the kernel's output goes too
+		}
 		c.abort(net.ErrClosed)
 		return
 	}

@@ -260,6 +260,28 @@ func (c *Conn) undelivered() bool {
 	return err == nil && out > 0
 }
 
+// unacked returns how many bytes of output the kernel took that the peer
+// has not acknowledged yet (for a Unix socket, not read yet): the
+// socket's TIOCOUTQ (SIOCOUTQ).
+func (c *Conn) unacked() int {
+	if c.sk.fd < 0 {
+		return 0
+	}
+	out, err := unix.IoctlGetInt(int(c.sk.fd), unix.TIOCOUTQ)
+	if err != nil {
+		return 0
+	}
+	return out
+}
+
+// reset sets SO_LINGER to 0, so that closing the socket resets the
+// connection and drops the output the kernel holds.
+func (c *Conn) reset() {
+	if c.sk.fd >= 0 {
+		_ = unix.SetsockoptLinger(int(c.sk.fd), unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
+	}
+}
+
 // closeSock closes the socket and frees its slot.
 func (c *Conn) closeSock() {
 	s := &c.sk

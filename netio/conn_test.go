@@ -419,6 +419,7 @@ func TestMisuseOffLoop(t *testing.T) {
 		"PollRecv":   func() { c.PollRecv(nopWaker{}) },
 		"Write":      func() { c.Write([]byte("x")) },
 		"Buffered":   func() { c.Buffered() },
+		"Unacked":    func() { c.Unacked() },
 		"Flush":      func() { c.Flush() },
 		"CloseWrite": func() { c.CloseWrite() },
 	} {

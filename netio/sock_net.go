@@ -320,6 +320,14 @@ func (c *Conn) mayReset() bool { return c.written > 0 }
 // assumes it has.
 func (c *Conn) undelivered() bool { return false }
 
+// reset sets the socket's linger to 0 (package net's SetLinger), so that
+// closing it resets the connection and drops the output the kernel holds.
+func (c *Conn) reset() {
+	if s, ok := c.sk.nc.(interface{ SetLinger(int) error }); ok {
+		_ = s.SetLinger(0)
+	}
+}
+
 // closeSock closes the socket; the goroutines see quit and exit.
 func (c *Conn) closeSock() {
 	delete(c.r.poller.all, c)

@@ -30,7 +30,9 @@ func BenchmarkParse(b *testing.B) {
 	b.SetBytes(int64(len(buf)))
 	b.ReportAllocs()
 	for b.Loop() {
-		p.pos, argv = 0, argv[:0]
+		spans := p.spans[:0]
+		p, argv = newParser(DefaultMaxBulk, DefaultMaxMultibulk), argv[:0]
+		p.spans = spans
 		for {
 			var ok bool
 			var perr protoError

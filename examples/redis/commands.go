@@ -35,6 +35,7 @@ const (
 	routeKeys  // every argument after the name is a key
 	routePairs // key value pairs after the name
 	routeAll   // one part on every shard
+	routeMulti // MULTI, EXEC, DISCARD, WATCH, UNWATCH: the connection's transaction (multi.go)
 )
 
 type combine uint8
@@ -65,8 +66,10 @@ type command struct {
 	group    string
 	since    string // the Redis version that brought the command
 	summary  string
-	validate func(argv [][]byte) string // routeKeys, routePairs, routeAll: an error to reply instead, checked before routing
+	validate func(argv [][]byte) string // routeKeys, routePairs, routeAll: an error to reply instead, checked before routing (in a transaction, when it runs)
+	check    func(argv [][]byte) string // a container's subcommand and its arity: an error to reply instead, checked when the request arrives, as processCommand does
 	read     bool                       // flags has readonly: it shares the keys it waits for with other readers (txn.go)
+	now      bool                       // runs at once after MULTI (EXEC, DISCARD, MULTI, WATCH, QUIT); the others are queued
 }
 
 var commands map[string]*command
@@ -78,12 +81,12 @@ func init() {
 	commandList = []*command{
 		{name: "ping", since: "1.0.0", arity: -1, conn: cmdPing, flags: []string{"fast"}, group: "connection", summary: "Returns the server's liveliness response."},
 		{name: "echo", since: "1.0.0", arity: 2, conn: cmdEcho, flags: []string{"fast"}, group: "connection", summary: "Returns the given string."},
-		{name: "quit", since: "1.0.0", arity: -1, conn: cmdQuit, flags: []string{"fast", "no_auth"}, group: "connection", summary: "Closes the connection."},
+		{name: "quit", since: "1.0.0", arity: -1, conn: cmdQuit, now: true, flags: []string{"fast", "no_auth"}, group: "connection", summary: "Closes the connection."},
 		{name: "select", since: "1.0.0", arity: 2, conn: cmdSelect, flags: []string{"loading", "stale", "fast"}, group: "connection", summary: "Changes the selected database."},
-		{name: "client", since: "2.4.0", arity: -2, conn: cmdClient, flags: []string{"sentinel"}, group: "connection", summary: "A container for client connection commands."},
-		{name: "command", since: "2.8.13", arity: -1, conn: cmdCommand, flags: []string{"loading", "stale"}, group: "server", summary: "Returns detailed information about all commands."},
-		{name: "config", since: "2.0.0", arity: -2, conn: cmdConfig, flags: []string{"admin", "noscript"}, group: "server", summary: "A container for server configuration commands."},
-		{name: "memory", since: "4.0.0", arity: -2, conn: cmdMemory, flags: []string{"readonly"}, group: "server", summary: "A container for memory diagnostics commands."},
+		{name: "client", since: "2.4.0", arity: -2, conn: cmdClient, check: checkSub, flags: []string{"sentinel"}, group: "connection", summary: "A container for client connection commands."},
+		{name: "command", since: "2.8.13", arity: -1, conn: cmdCommand, check: checkSub, flags: []string{"loading", "stale"}, group: "server", summary: "Returns detailed information about all commands."},
+		{name: "config", since: "2.0.0", arity: -2, conn: cmdConfig, check: checkSub, flags: []string{"admin", "noscript"}, group: "server", summary: "A container for server configuration commands."},
+		{name: "memory", since: "4.0.0", arity: -2, conn: cmdMemory, check: checkSub, flags: []string{"readonly"}, group: "server", summary: "A container for memory diagnostics commands."},
 
 		{name: "get", since: "1.0.0", arity: 2, route: routeKey, run: cmdGet, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "string", summary: "Returns the string value of a key."},
 		{name: "set", since: "1.0.0", arity: -3, route: routeKey, run: cmdSet, flags: []string{"write", "denyoom"}, keys: [3]int{1, 1, 1}, group: "string", summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist."},
@@ -123,6 +126,12 @@ func init() {
 		{name: "hset", since: "2.0.0", arity: -4, route: routeKey, run: cmdHSet, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "hash", summary: "Creates or modifies the value of a field in a hash."},
 		{name: "hget", since: "2.0.0", arity: 3, route: routeKey, run: cmdHGet, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "hash", summary: "Returns the value of a field in a hash."},
 		{name: "hlen", since: "2.0.0", arity: 2, route: routeKey, run: cmdHLen, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "hash", summary: "Returns the number of fields in a hash."},
+
+		{name: "multi", since: "1.2.0", arity: 1, route: routeMulti, now: true, flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, group: "transactions", summary: "Starts a transaction."},
+		{name: "exec", since: "1.2.0", arity: 1, route: routeMulti, now: true, flags: []string{"noscript", "loading", "stale", "skip_slowlog"}, group: "transactions", summary: "Executes all commands in a transaction."},
+		{name: "discard", since: "2.0.0", arity: 1, route: routeMulti, now: true, flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, group: "transactions", summary: "Discards a transaction."},
+		{name: "watch", since: "2.2.0", arity: -2, route: routeMulti, now: true, flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, keys: [3]int{1, -1, 1}, group: "transactions", summary: "Monitors changes to keys to determine the execution of a transaction."},
+		{name: "unwatch", since: "2.2.0", arity: 1, route: routeMulti, flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, group: "transactions", summary: "Forgets about watched keys of a transaction."},
 
 		{name: "zadd", since: "1.2.0", arity: -4, route: routeKey, run: cmdZAdd, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "sorted-set", summary: "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."},
 		{name: "zcard", since: "1.2.0", arity: 2, route: routeKey, run: cmdZCard, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "sorted-set", summary: "Returns the number of members in a sorted set."},
@@ -185,6 +194,34 @@ func errUnknown(argv [][]byte) string {
 	}
 	b.Write(args)
 	return b.String()
+}
+
+// subcommands are the subcommands of the container commands, with their
+// arities, as processCommand checks them.
+var subcommands = map[string]map[string]int{
+	"client":  {"setname": 3, "getname": 2, "id": 2},
+	"config":  {"get": -3},
+	"command": {"count": 2, "info": -2, "docs": -2},
+	"memory":  {"purge": 2},
+}
+
+// checkSub checks a container command's subcommand and its arity, as
+// processCommand does before the command runs; in a transaction, its
+// error flags the transaction.
+func checkSub(argv [][]byte) string {
+	if len(argv) < 2 {
+		return ""
+	}
+	name := strings.ToLower(string(argv[0]))
+	sub := strings.ToLower(string(argv[1]))
+	arity, ok := subcommands[name][sub]
+	if !ok {
+		return errSubcommand(argv)
+	}
+	if !arityOK(arity, len(argv)) {
+		return errArity(name + "|" + sub)
+	}
+	return ""
 }
 
 func errSubcommand(argv [][]byte) string {
@@ -389,7 +426,11 @@ func appendCommandInfo(out []byte, cmd *command) []byte {
 	out = appendInt(out, int64(cmd.keys[1]))
 	out = appendInt(out, int64(cmd.keys[2]))
 	out = appendArray(out, 1)
-	out = appendSimple(out, "@"+strings.ReplaceAll(cmd.group, "-", ""))
+	category := strings.ReplaceAll(cmd.group, "-", "")
+	if category == "transactions" {
+		category = "transaction"
+	}
+	out = appendSimple(out, "@"+category)
 	out = appendArray(out, 0)
 	out = appendArray(out, 0)
 	return appendArray(out, 0)
@@ -792,6 +833,7 @@ func push(d *db, argv [][]byte, front bool, out []byte) ([]byte, int64) {
 			l.pushBack(string(v))
 		}
 	}
+	d.touch(argv[1])
 	return appendInt(out, int64(l.n)), 0
 }
 
@@ -832,6 +874,8 @@ func pop(d *db, argv [][]byte, front bool, out []byte) ([]byte, int64) {
 	}
 	if l.n == 0 {
 		d.delete(argv[1])
+	} else if !hasCount || count > 0 {
+		d.touch(argv[1])
 	}
 	return out, 0
 }
@@ -897,6 +941,9 @@ func cmdSAdd(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 			added++
 		}
 	}
+	if added > 0 {
+		d.touch(argv[1])
+	}
 	return appendInt(out, int64(added)), 0
 }
 
@@ -956,6 +1003,8 @@ func cmdSPop(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	}
 	if len(s) == 0 {
 		d.delete(argv[1])
+	} else if n > 0 {
+		d.touch(argv[1])
 	}
 	return out, 0
 }
@@ -981,6 +1030,7 @@ func cmdHSet(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 		}
 		h[string(argv[i])] = string(argv[i+1])
 	}
+	d.touch(argv[1])
 	return appendInt(out, int64(added)), 0
 }
 
@@ -1092,11 +1142,16 @@ func cmdZAdd(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 		z = newZset()
 		d.setObj(argv[1], z)
 	}
-	added := 0
+	added, changed := 0, false
 	for i, f := range scores {
-		if z.add(string(argv[3+2*i]), f) {
+		isNew, updated := z.add(string(argv[3+2*i]), f)
+		if isNew {
 			added++
 		}
+		changed = changed || updated
+	}
+	if changed {
+		d.touch(argv[1])
 	}
 	return appendInt(out, int64(added)), 0
 }
@@ -1136,6 +1191,8 @@ func cmdZPopMin(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	}
 	if len(z.members) == 0 {
 		d.delete(argv[1])
+	} else if n > 0 {
+		d.touch(argv[1])
 	}
 	return out, 0
 }

@@ -15,8 +15,12 @@ package main
 //     Conn.Flush), so a client that sends without reading holds back only
 //     itself, through TCP, and holds about the high-water mark plus one
 //     round of replies;
-//   - a connection held back whose peer takes none of its output for
-//     Config.OutputTimeout is closed;
+//   - a connection whose peer takes none of its output for
+//     Config.OutputTimeout is closed, wherever that output waits: in the
+//     connection's buffer (Conn.Buffered) or in the kernel's send buffer,
+//     not yet acknowledged by the peer (Conn.Unacked). A check runs every
+//     quarter of the timeout while output waits, and the connection is
+//     closed after four checks in a row that found no byte more taken;
 //   - with Config.OutputLimit set, more reply bytes than that waiting
 //     closes the connection at once.
 //
@@ -61,8 +65,12 @@ type client struct {
 	prev    *client   // the shard's list of connections
 	next    *client
 
-	timer     *executor.Timer // the output timeout, or the linger
-	flushBase int             // Buffered when the output timeout was armed
+	timer *executor.Timer // the linger
+	stall *executor.Timer // the output timeout's next check, while output waits for the peer
+	lineT *executor.Timer // a line past 64 KB whose rest has not arrived: lineGrace
+	wrote int64           // reply bytes written
+	taken int64           // of them, those the peer had taken at the last check
+	still int             // checks in a row that found no byte more taken
 }
 
 func (s *Server) serve(conn *netio.Conn) {
@@ -111,9 +119,24 @@ func (c *client) recv() {
 		}
 		data, ok, err := c.conn.PollRecv(c)
 		if !ok && err == nil {
+			if c.pl != nil && c.pl.stalled() && c.lineT == nil {
+				fed := c.pl.fed
+				c.lineT = c.home.ex.AfterFunc(lineGrace, func() {
+					c.lineT = nil
+					if c.state == stIdle && c.pl.refuseLine(fed) {
+						c.pump() // the line redis-server refuses: its error, then the close
+					}
+				})
+			}
 			return // Wake comes when input may have arrived
 		}
 		if err != nil {
+			if c.pl != nil && c.pl.stalled() && c.pl.refuseLine(c.pl.fed) {
+				// The peer closed its side after a line redis-server
+				// refuses at the read that found its last bytes.
+				c.pump()
+				return
+			}
 			c.close() // the peer closed or failed
 			return
 		}
@@ -158,7 +181,11 @@ func (c *client) pump() bool {
 			pl.endRound()
 		}
 		if pl.quit {
-			c.linger()
+			if pl.cut {
+				c.abort()
+			} else {
+				c.linger()
+			}
 			return false
 		}
 		if c.held() || !pl.more {
@@ -208,7 +235,45 @@ func (c *client) write(out []byte) bool {
 		c.abort()
 		return false
 	}
+	c.wrote += int64(len(out))
+	if c.stall == nil && c.srv.cfg.OutputTimeout > 0 {
+		c.taken, c.still = c.wrote-c.unsent(), 0
+		c.stall = c.home.ex.AfterFunc(c.srv.cfg.OutputTimeout/stallChecks, c.checkStall)
+	}
 	return true
+}
+
+// stallChecks is how many checks in a row, a quarter of the output timeout
+// apart, must find no byte of output taken before the connection is
+// closed: it is closed between one and one and a quarter timeouts after
+// its peer stopped reading.
+const stallChecks = 4
+
+// unsent returns the reply bytes the peer has not taken: those waiting
+// in the connection's buffer and those the kernel took and the peer has
+// not acknowledged.
+func (c *client) unsent() int64 { return int64(c.conn.Buffered() + c.conn.Unacked()) }
+
+// checkStall is the output timeout's check: while output waits for the
+// peer it runs every quarter of the timeout, and closes the connection
+// once stallChecks checks in a row found no byte more taken. Once
+// everything has been taken it stops; the next write starts it again.
+func (c *client) checkStall() {
+	c.stall = nil
+	if c.state == stLinger || c.state == stClosed {
+		return
+	}
+	unsent := c.unsent()
+	if unsent == 0 {
+		return
+	}
+	if taken := c.wrote - unsent; taken > c.taken {
+		c.taken, c.still = taken, 0
+	} else if c.still++; c.still >= stallChecks {
+		c.abort() // the peer took nothing for the output timeout
+		return
+	}
+	c.stall = c.home.ex.AfterFunc(c.srv.cfg.OutputTimeout/stallChecks, c.checkStall)
 }
 
 // held reports whether the output is past the high-water mark; if so the
@@ -219,15 +284,10 @@ func (c *client) held() bool {
 	}
 	c.state = stBusy
 	c.conn.Flush().OnComplete(c.flushed)
-	if d := c.srv.cfg.OutputTimeout; d > 0 {
-		c.flushBase = c.conn.Buffered()
-		c.timer = c.home.ex.AfterFunc(d, c.stalled)
-	}
 	return true
 }
 
 func (c *client) flushed(_ struct{}, err error) {
-	c.stopTimer()
 	switch {
 	case c.state == stClosed:
 	case err != nil:
@@ -237,25 +297,18 @@ func (c *client) flushed(_ struct{}, err error) {
 	}
 }
 
-// stalled runs when the output timeout passes: the connection is closed
-// unless its peer took some of its output meanwhile.
-func (c *client) stalled() {
-	c.timer = nil
-	if c.state != stBusy {
-		return
-	}
-	if n := c.conn.Buffered(); n < c.flushBase {
-		c.flushBase = n
-		c.timer = c.home.ex.AfterFunc(c.srv.cfg.OutputTimeout, c.stalled)
-		return
-	}
-	c.abort()
-}
-
-func (c *client) stopTimer() {
+func (c *client) stopTimers() {
 	if c.timer != nil {
 		c.timer.Stop()
 		c.timer = nil
+	}
+	if c.stall != nil {
+		c.stall.Stop()
+		c.stall = nil
+	}
+	if c.lineT != nil {
+		c.lineT.Stop()
+		c.lineT = nil
 	}
 }
 
@@ -275,6 +328,7 @@ func (c *client) linger() {
 		return
 	}
 	c.state = stLinger
+	c.stopTimers() // the linger bounds the rest
 	if c.conn.CloseWrite() != nil {
 		c.close()
 		return
@@ -313,7 +367,11 @@ func (c *client) close() {
 		return
 	}
 	c.state = stClosed
-	c.stopTimer()
+	c.stopTimers()
+	if c.pl != nil {
+		c.pl.multi = nil
+		c.pl.unwatch()
+	}
 	c.conn.Close()
 	c.home.remove(c)
 	if c.srv.live.Add(-1) == 0 && c.srv.draining.Load() {

@@ -14,7 +14,12 @@ package main
 //   - a key whose time has come is gone for every command: lookups delete
 //     it on access (lazy expiry), and the shard's expiry timer samples
 //     expires and deletes what it finds expired (active expiry), so keys
-//     nobody reads again do not stay in memory.
+//     nobody reads again do not stay in memory;
+//   - every write of a key, and its deletion (expiry included), touches
+//     it (touch): the connections that WATCH it learn that it changed, as
+//     Redis's signalModifiedKey tells them. The setters below touch; the
+//     commands that change a list, set, hash or sorted set in place touch
+//     when they change it.
 
 import (
 	"container/heap"
@@ -28,9 +33,10 @@ type db struct {
 	strs    map[string]*byte // see newEntry
 	objs    map[string]any   // *list, set, hash or *zset
 	expires map[string]int64
-	clock   func() int64 // now, in Unix milliseconds
-	expired uint64       // keys deleted because their time had come
-	shard   *shardState  // the shard that owns the db
+	clock   func() int64           // now, in Unix milliseconds
+	expired uint64                 // keys deleted because their time had come
+	shard   *shardState            // the shard that owns the db
+	watched map[string][]*watchSet // the keys connections WATCH, and theirs (multi.go)
 }
 
 func (d *db) init(clock func() int64) {
@@ -123,10 +129,35 @@ func (d *db) setString(key, val []byte, keepTTL bool) {
 	}
 	k, v := newEntry(key, val)
 	d.strs[k] = v
+	d.touch(key)
 }
 
 func (d *db) setObj(key []byte, o any) {
 	d.objs[string(key)] = o
+	d.touch(key)
+}
+
+// touch tells the connections that WATCH key that it was written or
+// deleted (multi.go); it costs a length check when nobody watches.
+func (d *db) touch(key []byte) {
+	if len(d.watched) > 0 {
+		d.touchWatched(key)
+	}
+}
+
+// present reports whether key is in the db, its time come or not.
+func (d *db) present(key []byte) bool {
+	if _, ok := d.strs[string(key)]; ok {
+		return true
+	}
+	_, ok := d.objs[string(key)]
+	return ok
+}
+
+// expiredNow reports whether key's time has come (it may still be there).
+func (d *db) expiredNow(key []byte) bool {
+	at, ok := d.expires[string(key)]
+	return ok && at <= d.clock()
 }
 
 // delete removes key; it reports whether it was there.
@@ -136,10 +167,12 @@ func (d *db) delete(key []byte) bool {
 	}
 	if _, ok := d.strs[string(key)]; ok {
 		delete(d.strs, string(key))
+		d.touch(key)
 		return true
 	}
 	if _, ok := d.objs[string(key)]; ok {
 		delete(d.objs, string(key))
+		d.touch(key)
 		return true
 	}
 	return false
@@ -162,6 +195,7 @@ func (d *db) setExpire(key []byte, at int64) {
 		return
 	}
 	d.expires[string(key)] = at
+	d.touch(key)
 }
 
 func (d *db) persist(key []byte) bool {
@@ -172,13 +206,23 @@ func (d *db) persist(key []byte) bool {
 		return false
 	}
 	delete(d.expires, string(key))
+	d.touch(key)
 	return true
 }
 
 func (d *db) flush() {
+	var gone [][]byte // the watched keys the flush deletes
+	for k := range d.watched {
+		if b := []byte(k); d.present(b) {
+			gone = append(gone, b)
+		}
+	}
 	d.strs = map[string]*byte{}
 	d.objs = map[string]any{}
 	d.expires = map[string]int64{}
+	for _, k := range gone {
+		d.touch(k)
+	}
 }
 
 // Active expiry, as Redis's activeExpireCycle: every tick, sample up to
@@ -338,11 +382,12 @@ func (h *zheap) Pop() any {
 
 func newZset() *zset { return &zset{members: map[string]zmember{}} }
 
-// add sets member's score and reports whether member is new.
-func (z *zset) add(member string, score float64) bool {
+// add sets member's score and reports whether member is new, and whether
+// the set changed (a new member, or a new score).
+func (z *zset) add(member string, score float64) (isNew, changed bool) {
 	old, ok := z.members[member]
 	if ok && old.score == score {
-		return false
+		return false, false
 	}
 	z.gen++
 	z.members[member] = zmember{score, z.gen}
@@ -350,7 +395,7 @@ func (z *zset) add(member string, score float64) bool {
 	if len(z.h) > 2*len(z.members)+16 {
 		z.compact()
 	}
-	return !ok
+	return !ok, true
 }
 
 func (z *zset) compact() {

@@ -33,7 +33,7 @@ func parseAll(input []byte, cuts []int, maxBulk int64) []string {
 			}
 		}
 		t := p.tail()
-		pend = append([]byte(nil), buf[t:]...)
+		pend = buf[t:] // kept in place, as the server keeps a request arriving: no copy per piece
 		p.rebase()
 		return true
 	}

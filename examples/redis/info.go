@@ -34,19 +34,29 @@ type infoTotals struct {
 
 // appendInfo writes INFO's reply from the shards' parts.
 func (p *pipeline) appendInfo(out []byte, argv [][]byte, refs []ref) []byte {
+	var lines []byte
+	var counts []int64
+	for _, r := range refs {
+		b := p.batches[r.shard]
+		res := b.res[r.i]
+		lines = append(lines, b.out[res.off:res.end]...)
+		counts = append(counts, res.n)
+	}
+	return appendInfo(out, p.srv, argv, lines, counts)
+}
+
+// appendInfo writes INFO's reply from the shards' lines and counts (what
+// partInfo made on each).
+func appendInfo(out []byte, s *Server, argv [][]byte, lines []byte, counts []int64) []byte {
 	want := map[string]bool{}
 	for _, a := range argv[1:] {
 		want[strings.ToLower(string(a))] = true
 	}
 	all := len(want) == 0 || want["all"] || want["everything"] || want["default"]
-	var lines []byte
 	var t infoTotals
-	for _, r := range refs {
-		b := p.batches[r.shard]
-		res := b.res[r.i]
-		lines = append(lines, b.out[res.off:res.end]...)
-		t.keys += res.n >> 32
-		t.expires += res.n & (1<<32 - 1)
+	for _, n := range counts {
+		t.keys += n >> 32
+		t.expires += n & (1<<32 - 1)
 	}
 	for _, l := range bytes.Split(lines, []byte("\r\n")) {
 		for _, f := range bytes.Split(l, []byte(",")) {
@@ -65,7 +75,6 @@ func (p *pipeline) appendInfo(out []byte, argv [][]byte, refs []ref) []byte {
 			}
 		}
 	}
-	s := p.srv
 	var b strings.Builder
 	section := func(name string, body func()) {
 		if !all && !want[strings.ToLower(name)] {

@@ -35,7 +35,7 @@ func main() {
 	maxBulk := flag.Int64("proto-max-bulk-len", DefaultMaxBulk, "longest argument, in bytes")
 	highWater := flag.Int("client-output-high-water", DefaultOutputHighWater, "unsent reply bytes past which a connection's requests wait until its output drains (backpressure)")
 	outLimit := flag.Int("client-output-buffer-limit", 0, "unsent reply bytes past which a connection is closed (0: none, as Redis's normal clients)")
-	outTimeout := flag.Duration("client-output-timeout", DefaultOutputTimeout, "close a connection held back by its output whose peer reads none of it for this long (negative: never)")
+	outTimeout := flag.Duration("client-output-timeout", DefaultOutputTimeout, "close a connection whose peer takes none of its replies for this long, whether they wait in the server or in the kernel (negative: never)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file until shutdown")
 	debugAddr := flag.String("debug", "", "serve net/http/pprof on this address (for example 127.0.0.1:6060)")
 	tlsAddr := flag.String("tls-addr", "", "also serve TLS on this address (as redis-server's --tls-port; needs -tls-cert-file and -tls-key-file)")

@@ -1,16 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
+	"github.com/spindle-rt/spindle/netio"
 	"github.com/spindle-rt/spindle/shard"
 )
 
@@ -191,41 +196,126 @@ func TestBackpressureKeepsOrder(t *testing.T) {
 	}
 }
 
-// A client held back by its output whose peer reads none of it is closed
-// once the output timeout passes.
+// A client that reads none of its replies is closed once the output
+// timeout passes, wherever its replies wait: in the server, past the
+// high-water mark (the connection held back) or under it, or all in the
+// kernel's send buffer, which holds them unacknowledged by the client
+// (Conn.Unacked). Another client is served meanwhile and after.
 func TestOutputTimeout(t *testing.T) {
-	const highWater = 64 << 10
-	s := start(t, Config{OutputHighWater: highWater, OutputTimeout: 50 * time.Millisecond})
-	c := dial(t, s)
-	c.do("SET", "k", strings.Repeat("x", 100<<10))
-	neverReader(t, s, strings.Repeat(multibulk("GET", "k"), 200))
-	deadline := time.Now().Add(spindletest.Safety)
-	for len(conns(t, s)) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the never-reading client is still open: %+v", conns(t, s))
-		}
-	}
-	if r := c.do("PING"); r != "+PONG\r\n" {
-		t.Fatalf("PING: %q", r)
+	for _, tc := range []struct {
+		name            string
+		highWater       int
+		value, requests int
+	}{
+		{"held back", 64 << 10, 100 << 10, 200},                // 20 MB of replies
+		{"under the high-water mark", 16 << 20, 100 << 10, 60}, // 6 MB, not held
+		{"all in the kernel", 0, 1 << 10, 100},                 // 100 KB: the kernel takes them
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.highWater == 0 && runtime.GOOS != "linux" {
+				t.Skip("outside Linux, netio cannot tell what the kernel holds unacknowledged (Conn.Unacked)")
+			}
+			s := start(t, Config{OutputHighWater: tc.highWater, OutputTimeout: 200 * time.Millisecond})
+			c := dial(t, s)
+			c.do("SET", "k", strings.Repeat("x", tc.value))
+			conn := neverReader(t, s, strings.Repeat(multibulk("GET", "k"), tc.requests))
+			deadline := time.Now().Add(spindletest.Safety)
+			for len(conns(t, s)) != 1 {
+				if time.Now().After(deadline) {
+					t.Fatalf("the never-reading client is still open: %+v", conns(t, s))
+				}
+			}
+			// The client finds its connection cut: what it reads ends
+			// with a reset (the replies unsent were dropped), or the end.
+			_ = conn.SetReadDeadline(time.Now().Add(spindletest.Safety))
+			_, err := io.Copy(io.Discard, conn)
+			if err != nil && !isReset(err) {
+				t.Fatalf("reading after the cut: %v, want a reset or the end", err)
+			}
+			if r := c.do("PING"); r != "+PONG\r\n" {
+				t.Fatalf("PING: %q", r)
+			}
+		})
 	}
 }
 
-// A reply larger than any limit but the one on requests is sent whole:
-// Redis's normal clients have no output limit by default.
-func TestLargeReply(t *testing.T) {
-	s := start(t, Config{Shards: 2})
+// A client that reads its replies slowly, a little at a time, is not
+// closed by the output timeout, however long it takes to read them all:
+// every check finds more of its output taken.
+func TestOutputTimeoutSpares(t *testing.T) {
+	const value, gets = 64 << 10, 40 // 2.5 MB, read 16 KB at a time
+	s := start(t, Config{OutputHighWater: 256 << 10, OutputTimeout: 3 * time.Second})
 	c := dial(t, s)
-	v := strings.Repeat("0123456789", 7<<20) // 70 MB
-	if r := c.do("SET", "huge", v); r != "+OK\r\n" {
-		t.Fatalf("SET: %q", r)
-	}
-	want := "$" + strconv.Itoa(len(v)) + "\r\n" + v + "\r\n"
-	c.send(multibulk("GET", "huge"))
-	got := make([]byte, len(want))
-	if _, err := io.ReadFull(c.r, got); err != nil {
-		t.Fatalf("GET of %d bytes: %v", len(v), err)
+	v := strings.Repeat("y", value)
+	c.do("SET", "k", v)
+	_ = c.conn.(*net.TCPConn).SetReadBuffer(16 << 10)
+	c.send(strings.Repeat(multibulk("GET", "k"), gets))
+	want := strings.Repeat("$"+strconv.Itoa(value)+"\r\n"+v+"\r\n", gets)
+	got := make([]byte, 0, len(want))
+	buf := make([]byte, 16<<10)
+	for len(got) < len(want) {
+		_ = c.conn.SetReadDeadline(time.Now().Add(spindletest.Safety))
+		n, err := c.r.Read(buf)
+		if err != nil {
+			t.Fatalf("after %d of %d bytes: %v", len(got), len(want), err)
+		}
+		got = append(got, buf[:n]...)
+		time.Sleep(2 * time.Millisecond) // a slow reader, not a synchronisation
 	}
 	if string(got) != want {
-		t.Fatal("GET returned other bytes")
+		t.Fatal("the replies differ")
+	}
+}
+
+// isReset reports whether err is a connection reset.
+func isReset(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || strings.Contains(err.Error(), "reset")
+}
+
+// A reply larger than any limit but the one on requests is sent whole:
+// Redis's normal clients have no output limit by default. The value is
+// past four times netio's default output limit (the most netio lets wait
+// whatever the peer does, had the server not lifted it) and the
+// high-water mark (a shard's budget for one round). The request and the
+// reply are written and read a piece at a time, each with its deadline,
+// so that a loaded machine makes the test slower, never failed, while
+// bytes move.
+func TestLargeReply(t *testing.T) {
+	const pattern = "0123456789"
+	size := 4*netio.DefaultOutputLimit + DefaultOutputHighWater + 7
+	s := start(t, Config{Shards: 2})
+	c := dial(t, s)
+	const piece = 1 << 20
+	v := bytes.Repeat([]byte(pattern), size/len(pattern)+1)
+	v = v[:size]
+	put := func(b []byte) {
+		for len(b) > 0 {
+			n := min(len(b), piece)
+			_ = c.conn.SetWriteDeadline(time.Now().Add(spindletest.Safety))
+			if _, err := c.conn.Write(b[:n]); err != nil {
+				t.Fatal(err)
+			}
+			b = b[n:]
+		}
+	}
+	put([]byte("*3\r\n$3\r\nSET\r\n$4\r\nhuge\r\n$" + strconv.Itoa(size) + "\r\n"))
+	put(v)
+	put([]byte("\r\n"))
+	if r, err := c.read(); err != nil || r != "+OK\r\n" {
+		t.Fatalf("SET of %d bytes: %q %v", size, r, err)
+	}
+	c.send(multibulk("GET", "huge"))
+	want := append(append([]byte("$"+strconv.Itoa(size)+"\r\n"), v...), "\r\n"...)
+	buf := make([]byte, piece)
+	for got := 0; got < len(want); {
+		_ = c.conn.SetReadDeadline(time.Now().Add(spindletest.Safety))
+		n, err := c.r.Read(buf[:min(len(buf), len(want)-got)])
+		if !bytes.Equal(buf[:n], want[got:got+n]) {
+			t.Fatalf("GET of %d bytes: bytes %d to %d differ", size, got, got+n)
+		}
+		got += n
+		if err != nil {
+			t.Fatalf("GET of %d bytes: after %d bytes: %v", size, got, err)
+		}
 	}
 }

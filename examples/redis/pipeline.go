@@ -49,6 +49,8 @@ package main
 // it; more is set while buf may hold requests not yet parsed.
 
 import (
+	"time"
+
 	"github.com/spindle-rt/spindle/shard"
 )
 
@@ -158,18 +160,25 @@ type pipeline struct {
 	waiting int
 	out     []byte
 	onDone  []func(bool, error)
-	stop    bool       // the request routed ends the round (a transaction, or a local unit that waits)
-	txn     *txn       // the round's transaction, last
-	started bool       // txn is under way
-	owners  []int      // the shards of a request's keys
-	held    [][]byte   // a request parsed after txn that could not join it: the next round's first
-	perr    protoError // a protocol error found after txn: the next round's reply
+	stop    bool        // the request routed ends the round (a transaction, or a local unit that waits)
+	txn     *txn        // the round's transaction, last
+	started bool        // txn is under way
+	owners  []int       // the shards of a request's keys
+	held    [][]byte    // a request parsed after txn that could not join it: the next round's first
+	perr    protoError  // a protocol error found after txn: the next round's reply
+	last    int64       // when input last arrived (Config.Clock): how long the connection was quiet (qbuf.quiet)
+	fed     uint64      // receives fed
+	cut     bool        // with quit: close at once (a transaction queued past the limit)
+	multi   *multiState // MULTI: the commands queued (multi.go)
+	watch   *watchSet   // the keys watched (WATCH)
+	exec    *execTxn    // EXEC's transaction: the round's last request
 }
 
 func newPipeline(c *client) *pipeline {
 	s := c.srv
 	n := s.g.Len()
 	p := &pipeline{c: c, srv: s, home: c.home, p: newParser(s.cfg.MaxBulk, s.cfg.MaxMultibulk)}
+	_, p.p.perRead = c.conn.ConnectionState()
 	p.batches = make([]*batch, n)
 	p.onDone = make([]func(bool, error), n)
 	wake := func() { c.batchDone(nil) }
@@ -195,6 +204,12 @@ func newPipeline(c *client) *pipeline {
 // feed takes the bytes of a receive as the next round's input; it reports
 // false when a request still arriving is past the query buffer limit.
 func (p *pipeline) feed(data []byte) bool {
+	now := p.srv.cfg.Clock()
+	if p.last != 0 {
+		p.p.q.quiet(now - p.last)
+	}
+	p.last = now
+	p.fed++
 	if len(p.pend) > 0 {
 		if len(p.pend)+len(data) > p.srv.cfg.QueryBufferLimit {
 			return false
@@ -207,6 +222,34 @@ func (p *pipeline) feed(data []byte) bool {
 	p.more = true
 	return true
 }
+
+// stalled says that no more input has arrived for now, and everything
+// received is parsed: redis-server's read would have ended here. It
+// reports whether the line in progress is one redis-server would refuse
+// unless the rest of it arrived with that read: the connection then
+// gives it lineGrace to arrive, and calls refuseLine.
+func (p *pipeline) stalled() bool { return p.p.stalled(p.pend) }
+
+// refuseLine refuses the line in progress if nothing has arrived since
+// stalled; it reports whether it did (the next parse answers the error).
+func (p *pipeline) refuseLine(fed uint64) bool {
+	if fed != p.fed {
+		return false
+	}
+	p.p.refuse(p.pend)
+	if p.p.fail == "" {
+		return false
+	}
+	p.buf, p.more = p.pend, true
+	return true
+}
+
+// lineGrace is how long the rest of a line past 64 KB may take to arrive
+// once the connection has read everything: redis-server decides at its
+// read, which takes what has arrived, up to the room of its buffer; this
+// server reads 16 KB at a time, so it gives the bytes on their way a
+// moment before it decides as that read would have.
+const lineGrace = 50 * time.Millisecond
 
 // parse parses and routes the requests of buf, until the local replies
 // reach the budget or no complete request is left.
@@ -274,7 +317,13 @@ func (p *pipeline) send() bool {
 		p.txn.start()
 		return true
 	}
-	park := p.txn == nil && local.ran < len(local.units)
+	if remote == 0 && p.exec != nil && !p.started {
+		p.started = true
+		p.waiting++
+		p.exec.start()
+		return true
+	}
+	park := p.txn == nil && p.exec == nil && local.ran < len(local.units)
 	p.waiting += remote
 	if park {
 		p.waiting++
@@ -358,14 +407,20 @@ func (p *pipeline) unit(to int, u unit) {
 func (p *pipeline) dispatch(argv [][]byte) {
 	p.home.cmds++
 	cmd := lookup(argv[0])
-	var bad string
-	switch {
-	case cmd == nil:
-		bad = errUnknown(argv)
-	case !arityOK(cmd.arity, len(argv)):
-		bad = errArity(cmd.name)
-	case cmd.validate != nil:
+	if p.exec != nil || (p.multi != nil && p.txn != nil) {
+		p.hold(argv) // after EXEC's transaction
+		return
+	}
+	if p.multi != nil && (cmd == nil || !cmd.now) {
+		p.queue(cmd, argv) // after MULTI (multi.go)
+		return
+	}
+	bad := refusal(cmd, argv)
+	if bad == "" && cmd.validate != nil {
 		bad = cmd.validate(argv)
+	}
+	if bad == "" && cmd.name == "watch" && p.multi == nil {
+		cmd = p.watchCommand(argv) // a command over keys, which registers them
 	}
 	to, several := 0, false
 	step, keys := 1, keyAll
@@ -377,16 +432,16 @@ func (p *pipeline) dispatch(argv [][]byte) {
 	}
 	join := several && !(plantedBugs.split && cmd.comb != combOne)
 	if p.txn != nil && !(bad == "" && join && p.txn.open()) {
-		p.home.cmds-- // counted again in its round
-		p.held = append(p.held, argv...)
-		p.stop = true
+		p.hold(argv)
 		return
 	}
 	if bad != "" {
-		p.replyLocal(appendError(nil, bad))
+		p.refuseCommand(cmd, bad)
 		return
 	}
 	switch cmd.route {
+	case routeMulti:
+		p.transaction(cmd, argv)
 	case routeConn:
 		b := p.batches[p.home.index]
 		off := len(b.out)
@@ -431,6 +486,13 @@ func (p *pipeline) dispatch(argv [][]byte) {
 			p.unit(i, unit{cmd.run, argv, keyNone, cmd.read})
 		}
 	}
+}
+
+// hold keeps a request for the next round, which it starts.
+func (p *pipeline) hold(argv [][]byte) {
+	p.home.cmds-- // counted again in its round
+	p.held = append(p.held, argv...)
+	p.stop = true
 }
 
 // shardsOf finds the shards of the keys of argv (every step-th argument
@@ -510,6 +572,7 @@ var plantedBugs struct {
 	localFirst bool // combine writes the replies made on the connection's shard before the others
 	lostWake   bool // Wake drops the wake-up of a connection holding a partial request
 	split      bool // MSET, MGET, DEL and EXISTS over several shards run key by key, with no transaction
+	execSplit  bool // EXEC runs its commands claiming none of their keys
 }
 
 // localFirst is the planted bug's order: once every request of the round

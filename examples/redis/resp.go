@@ -15,12 +15,21 @@ package main
 //   - "*<n>" with n <= 0 and an empty inline line are skipped;
 //   - lengths are checked against the limits as soon as their line has
 //     arrived, before anything of that size is allocated: nothing the
-//     parser allocates is larger than what the peer has actually sent.
+//     parser allocates is larger than what the peer has actually sent;
+//   - a line is refused as too long where redis-server refuses it: when
+//     one of its reads ends more than 64 KB past the line's start and
+//     before its end (qbuf, reads.go, replays where its reads end; over
+//     TLS it reads a record at a time, as this server receives them);
+//   - the search for a line's end resumes where the last one stopped, so
+//     that a line arriving a byte at a time costs time linear in its
+//     length.
 //
 // Invariants: a parser works on one buffer at a time (parse's buf), from
 // pos; the request in progress (if any) starts at start and its arguments
 // so far are spans relative to start, so that the unparsed tail
-// buf[start:] can be moved (rebase) without touching them.
+// buf[start:] can be moved (rebase) without touching them. scan is where
+// the search for the end of the line at pos resumes (nul: it met a NUL,
+// and the line never ends); q's pos is pos.
 
 import (
 	"strconv"
@@ -57,10 +66,52 @@ type parser struct {
 	multibulk int64  // elements still to read of a multibulk request; 0: none begun
 	bulk      int64  // length of the bulk being read; -1: its "$" line comes next
 	spans     []span // the arguments read so far of the request in progress
+
+	perRead bool // each input given is one of redis-server's reads (TLS: it reads a record at a time)
+
+	scan int        // where the search for the end of the line at pos resumes
+	nul  bool       // the line at pos has a NUL before its end: it never ends
+	long protoError // the line at pos is refused unless more input arrives at once (stalled)
+	fail protoError // a line refused on stalled: the next call's error
+	q    qbuf       // redis-server's reads (reads.go)
 }
 
 func newParser(maxBulk, maxMultibulk int64) parser {
-	return parser{maxBulk: maxBulk, maxMultibulk: maxMultibulk, bulk: -1}
+	return parser{maxBulk: maxBulk, maxMultibulk: maxMultibulk, bulk: -1, q: newQbuf()}
+}
+
+// moveTo moves the parser past an element ending at e. (The search for
+// the next line starts at pos, past scan; nul and long are only set for
+// a line whose end has not been found.)
+func (p *parser) moveTo(e int) {
+	p.pos = e
+	if e > p.q.end {
+		p.q.readTo(e)
+	}
+	p.q.pos = e
+}
+
+// stalled says that no more input has arrived than buf, parsed: the read
+// redis-server makes ends there. If the line in progress is one it would
+// refuse unless that read brought its end, stalled leaves the read and
+// reports true: the caller gives the rest of the line a moment to arrive
+// before it calls refuse.
+func (p *parser) stalled(buf []byte) bool {
+	if p.long != "" {
+		return true
+	}
+	p.q.short(len(buf))
+	return false
+}
+
+// refuse refuses the line in progress (see stalled), at the next call of
+// next, if it is still one redis-server would refuse once its read ends
+// at the end of buf.
+func (p *parser) refuse(buf []byte) {
+	if p.long != "" {
+		p.q.short(len(buf))
+		p.fail = p.long
+	}
 }
 
 // next parses the next request in buf. It returns its arguments (appended
@@ -69,6 +120,9 @@ func newParser(maxBulk, maxMultibulk int64) parser {
 // for a request that Redis skips), or ok false if more input is needed.
 // A malformed request returns its protoError.
 func (p *parser) next(buf []byte, argv [][]byte) (_ [][]byte, ok bool, perr protoError) {
+	if p.fail != "" {
+		return argv, false, p.fail
+	}
 	if p.multibulk == 0 {
 		if p.pos >= len(buf) {
 			return argv, false, ""
@@ -78,15 +132,21 @@ func (p *parser) next(buf []byte, argv [][]byte) (_ [][]byte, ok bool, perr prot
 			return p.inline(buf, argv)
 		}
 		// The count line.
-		nl, e := p.line(buf, "too big mbulk count string")
+		nl := p.lineFast(buf, '\r') // line, its first loop inlined
 		if nl < 0 {
-			return argv, false, e
+			var e protoError
+			if nl, e = p.lineRest(buf, '\r', "too big mbulk count string", -1-nl); nl < 0 {
+				return argv, false, e
+			}
+		}
+		if nl+1 >= len(buf) {
+			return argv, false, "" // Redis skips the byte after '\r', once it has arrived
 		}
 		n, valid := parseInt(buf[p.pos+1 : nl])
 		if !valid || n > p.maxMultibulk {
 			return argv, false, "invalid multibulk length"
 		}
-		p.pos = nl + 2
+		p.moveTo(nl + 2)
 		if n <= 0 {
 			return argv, true, ""
 		}
@@ -94,9 +154,15 @@ func (p *parser) next(buf []byte, argv [][]byte) (_ [][]byte, ok bool, perr prot
 	}
 	for p.multibulk > 0 {
 		if p.bulk < 0 {
-			nl, e := p.line(buf, "too big bulk count string")
+			nl := p.lineFast(buf, '\r')
 			if nl < 0 {
-				return argv, false, e
+				var e protoError
+				if nl, e = p.lineRest(buf, '\r', "too big bulk count string", -1-nl); nl < 0 {
+					return argv, false, e
+				}
+			}
+			if nl+1 >= len(buf) {
+				return argv, false, ""
 			}
 			if buf[p.pos] != '$' {
 				return argv, false, protoError("expected '$', got '" + string(buf[p.pos:p.pos+1]) + "'")
@@ -105,14 +171,22 @@ func (p *parser) next(buf []byte, argv [][]byte) (_ [][]byte, ok bool, perr prot
 			if !valid || n < 0 || n > p.maxBulk {
 				return argv, false, "invalid bulk length"
 			}
-			p.pos, p.bulk = nl+2, n
+			p.moveTo(nl + 2)
+			p.bulk = n
+			if n >= bigArg {
+				p.q.bigLine(n)
+			}
 		}
 		if int64(len(buf)-p.pos) < p.bulk+2 {
 			return argv, false, ""
 		}
 		end := p.pos + int(p.bulk)
 		p.spans = append(p.spans, span{p.pos - p.start, end - p.start})
-		p.pos, p.bulk = end+2, -1
+		if p.q.big >= 0 {
+			p.q.argEnd(end + 2)
+		}
+		p.moveTo(end + 2)
+		p.bulk = -1
 		p.multibulk--
 	}
 	for _, s := range p.spans {
@@ -121,35 +195,95 @@ func (p *parser) next(buf []byte, argv [][]byte) (_ [][]byte, ok bool, perr prot
 	return argv, true, ""
 }
 
-// line finds the end of the count line at p.pos: the index of its '\r',
-// once the byte after it has arrived too (Redis skips that byte whatever
-// it is). It returns -1 while the line is incomplete, with tooBig if it
-// is already longer than Redis waits for.
-func (p *parser) line(buf []byte, tooBig protoError) (int, protoError) {
-	nl := indexCR(buf, p.pos)
-	switch {
-	case nl < 0 && len(buf)-p.pos > inlineMax:
-		return -1, tooBig
-	case nl < 0 || nl+1 >= len(buf):
-		return -1, ""
+// line finds the end of the line at p.pos, the index of its first end
+// byte, as Redis's strchr over its query buffer does: a NUL byte ends the
+// search, so a line with a NUL before its end never ends (Redis waits for
+// more input, until the line is too long). The search resumes where the
+// last one stopped. It returns -1 while the end has not arrived, with
+// tooBig once redis-server would refuse the line (qbuf.refuses); a line
+// it would refuse unless more input arrives at once is left for stalled.
+// A line that ends within 64 KB takes the first loop only.
+func (p *parser) line(buf []byte, end byte, tooBig protoError) (int, protoError) {
+	if i := p.lineFast(buf, end); i < 0 {
+		return p.lineRest(buf, end, tooBig, -1-i)
+	} else {
+		return i, ""
+	}
+}
+
+// lineFast is line's first loop, over the line's first 64 KB: it returns
+// the end's index, or -1-i for the i it stopped at (a NUL, the end of
+// buf, or 64 KB into the line).
+func (p *parser) lineFast(buf []byte, end byte) int {
+	i, lim := p.scan, len(buf)
+	if i < p.pos {
+		i = p.pos
+	}
+	if lim > p.pos+inlineMax {
+		lim = p.pos + inlineMax + 1
+	}
+	for ; i < lim; i++ {
+		c := buf[i]
+		if c == end {
+			return i
+		}
+		if c == 0 {
+			break
+		}
+	}
+	return -1 - i
+}
+
+// lineRest is line past its first loop, which stopped at i: at a NUL, at
+// the end of buf, or 64 KB into the line.
+func (p *parser) lineRest(buf []byte, end byte, tooBig protoError, i int) (int, protoError) {
+	nl := -1
+	for ; i < len(buf); i++ {
+		if c := buf[i]; c == end {
+			nl = i
+			break
+		} else if c == 0 {
+			p.nul = true
+			break
+		}
+	}
+	p.scan = i // the end, a NUL, or where the next search resumes
+	if p.perRead {
+		// redis-server reads a TLS record at a time, as the server
+		// receives them: its read ends where buf does.
+		if nl < 0 && len(buf)-p.pos > inlineMax {
+			return -1, tooBig
+		}
+		return nl, ""
+	}
+	last := nl // the reads that end at last at the latest have not brought the end
+	if nl < 0 {
+		last = len(buf)
+	} else {
+		p.long = ""
+	}
+	if last-p.pos > inlineMax {
+		if p.q.refuses(p.pos, last) {
+			return -1, tooBig
+		}
+		if nl < 0 {
+			p.long = tooBig // refused at the next read, unless it brings the end
+		}
 	}
 	return nl, ""
 }
 
 // inline parses an inline request at p.pos.
 func (p *parser) inline(buf []byte, argv [][]byte) ([][]byte, bool, protoError) {
-	nl := indexLF(buf, p.pos)
+	nl, e := p.line(buf, '\n', "too big inline request")
 	if nl < 0 {
-		if len(buf)-p.pos > inlineMax {
-			return argv, false, "too big inline request"
-		}
-		return argv, false, ""
+		return argv, false, e
 	}
 	line := buf[p.pos:nl]
 	if len(line) > 0 && line[len(line)-1] == '\r' {
 		line = line[:len(line)-1]
 	}
-	p.pos = nl + 1
+	p.moveTo(nl + 1)
 	argv, ok := splitArgs(line, argv)
 	if !ok {
 		return argv, false, "unbalanced quotes in request"
@@ -172,26 +306,8 @@ func (p *parser) rebase() {
 	t := p.tail()
 	p.pos -= t
 	p.start -= t
-}
-
-// indexCR and indexLF find the end of a line as Redis's strchr over its
-// query buffer does: a NUL byte ends the search, so a line with a NUL
-// before its end is never complete (Redis waits for more input, until the
-// line is too long).
-func indexCR(b []byte, from int) int { return indexEnd(b, from, '\r') }
-
-func indexLF(b []byte, from int) int { return indexEnd(b, from, '\n') }
-
-func indexEnd(b []byte, from int, end byte) int {
-	for i := from; i < len(b); i++ {
-		switch b[i] {
-		case end:
-			return i
-		case 0:
-			return -1
-		}
-	}
-	return -1
+	p.scan -= t
+	p.q.rebase(t)
 }
 
 // parseInt is Redis's string2ll: an optional '-', then digits with no

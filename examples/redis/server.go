@@ -33,8 +33,8 @@ const (
 	// connection may have waiting for its peer before the server stops
 	// reading its requests.
 	DefaultOutputHighWater = 1 << 20
-	// DefaultOutputTimeout is how long a connection held back by its
-	// unread output may go without its peer taking a byte of it before it
+	// DefaultOutputTimeout is how long a connection with replies waiting
+	// for its peer may go without the peer taking a byte of them before it
 	// is closed.
 	DefaultOutputTimeout = 60 * time.Second
 	// DefaultLinger bounds how long a connection that the server closes
@@ -72,10 +72,11 @@ type Config struct {
 	// none; backpressure alone bounds what a connection holds, to about
 	// OutputHighWater plus one round of replies.
 	OutputLimit int
-	// OutputTimeout closes a connection held back by its output when its
-	// peer takes none of it for this long: a client that never reads ends
-	// (Redis's soft limit, in time). Default DefaultOutputTimeout (60 s);
-	// negative: never.
+	// OutputTimeout closes a connection whose peer takes none of its
+	// replies for this long, wherever they wait (in the connection's
+	// buffer, or in the kernel's, unacknowledged): a client that never
+	// reads ends (Redis's soft limit, in time), and the connection is
+	// reset. Default DefaultOutputTimeout (60 s); negative: never.
 	OutputTimeout time.Duration
 	// Linger bounds the wait, after a connection's last reply, for its
 	// peer to close (see DefaultLinger). Default DefaultLinger.

@@ -335,6 +335,96 @@ func (m *model) gen(rng *rand.Rand, id int) op {
 	}
 }
 
+// multi draws a transaction on the client's keys: MULTI, requests that
+// gen draws (each answers QUEUED, and its reply goes in EXEC's), then
+// EXEC, or DISCARD; and, now and then, a WATCH of a key before, which the
+// client writes itself (EXEC then answers nil and runs nothing) or not.
+// The requests' effects are applied to the model as they are drawn,
+// unless the transaction does not run.
+func (m *model) multi(rng *rand.Rand, id int) []op {
+	var ops []op
+	runs := true
+	if rng.Intn(3) == 0 {
+		k := fmt.Sprintf("c%d:s%d", id, rng.Intn(6))
+		ops = append(ops, op{req: cmd("WATCH", k), want: []string{simple("OK")}})
+		if rng.Intn(2) == 0 {
+			v := fmt.Sprint("w", rng.Intn(100))
+			ops = append(ops, op{req: cmd("SET", k, v), want: []string{simple("OK")}, after: func() { m.strs[k] = v }})
+			runs = false
+		}
+	}
+	discard := rng.Intn(6) == 0
+	runs = runs && !discard
+	ops = append(ops, op{req: cmd("MULTI"), want: []string{simple("OK")}})
+	n := 1 + rng.Intn(4)
+	var afters []func()
+	exec := array(n)
+	for len(afters) < n {
+		o := m.gen(rng, id)
+		if o.check != nil || len(o.want) != 1 {
+			continue // a key with a time to live: its reply depends on when
+		}
+		ops = append(ops, op{req: o.req, want: []string{simple("QUEUED")}})
+		exec += o.want[0]
+		if o.after == nil {
+			o.after = func() {}
+		}
+		if runs {
+			o.after() // the next request's answer depends on it
+		}
+		afters = append(afters, o.after)
+	}
+	switch {
+	case discard:
+		ops = append(ops, op{req: cmd("DISCARD"), want: []string{simple("OK")}})
+	case runs:
+		ops = append(ops, op{req: cmd("EXEC"), want: []string{exec}})
+	default:
+		ops = append(ops, op{req: cmd("EXEC"), want: []string{"*-1\r\n"}})
+	}
+	return ops
+}
+
+// groupMulti draws a transaction that sets every group key (the writes
+// between them sometimes), or deletes them all: whoever reads them sees
+// all of it or none, as with MSET. Now and then the keys are watched
+// first: EXEC then runs, or answers nil if another client wrote one.
+func groupMulti(rng *rand.Rand, id int, seq *int) []op {
+	*seq++
+	v := fmt.Sprintf("c%d.%d", id, *seq)
+	var ops []op
+	watch := rng.Intn(3) == 0
+	if watch {
+		ops = append(ops, op{req: cmd(append([]string{"WATCH"}, groupKeys...)...), want: []string{simple("OK")}})
+	}
+	ops = append(ops, op{req: cmd("MULTI"), want: []string{simple("OK")}})
+	del := rng.Intn(4) == 0
+	exec := array(len(groupKeys))
+	for _, k := range groupKeys {
+		if del {
+			ops = append(ops, op{req: cmd("DEL", k), want: []string{simple("QUEUED")}})
+			continue
+		}
+		ops = append(ops, op{req: cmd("SET", k, v), want: []string{simple("QUEUED")}})
+		exec += simple("OK")
+	}
+	if del {
+		// DEL answers 0 or 1 for each key, but the same for all of them.
+		exec = array(len(groupKeys)) + strings.Repeat(integer(1), len(groupKeys))
+		none := array(len(groupKeys)) + strings.Repeat(integer(0), len(groupKeys))
+		want := []string{exec, none}
+		if watch {
+			want = append(want, "*-1\r\n")
+		}
+		return append(ops, op{req: cmd("EXEC"), want: want})
+	}
+	want := []string{exec}
+	if watch {
+		want = append(want, "*-1\r\n")
+	}
+	return append(ops, op{req: cmd("EXEC"), want: want})
+}
+
 // simClient runs rounds of pipelines on its own keys and checks every
 // reply. It returns the first error.
 func simClient(ctx context.Context, w *sim.World, ex *executor.Executor, addr string, id, rounds int, rng *rand.Rand, shared *int) error {
@@ -348,28 +438,36 @@ func simClient(ctx context.Context, w *sim.World, ex *executor.Executor, addr st
 	var in []byte
 	for round := 0; round < rounds; round++ {
 		n := 1 + rng.Intn(8)
-		ops := make([]op, n)
+		var ops []op
 		var req []byte
-		for i := range ops {
-			switch rng.Intn(10) {
+		for len(ops) < n {
+			var more []op
+			switch rng.Intn(12) {
 			case 0:
-				ops[i] = op{req: cmd("INCR", "shared"), check: func(reply string, _, _ time.Duration) error {
+				more = []op{{req: cmd("INCR", "shared"), check: func(reply string, _, _ time.Duration) error {
 					if v, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(reply, ":"), "\r\n")); err != nil || v <= 0 {
 						return fmt.Errorf("INCR shared: got %q", reply)
 					}
 					*shared++
 					return nil
-				}}
+				}}}
 			case 1, 2:
-				ops[i] = groupOp(rng, id, &seq)
+				more = []op{groupOp(rng, id, &seq)}
+			case 3:
+				more = m.multi(rng, id)
+			case 4:
+				more = groupMulti(rng, id, &seq)
 			default:
-				ops[i] = m.gen(rng, id)
+				more = []op{m.gen(rng, id)}
 			}
-			req = append(req, ops[i].req...)
-			ops[i].sent = w.Now()
-			// A request's model answer depends on those before it.
-			if ops[i].after != nil {
-				ops[i].after()
+			for _, o := range more {
+				req = append(req, o.req...)
+				o.sent = w.Now()
+				// A request's model answer depends on those before it.
+				if o.after != nil {
+					o.after()
+				}
+				ops = append(ops, o)
 			}
 		}
 		if _, err := c.Write(req); err != nil {
@@ -730,6 +828,7 @@ func TestPlantedBugs(t *testing.T) {
 		{"replies-out-of-order", &plantedBugs.localFirst},
 		{"lost-wake-up", &plantedBugs.lostWake},
 		{"mset-not-atomic", &plantedBugs.split},
+		{"exec-not-atomic", &plantedBugs.execSplit},
 	} {
 		t.Run(bug.name, func(t *testing.T) {
 			*bug.on = true

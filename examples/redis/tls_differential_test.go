@@ -128,7 +128,7 @@ func TestDifferentialTLS(t *testing.T) {
 		chunks []string
 	}
 	cases := make([]tcase, 0, len(diffCases)+2)
-	for _, tc := range diffCases {
+	for _, tc := range append(diffCases, multiCases...) {
 		cases = append(cases, tcase{tc.name, tc.chunks})
 	}
 	var pipeline strings.Builder

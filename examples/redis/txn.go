@@ -51,7 +51,8 @@ package main
 // a key's queue hold the key together, and a reader that finds only
 // shared claims on its keys does not wait. DBSIZE, FLUSHALL and INFO run
 // on each shard in turn and claim nothing: they are not atomic across
-// shards.
+// shards. EXEC's transaction (multi.go) takes its claims the same way,
+// all of them before any of its commands runs.
 //
 // Invariants: a lockReq is in the queue of each of its keys exactly once,
 // and need counts the keys it does not hold; a claim holds its key when
@@ -428,21 +429,7 @@ func (t *txn) granted(st *shardState, i int) {
 	d := &st.db
 	last := i == len(t.parts)-1
 	for _, c := range t.cmds {
-		for j, o := range c.own {
-			if o != p.shard {
-				continue
-			}
-			a := 1 + j*c.step
-			if c.nx {
-				c.exist = c.exist || d.exists(c.argv[a])
-				continue
-			}
-			off := len(c.out)
-			var n int64
-			c.out, n = c.cmd.part(d, c.argv[a:a+c.step], c.out)
-			c.res[j] = result{off, len(c.out), n}
-			c.n += n
-		}
+		c.runPart(d, p.shard)
 	}
 	nx := t.cmds[len(t.cmds)-1]
 	if !nx.nx {

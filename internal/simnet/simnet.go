@@ -685,6 +685,15 @@ func (s *Sock) Unsettled() bool {
 	return len(s.rbuf) > 0 || s.onWay > 0 || (s.peer != nil && s.peer.onWay > 0)
 }
 
+// Unacked returns how many of the bytes s wrote are still on their way to
+// the peer: written, not yet in its receive buffer.
+func (s *Sock) Unacked() int {
+	if s.closed || s.peer == nil {
+		return 0
+	}
+	return s.peer.onWay
+}
+
 // Close closes s: its output ends (the peer reads EOF after the bytes
 // written before), and bytes that reach it later reset the peer. As the
 // kernel does, a close with bytes arrived and not read resets the

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package netio
+
+// unacked cannot tell how much of the output the kernel took is not yet
+// acknowledged: 0.
+func (c *Conn) unacked() int { return 0 }
