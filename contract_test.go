@@ -38,6 +38,7 @@ var (
 	_ func(*executor.Executor) hooks.ID                               = (*executor.Executor).CurrentID
 	_ func(*executor.Executor) bool                                   = (*executor.Executor).OnLoop
 	_ func(*executor.Executor) executor.Stats                         = (*executor.Executor).Stats
+	_ func(*executor.Executor) time.Time                              = (*executor.Executor).Now
 	_ error                                                           = executor.ErrClosed
 	_ executor.Waker                                                  = waker{}
 

@@ -45,6 +45,21 @@ func (e *Loop) now() int64 {
 // Any goroutine.
 func (e *Loop) Now() int64 { return e.now() }
 
+// Epoch is the instant a loop's own clock (SetClock) reads zero at: Time
+// on such a loop is Epoch plus the clock's reading. It is midnight UTC on
+// 1 January 2000, where testing/synctest's fake clock starts too.
+var Epoch = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// Time returns the time on the loop's clock: time.Now() on a loop without
+// a clock of its own, Epoch plus the clock's reading under SetClock (a
+// simulation's fake time). Any goroutine.
+func (e *Loop) Time() time.Time {
+	if e.clock != nil {
+		return Epoch.Add(time.Duration(e.clock.Now()))
+	}
+	return time.Now()
+}
+
 // SetClock makes the loop's timers run on c, and records sim (the
 // simulation that steps the loop, for packages that serve it differently,
 // as netio does). Call it before the loop first runs and before any timer
