@@ -12,6 +12,11 @@ package netio
 // built (hostBackend); the simulated one is chosen per loop, by the
 // simulation that steps it (backendOf).
 //
+// Shared code reaches a connection's or a listener's socket only through
+// the backend (r.be, c.r.be, l.be), never through the host's functions:
+// on a simulated loop those would act on the zero value of the host's part
+// of the socket (descriptor 0 of the process).
+//
 // Invariants:
 //   - a loop is served by one backend for its whole life: backendOf
 //     depends only on what the loop was made with (loop.Loop.Sim), so a
@@ -70,6 +75,10 @@ type backend interface {
 	// connection: the output the socket holds is dropped, and the peer
 	// sees a reset.
 	reset(c *Conn)
+	// addr returns the local (or, with remote, the peer's) address of c's
+	// socket, for a connection that does not keep them itself (c.addrs
+	// false). Any goroutine.
+	addr(c *Conn, remote bool) net.Addr
 	// closeSock closes c's socket and gives its buffers back.
 	closeSock(c *Conn)
 
@@ -134,3 +143,5 @@ func (hostBackend) dial(ctx context.Context, lp *loop.Loop, network, address str
 func (hostBackend) mayReset(c *Conn) bool { return c.mayReset() }
 func (hostBackend) unacked(c *Conn) int   { return c.unacked() }
 func (hostBackend) reset(c *Conn)         { c.reset() }
+
+func (hostBackend) addr(c *Conn, remote bool) net.Addr { return c.sk.addr(remote) }

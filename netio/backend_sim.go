@@ -214,6 +214,14 @@ func (b *simBackend) unacked(c *Conn) int { return c.ext.sim.s.Unacked() }
 
 func (b *simBackend) reset(c *Conn) { c.ext.sim.s.Reset() }
 
+// addr is never asked: a simulated connection keeps its addresses.
+func (b *simBackend) addr(c *Conn, remote bool) net.Addr {
+	if remote {
+		return c.ext.raddr
+	}
+	return c.ext.laddr
+}
+
 func (b *simBackend) closeSock(c *Conn) {
 	x := c.ext.sim
 	x.s.Close()

@@ -159,6 +159,9 @@ func TestShared(t *testing.T) {
 		{"IdleTimeout", sharedIdleTimeout},
 		{"Reader", sharedReader},
 		{"Reset", sharedReset},
+		{"ServerCloseUnsent", sharedServerCloseUnsent},
+		{"ExecutorShutdownDelivers", sharedShutdownDelivers("Executor.Shutdown")},
+		{"ServerShutdownDelivers", sharedShutdownDelivers("Server.Shutdown")},
 	} {
 		t.Run(tc.name, func(t *testing.T) { onAll(t, tc.body) })
 	}

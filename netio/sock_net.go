@@ -315,11 +315,6 @@ func (c *Conn) full() bool { return c.sk.writing }
 // was written to may.
 func (c *Conn) mayReset() bool { return c.written > 0 }
 
-// undelivered reports whether output the kernel took has not yet been
-// acknowledged by the peer: package net does not say, so the fallback
-// assumes it has.
-func (c *Conn) undelivered() bool { return false }
-
 // reset sets the socket's linger to 0 (package net's SetLinger), so that
 // closing it resets the connection and drops the output the kernel holds.
 func (c *Conn) reset() {

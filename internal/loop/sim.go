@@ -19,7 +19,14 @@ package loop
 //     other goroutine runs the loop; a stepped loop runs no session (no
 //     watchdog, no busy or idle time, no trim timer), so nothing of its own
 //     runs on another goroutine;
-//   - stepOnce is set only for the length of a Step.
+//   - stepOnce is set only for the length of a Step;
+//   - a stepped loop drains in steps: once Shutdown has begun (from one of
+//     its tasks) and its queue has run dry, a Step whose drainers still owe
+//     work ends with one look at the I/O (stepDrain) where a running loop
+//     would sleep, and the loop finishes in the step that finds nothing
+//     owed. Run by a Shutdown off the driver, nothing would move the
+//     network or the clock the drainers wait for, so the drain ends at
+//     once instead.
 
 import (
 	"context"
@@ -96,6 +103,21 @@ func (e *Loop) Step() bool {
 	_ = e.loop(context.Background(), true, nil)
 	e.stepOnce = false
 	return e.Ready()
+}
+
+// stepDrain is a Step's end while the loop drains and its drainers still
+// owe work (drain.go): what they wait for (bytes leaving, a peer's end, a
+// linger) comes only as the driver moves the network and the clock, so
+// the step looks at the I/O once (what it has ready runs in the next
+// step, as in an open loop's Step) and returns instead of sleeping; the
+// driver steps the loop again when its I/O has events or a timer is due.
+// The loop finishes as soon as a look finds nothing owed. Loop only.
+func (e *Loop) stepDrain() {
+	e.ioPoll()
+	e.flush()
+	if e.q.Len() == 0 && !e.hasInbox.Load() && !e.drainOwed() {
+		e.finish(false)
+	}
 }
 
 // Ready reports whether the loop has tasks queued or submitted, or due
