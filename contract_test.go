@@ -144,6 +144,8 @@ var (
 	_ merge.Stream[[]byte]                                                                     = (*netio.Conn)(nil)
 	_ future.Poller[[]byte]                                                                    = (*netio.Conn)(nil)
 	_ io.Writer                                                                                = (*netio.Conn)(nil)
+	_ func(*executor.Executor) netio.Stats                                                     = netio.StatsOf
+	_                                                                                          = netio.Stats{Open: 1, Accepted: 1, Closed: 1, AcceptErrors: 1, OutputLimitDisconnects: 1, Backend: "epoll"}
 
 	_ func(*executor.Executor) expvar.Var          = metrics.Var
 	_ func(*shard.Group) expvar.Var                = metrics.GroupVar

@@ -48,6 +48,9 @@ type backend interface {
 	conns(r *reactor) []*Conn
 	// shut closes what init opened, once the executor has closed.
 	shut(r *reactor)
+	// name names the backend that serves r's loop once init has run:
+	// "epoll", "io_uring", "portable" or "sim" (Stats.Backend).
+	name(r *reactor) string
 
 	// readNow reads what c's socket has into c.rbuf (taking a buffer
 	// from the reactor's pool if it has none): n bytes, or n == 0 and a
@@ -122,6 +125,7 @@ func (hostBackend) init(r *reactor) (loop.IO, error) {
 
 func (hostBackend) conns(r *reactor) []*Conn                   { return r.allConns() }
 func (hostBackend) shut(r *reactor)                            { r.shutPoller() }
+func (hostBackend) name(r *reactor) string                     { return r.backendName() }
 func (hostBackend) readNow(c *Conn) (int, error, bool)         { return c.readNow() }
 func (hostBackend) flushOut(c *Conn)                           { c.flushOut() }
 func (hostBackend) full(c *Conn) bool                          { return c.full() }

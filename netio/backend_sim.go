@@ -82,6 +82,8 @@ func (b *simBackend) conns(r *reactor) []*Conn { return append([]*Conn(nil), b.o
 
 func (b *simBackend) shut(r *reactor) {}
 
+func (b *simBackend) name(r *reactor) string { return "sim" }
+
 // newConn attaches the simulated socket s to r. Loop only.
 func (b *simBackend) newConn(r *reactor, s *simnet.Sock, cfg *listenConfig) *Conn {
 	c := newConnOf(s.Local, s.Remote)

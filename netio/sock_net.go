@@ -55,6 +55,9 @@ func (r *reactor) initPoller() error {
 // and the loop waits as it does without sockets.
 func (r *reactor) loopIO() loop.IO { return nil }
 
+// backendName names the backend: package net's sockets.
+func (r *reactor) backendName() string { return "portable" }
+
 // allConns returns the open connections.
 func (r *reactor) allConns() []*Conn {
 	cs := make([]*Conn, 0, len(r.poller.all))
