@@ -38,6 +38,7 @@ var (
 	_ func(*executor.Executor) hooks.ID                               = (*executor.Executor).CurrentID
 	_ func(*executor.Executor) bool                                   = (*executor.Executor).OnLoop
 	_ func(*executor.Executor) executor.Stats                         = (*executor.Executor).Stats
+	_ func(*executor.Executor) time.Time                              = (*executor.Executor).Now
 	_ error                                                           = executor.ErrClosed
 	_ executor.Waker                                                  = waker{}
 
@@ -143,6 +144,8 @@ var (
 	_ merge.Stream[[]byte]                                                                     = (*netio.Conn)(nil)
 	_ future.Poller[[]byte]                                                                    = (*netio.Conn)(nil)
 	_ io.Writer                                                                                = (*netio.Conn)(nil)
+	_ func(*executor.Executor) netio.Stats                                                     = netio.StatsOf
+	_                                                                                          = netio.Stats{Open: 1, Accepted: 1, Closed: 1, AcceptErrors: 1, OutputLimitDisconnects: 1, Backend: "epoll"}
 
 	_ func(*executor.Executor) expvar.Var          = metrics.Var
 	_ func(*shard.Group) expvar.Var                = metrics.GroupVar

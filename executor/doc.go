@@ -24,6 +24,11 @@
 // [Executor.AfterFunc] starts a timer kept by the loop itself (a heap; no
 // goroutine per timer).
 //
+// [Executor.Now] reads the loop's clock, the one its timers run on:
+// time.Now on a loop of the program's own, the simulation's fake time on a
+// loop that package sim steps. Loop code that measures timeouts or expiry
+// with it runs on fake time under the simulation.
+//
 // [Executor.OnLoop] tells whether the caller holds the loop. The loop-only
 // methods (Post, AfterFunc, and the operations of the channel and merge
 // packages) panic when called from a goroutine that does not hold it, with a

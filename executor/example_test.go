@@ -44,6 +44,23 @@ func ExampleExecutor_Submit() {
 	// closed: true
 }
 
+// Now is the loop's clock, the one its timers run on: loop code measures
+// with it rather than with time.Now, so that under package sim the same
+// code runs on the simulation's fake time.
+func ExampleExecutor_Now() {
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	elapsed := make(chan time.Duration)
+	ex.Submit(func() {
+		start := ex.Now()
+		ex.AfterFunc(10*time.Millisecond, func() { elapsed <- ex.Now().Sub(start) })
+	})
+	fmt.Println("the timer fired at least 10ms later on the loop's clock:", <-elapsed >= 10*time.Millisecond)
+	// Output:
+	// the timer fired at least 10ms later on the loop's clock: true
+}
+
 // A stall handler hears of a task that holds the loop too long while the
 // task still runs, with the stack of the code holding it.
 func ExampleWithStallHandler() {

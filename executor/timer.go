@@ -21,6 +21,16 @@ func (e *Executor) AfterFunc(d time.Duration, fn func()) *Timer {
 	return (*Timer)(e.lp().AfterFunc(d, fn))
 }
 
+// Now returns the time on the loop's clock, the one its timers run on.
+// On a loop of the program's own it is time.Now() (with its monotonic
+// reading, so the difference of two readings is the time elapsed); on a
+// loop that package sim steps it is the simulation's fake time, which
+// starts at midnight UTC on 1 January 2000 (as testing/synctest's clock
+// does) and moves only as the simulation moves it. Code that measures
+// timeouts or expiry with Now rather than time.Now runs on fake time
+// under the simulation. Any goroutine.
+func (e *Executor) Now() time.Time { return e.lp().Time() }
+
 // Stop cancels the timer. It returns true if that stopped the callback from
 // running, false if the callback already ran, is running, or the timer was
 // stopped before. Stop may be called from any goroutine.

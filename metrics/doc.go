@@ -55,5 +55,7 @@
 // (netio.StatsOf: open, accepted, closed, failed accepts) the same way;
 // Var, GroupVar, WriteText and Handler publish them after the executor's
 // figures (spindle_netio_open_connections, spindle_netio_accepted_total,
-// ...).
+// ...). WriteText and Handler also name the backend that serves each
+// executor's sockets, in the info metric BackendInfo
+// (spindle_netio_backend_info{backend="epoll",executor="api"} 1).
 package metrics

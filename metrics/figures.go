@@ -130,6 +130,18 @@ var connFigures = []ConnFigure{
 		Counter, func(s netio.Stats) float64 { return float64(s.OutputLimitDisconnects) }},
 }
 
+// The info metric that names what serves each executor's sockets
+// (netio.Stats.Backend), in the Prometheus exporters (WriteText, Handler
+// and contrib/prometheus): a gauge of value 1 per executor that has
+// served a socket, labelled with the executor's name (PrometheusLabel)
+// and the backend's (BackendLabel): "epoll", "io_uring", "portable" or
+// "sim". An executor that has served none has no series.
+const (
+	BackendInfo  = "spindle_netio_backend_info"
+	BackendLabel = "backend"
+	BackendHelp  = "The netio backend serving the executor's sockets, in label backend (epoll, io_uring, portable or sim): 1 once the executor has served a socket."
+)
+
 // ConnFigures returns netio's figures, in a fixed order. The slice is the
 // caller's.
 func ConnFigures() []ConnFigure { return append([]ConnFigure(nil), connFigures...) }

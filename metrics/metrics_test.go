@@ -248,18 +248,43 @@ func TestConnFiguresPublished(t *testing.T) {
 	if _, err := future.Do(spindletest.Context(t), ex, func() (int, error) { return 0, nil }); err != nil {
 		t.Fatal(err)
 	}
+	idle := executor.New(executor.WithName("idle")) // has served no socket
+	defer idle.Close()
 	var b strings.Builder
-	if err := metrics.WriteText(&b, ex); err != nil {
+	if err := metrics.WriteText(&b, ex, idle); err != nil {
 		t.Fatal(err)
+	}
+	backend := netio.StatsOf(ex).Backend
+	if backend == "" {
+		t.Fatal("Stats.Backend is empty after an accept")
 	}
 	for _, want := range []string{
 		`spindle_netio_accepted_total{executor="conns"} 1`,
 		`spindle_netio_closed_total{executor="conns"} 1`,
 		`spindle_netio_open_connections{executor="conns"} 0`,
 		`spindle_netio_accept_errors_total{executor="conns"} 0`,
+		"# TYPE " + metrics.BackendInfo + " gauge",
+		metrics.BackendInfo + `{backend="` + backend + `",executor="conns"} 1`,
 	} {
 		if !strings.Contains(b.String(), want+"\n") {
 			t.Errorf("text format lacks %q", want)
 		}
+	}
+	if strings.Contains(b.String(), metrics.BackendInfo+`{backend="",executor="idle"}`) || strings.Count(b.String(), metrics.BackendInfo+"{") != 1 {
+		t.Errorf("the backend info has a series for an executor that served no socket:\n%s", b.String())
+	}
+}
+
+// Executors that have served no socket name no backend: the text format
+// then has no backend family at all (a family without series is not one).
+func TestBackendInfoNeedsASocket(t *testing.T) {
+	ex := executor.New(executor.WithName("idle"))
+	defer ex.Close()
+	var b strings.Builder
+	if err := metrics.WriteText(&b, ex); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), metrics.BackendInfo) {
+		t.Errorf("text format names a backend for an executor that served no socket:\n%s", b.String())
 	}
 }

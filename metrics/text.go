@@ -48,6 +48,20 @@ func WriteText(w io.Writer, exs ...*executor.Executor) error {
 			b.WriteString(strconv.FormatFloat(f.Value(conns[i]), 'g', -1, 64) + "\n")
 		}
 	}
+	described := false
+	for i, ex := range exs {
+		if conns[i].Backend == "" {
+			continue // no socket served yet: no series (and no family without one)
+		}
+		if !described {
+			described = true
+			b.WriteString("# HELP " + BackendInfo + " " + BackendHelp + "\n")
+			b.WriteString("# TYPE " + BackendInfo + " gauge\n")
+		}
+		// Labels in name order, as client_golang writes them.
+		b.WriteString(BackendInfo + "{" + BackendLabel + "=\"" + labelEscaper.Replace(conns[i].Backend) + "\"," +
+			PrometheusLabel + "=\"" + labelEscaper.Replace(ex.Name()) + "\"} 1\n")
+	}
 	return b.Flush()
 }
 

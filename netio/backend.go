@@ -12,6 +12,11 @@ package netio
 // built (hostBackend); the simulated one is chosen per loop, by the
 // simulation that steps it (backendOf).
 //
+// Shared code reaches a connection's or a listener's socket only through
+// the backend (r.be, c.r.be, l.be), never through the host's functions:
+// on a simulated loop those would act on the zero value of the host's part
+// of the socket (descriptor 0 of the process).
+//
 // Invariants:
 //   - a loop is served by one backend for its whole life: backendOf
 //     depends only on what the loop was made with (loop.Loop.Sim), so a
@@ -43,6 +48,9 @@ type backend interface {
 	conns(r *reactor) []*Conn
 	// shut closes what init opened, once the executor has closed.
 	shut(r *reactor)
+	// name names the backend that serves r's loop once init has run:
+	// "epoll", "io_uring", "portable" or "sim" (Stats.Backend).
+	name(r *reactor) string
 
 	// readNow reads what c's socket has into c.rbuf (taking a buffer
 	// from the reactor's pool if it has none): n bytes, or n == 0 and a
@@ -70,6 +78,10 @@ type backend interface {
 	// connection: the output the socket holds is dropped, and the peer
 	// sees a reset.
 	reset(c *Conn)
+	// addr returns the local (or, with remote, the peer's) address of c's
+	// socket, for a connection that does not keep them itself (c.addrs
+	// false). Any goroutine.
+	addr(c *Conn, remote bool) net.Addr
 	// closeSock closes c's socket and gives its buffers back.
 	closeSock(c *Conn)
 
@@ -113,6 +125,7 @@ func (hostBackend) init(r *reactor) (loop.IO, error) {
 
 func (hostBackend) conns(r *reactor) []*Conn                   { return r.allConns() }
 func (hostBackend) shut(r *reactor)                            { r.shutPoller() }
+func (hostBackend) name(r *reactor) string                     { return r.backendName() }
 func (hostBackend) readNow(c *Conn) (int, error, bool)         { return c.readNow() }
 func (hostBackend) flushOut(c *Conn)                           { c.flushOut() }
 func (hostBackend) full(c *Conn) bool                          { return c.full() }
@@ -134,3 +147,5 @@ func (hostBackend) dial(ctx context.Context, lp *loop.Loop, network, address str
 func (hostBackend) mayReset(c *Conn) bool { return c.mayReset() }
 func (hostBackend) unacked(c *Conn) int   { return c.unacked() }
 func (hostBackend) reset(c *Conn)         { c.reset() }
+
+func (hostBackend) addr(c *Conn, remote bool) net.Addr { return c.sk.addr(remote) }

@@ -82,6 +82,8 @@ func (b *simBackend) conns(r *reactor) []*Conn { return append([]*Conn(nil), b.o
 
 func (b *simBackend) shut(r *reactor) {}
 
+func (b *simBackend) name(r *reactor) string { return "sim" }
+
 // newConn attaches the simulated socket s to r. Loop only.
 func (b *simBackend) newConn(r *reactor, s *simnet.Sock, cfg *listenConfig) *Conn {
 	c := newConnOf(s.Local, s.Remote)
@@ -213,6 +215,14 @@ func (b *simBackend) mayReset(c *Conn) bool { return c.ext.sim.s.Unsettled() }
 func (b *simBackend) unacked(c *Conn) int { return c.ext.sim.s.Unacked() }
 
 func (b *simBackend) reset(c *Conn) { c.ext.sim.s.Reset() }
+
+// addr is never asked: a simulated connection keeps its addresses.
+func (b *simBackend) addr(c *Conn, remote bool) net.Addr {
+	if remote {
+		return c.ext.raddr
+	}
+	return c.ext.laddr
+}
 
 func (b *simBackend) closeSock(c *Conn) {
 	x := c.ext.sim

@@ -66,6 +66,16 @@ func onAll(t *testing.T, body func(t *testing.T, e *env)) {
 	}
 }
 
+// backend is the name Stats.Backend gives the env's server once it has
+// served a socket: "sim" on the simulation, one of hostBackends on the
+// host (servedBy).
+func (e *env) backend() string {
+	if e.w != nil {
+		return "sim"
+	}
+	return servedBy(e.t, e.srv)
+}
+
 // listen opens a listener on the server executor.
 func (e *env) listen(opts ...netio.ListenOption) *netio.Listener {
 	e.t.Helper()
@@ -159,6 +169,9 @@ func TestShared(t *testing.T) {
 		{"IdleTimeout", sharedIdleTimeout},
 		{"Reader", sharedReader},
 		{"Reset", sharedReset},
+		{"ServerCloseUnsent", sharedServerCloseUnsent},
+		{"ExecutorShutdownDelivers", sharedShutdownDelivers("Executor.Shutdown")},
+		{"ServerShutdownDelivers", sharedShutdownDelivers("Server.Shutdown")},
 	} {
 		t.Run(tc.name, func(t *testing.T) { onAll(t, tc.body) })
 	}
@@ -541,7 +554,7 @@ func sharedExecutorClose(t *testing.T, e *env) {
 	must(e, cli)
 	// The counts stay readable once the executor has closed: its final
 	// figures.
-	want := netio.Stats{Accepted: conns, Closed: conns}
+	want := netio.Stats{Accepted: conns, Closed: conns, Backend: e.backend()}
 	if got := netio.StatsOf(e.srv); got != want {
 		t.Errorf("StatsOf after Close = %+v, want %+v", got, want)
 	}

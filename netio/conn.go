@@ -178,10 +178,7 @@ func (c *Conn) attach(r *reactor, cfg *listenConfig) bool {
 
 // interrupt closes the connection at once when the executor closes: what
 // is pending fails with executor.ErrClosed.
-func (c *Conn) interrupt() {
-	c.r.be.lastWrite(c)
-	c.abort(executor.ErrClosed)
-}
+func (c *Conn) interrupt() { c.interruptWith(executor.ErrClosed) }
 
 func (c *Conn) check(op string) {
 	if c == nil {
@@ -210,7 +207,7 @@ func (c *Conn) LocalAddr() net.Addr {
 	if c.addrs {
 		return c.ext.laddr
 	}
-	return c.sk.addr(false)
+	return c.r.be.addr(c, false)
 }
 
 // RemoteAddr returns the address of c's peer.
@@ -219,7 +216,7 @@ func (c *Conn) RemoteAddr() net.Addr {
 	if c.addrs {
 		return c.ext.raddr
 	}
-	return c.sk.addr(true)
+	return c.r.be.addr(c, true)
 }
 
 // Recv returns a future of the next bytes received on c (at least one).

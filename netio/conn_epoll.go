@@ -253,13 +253,6 @@ func (c *Conn) mayReset() bool {
 	return err != nil || out > 0
 }
 
-// undelivered reports whether output the kernel took has not yet been
-// acknowledged by the peer.
-func (c *Conn) undelivered() bool {
-	out, err := unix.IoctlGetInt(int(c.sk.fd), unix.TIOCOUTQ)
-	return err == nil && out > 0
-}
-
 // unacked returns how many bytes of output the kernel took that the peer
 // has not acknowledged yet (for a Unix socket, not read yet): the
 // socket's TIOCOUTQ (SIOCOUTQ).

@@ -47,13 +47,13 @@ func (r *reactor) Drained() bool {
 		r.beginDrain()
 	}
 	owed := false
-	for _, c := range r.allConns() {
+	for _, c := range r.be.conns(r) {
 		switch {
 		case c.released:
 		case c.is(fClosing):
 			// Its output is leaving, or it lingers until the peer has
 			// acknowledged all of it: a reset would lose what it has not.
-			if c.written != c.taken || !c.is(fLingerIn) || c.undelivered() {
+			if c.written != c.taken || !c.is(fLingerIn) || r.be.unacked(c) > 0 {
 				owed = true
 			}
 		case c.written != c.taken:

@@ -239,15 +239,17 @@ func (l *Listener) isClosed() bool {
 	return l.closed
 }
 
-// closeSocket closes the listening socket if it is open; any goroutine.
-func (l *Listener) closeSocket() error {
+// closeSocket closes the listening socket if it is open and reports
+// whether it was; any goroutine. Every caller but Close finishes the
+// listener at once, on the loop.
+func (l *Listener) closeSocket() (closed bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return nil
+		return false, nil
 	}
 	l.closed = true
-	return l.be.closeListener(l)
+	return true, l.be.closeListener(l)
 }
 
 // finish fails the pending accepts with err for good and lets the listener
@@ -280,7 +282,10 @@ func (l *Listener) Close() error {
 	if l == nil {
 		panic("netio: Close on nil *Listener")
 	}
-	err := l.closeSocket()
+	closed, err := l.closeSocket()
+	if !closed {
+		return nil // closed before: that close has seen to the accepts
+	}
 	if l.lp.OnLoop() {
 		l.finish(net.ErrClosed)
 	} else {

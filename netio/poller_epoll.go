@@ -64,10 +64,11 @@ type handler interface {
 func (r *reactor) initPoller() error {
 	p := &r.poller
 	if wantUring() {
-		if err := p.initUring(); err == nil {
+		err := p.initUring()
+		if err == nil {
 			return nil
 		}
-		// the kernel refuses io_uring: epoll serves the loop
+		uringRefused(err) // epoll serves the loop
 	}
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
@@ -88,6 +89,14 @@ func (r *reactor) initPoller() error {
 	p.one[0] = 1
 	p.events = make([]unix.EpollEvent, maxEvents)
 	return nil
+}
+
+// backendName names what serves the loop: its io_uring, or epoll.
+func (r *reactor) backendName() string {
+	if r.poller.ring != nil {
+		return "io_uring"
+	}
+	return "epoll"
 }
 
 // loopIO is what the loop waits in: epoll_wait.

@@ -79,6 +79,7 @@ func reactorOf(lp *loop.Loop) (*reactor, error) {
 		r.be.shut(r)
 		return nil, executor.ErrClosed
 	}
+	r.stats.backend = r.be.name(r)
 	register(lp, r.stats)
 	lp.AddDrainer(r)
 	return r, nil

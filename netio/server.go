@@ -201,7 +201,7 @@ func (c *Conn) drainNow() {
 // interruptWith closes c at once: the output the kernel takes now is sent,
 // the rest dropped, and what is pending fails with err.
 func (c *Conn) interruptWith(err error) {
-	c.lastWrite()
+	c.r.be.lastWrite(c)
 	c.abort(err)
 }
 

@@ -55,6 +55,9 @@ func (r *reactor) initPoller() error {
 // and the loop waits as it does without sockets.
 func (r *reactor) loopIO() loop.IO { return nil }
 
+// backendName names the backend: package net's sockets.
+func (r *reactor) backendName() string { return "portable" }
+
 // allConns returns the open connections.
 func (r *reactor) allConns() []*Conn {
 	cs := make([]*Conn, 0, len(r.poller.all))
@@ -314,11 +317,6 @@ func (c *Conn) full() bool { return c.sk.writing }
 // input waits unread or output is unacknowledged, so any connection that
 // was written to may.
 func (c *Conn) mayReset() bool { return c.written > 0 }
-
-// undelivered reports whether output the kernel took has not yet been
-// acknowledged by the peer: package net does not say, so the fallback
-// assumes it has.
-func (c *Conn) undelivered() bool { return false }
 
 // reset sets the socket's linger to 0 (package net's SetLinger), so that
 // closing it resets the connection and drops the output the kernel holds.

@@ -46,10 +46,18 @@ type Stats struct {
 	// ErrOutputLimit: peers that stopped reading while their output grew
 	// past the output limit (Conn.SetOutputLimit).
 	OutputLimitDisconnects uint64
+	// Backend names what serves the executor's sockets: "epoll",
+	// "io_uring" (on Linux with SPINDLE_NETIO=uring, where the kernel
+	// grants the ring), "portable" (package net's sockets: -tags purego,
+	// and systems other than Linux) or "sim" (a loop that package sim
+	// steps). It is "" until the executor serves its first socket (an
+	// accept or a dial).
+	Backend string
 }
 
 // counters are a loop's figures behind Stats.
 type counters struct {
+	backend      string        // set before the counters are registered, then read-only
 	opened       atomic.Uint64 // accepted or dialled
 	accepted     atomic.Uint64
 	closed       atomic.Uint64
@@ -91,5 +99,6 @@ func StatsOf(ex *executor.Executor) Stats {
 		Closed:                 closed,
 		AcceptErrors:           c.acceptErrors.Load(),
 		OutputLimitDisconnects: c.overLimit.Load(),
+		Backend:                c.backend,
 	}
 }

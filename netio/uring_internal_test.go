@@ -3,10 +3,14 @@
 package netio
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -122,6 +126,43 @@ func TestUringSelection(t *testing.T) {
 	}
 }
 
+// A refused ring is said once per process, with log/slog, naming the
+// kernel's refusal and the fallback; a ring nobody asked for is never
+// mentioned. Each loop names the backend it got.
+func TestUringRefusalSaidOnce(t *testing.T) {
+	real := uringSetup
+	defer func() { uringSetup = real }()
+	uringSetup = func(uint32, *uringParams) (int, error) { return -1, unix.EPERM }
+	refusedOnce = sync.Once{}
+	var logged bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
+	defer slog.SetDefault(prev)
+	for _, env := range []string{"", "epoll", "uring", "uring", "uring"} {
+		t.Setenv("SPINDLE_NETIO", env)
+		r := &reactor{}
+		if err := r.initPoller(); err != nil {
+			t.Fatal(err)
+		}
+		if b := r.backendName(); b != "epoll" {
+			t.Errorf("SPINDLE_NETIO=%q with the ring refused: backend %q, want epoll", env, b)
+		}
+		r.shutPoller()
+		if env != "uring" && logged.Len() > 0 {
+			t.Fatalf("SPINDLE_NETIO=%q, no ring asked for: logged %q", env, logged.String())
+		}
+	}
+	out := logged.String()
+	if n := strings.Count(out, "level=WARN"); n != 1 {
+		t.Fatalf("three refused rings logged %d warnings, want 1:\n%s", n, out)
+	}
+	for _, want := range []string{"io_uring", "epoll", unix.EPERM.Error()} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the warning does not say %q: %s", want, out)
+		}
+	}
+}
+
 // The io_uring backend serves connections, and where the kernel refuses
 // io_uring epoll does: an echo, with the ring's state checked on the way.
 // On the ring a connection nobody receives from has no receive in flight
@@ -181,6 +222,9 @@ func TestUringServes(t *testing.T) {
 			}
 			if s := look(); s.ring != tc.onRing {
 				t.Fatalf("on the ring: %v, want %v", s.ring, tc.onRing)
+			}
+			if b, want := StatsOf(ex).Backend, map[bool]string{true: "io_uring", false: "epoll"}[tc.onRing]; b != want {
+				t.Errorf("Stats.Backend = %q, want %q", b, want)
 			}
 
 			// Nobody receives: the bytes stay in the kernel.

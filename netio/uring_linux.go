@@ -36,7 +36,9 @@ package netio
 //     next enter, which submits sqTail-sqSent entries.
 
 import (
+	"log/slog"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -316,6 +318,18 @@ func (u *uring) reap(f func(c *cqe)) {
 // wantUring reports whether the loop should wait in io_uring: the
 // environment variable SPINDLE_NETIO is "uring".
 func wantUring() bool { return os.Getenv("SPINDLE_NETIO") == "uring" }
+
+// refusedOnce makes uringRefused log once per process.
+var refusedOnce sync.Once
+
+// uringRefused says, once, that io_uring was asked for and the kernel
+// refused it (err): the loops are served by epoll instead.
+func uringRefused(err error) {
+	refusedOnce.Do(func() {
+		slog.Warn("netio: SPINDLE_NETIO=uring asks for io_uring, which the kernel refuses; the loops use epoll",
+			"err", err)
+	})
+}
 
 // efdData is the user_data of the eventfd's poll.
 const efdData = uint64(1<<32 - 1) // slot efdSlot, generation 0

@@ -49,3 +49,22 @@ func Example() {
 	fmt.Println(got)
 	// Output: hello from 10.0.0.1:7000
 }
+
+// Executor.Now on a simulated loop is the world's fake clock, which starts
+// at midnight UTC, 1 January 2000: an hour's sleep moves it by an hour, in
+// no real time.
+func Example_now() {
+	w := sim.New(1)
+	defer w.Close()
+	ex := w.Host("server").Executor()
+	future.Spawn(ex, func(ctx context.Context) (struct{}, error) {
+		fmt.Println("start:", ex.Now().Format(time.DateTime))
+		_, err := future.Sleep(ex, time.Hour).Await(ctx)
+		fmt.Println("after an hour:", ex.Now().Format(time.DateTime))
+		return struct{}{}, err
+	})
+	w.RunUntil(func() bool { return false }, 2*time.Hour)
+	// Output:
+	// start: 2000-01-01 00:00:00
+	// after an hour: 2000-01-01 01:00:00
+}

@@ -117,3 +117,50 @@ func TestSimDeterminism(t *testing.T) {
 		seen[a] = seed
 	}
 }
+
+// Executor.Now on a loop the world steps is the world's clock, from
+// midnight UTC, 1 January 2000: every loop of every host reads the same
+// time, and it moves only as the world moves it, a timer's length at a
+// time.
+func TestSimExecutorNow(t *testing.T) {
+	epoch := time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
+	sim.Check(t, 3, func(t *testing.T, w *sim.World) {
+		a := w.Host("a").Executor()
+		g := w.Host("b").Group(2)
+		exs := []*executor.Executor{a, g.Shard(0), g.Shard(1)}
+		for i, ex := range exs {
+			if got, want := ex.Now(), epoch.Add(w.Now()); !got.Equal(want) {
+				t.Errorf("executor %d before the run: Now = %v, want %v", i, got, want)
+			}
+		}
+		naps := []time.Duration{time.Millisecond, 90 * time.Minute, 24 * time.Hour}
+		type reading struct{ before, after, world time.Time }
+		got := make([][]reading, len(exs))
+		for i, ex := range exs {
+			future.Spawn(ex, func(ctx context.Context) (struct{}, error) {
+				for _, d := range naps {
+					before := ex.Now()
+					if _, err := future.Sleep(ex, d).Await(ctx); err != nil {
+						return struct{}{}, err
+					}
+					got[i] = append(got[i], reading{before, ex.Now(), epoch.Add(w.Now())})
+				}
+				return struct{}{}, nil
+			})
+		}
+		w.RunFor(48 * time.Hour)
+		for i := range exs {
+			if len(got[i]) != len(naps) {
+				t.Fatalf("executor %d woke %d times, want %d", i, len(got[i]), len(naps))
+			}
+			for j, r := range got[i] {
+				if !r.after.Equal(r.world) {
+					t.Errorf("executor %d after its nap of %v: Now = %v, the world's clock %v", i, naps[j], r.after, r.world)
+				}
+				if el := r.after.Sub(r.before); el != naps[j] {
+					t.Errorf("executor %d: a nap of %v took %v of Now, want exactly the nap", i, naps[j], el)
+				}
+			}
+		}
+	})
+}

@@ -13,7 +13,7 @@ import (
 
 // Collector is a prometheus.Collector of the figures of spindle
 // executors and of their netio connections (metrics.Figures and
-// metrics.ConnFigures). Make one with NewCollector; its methods may be called from
+// metrics.ConnFigures, and the info metric metrics.BackendInfo). Make one with NewCollector; its methods may be called from
 // any goroutine, and it reads each executor's Stats at every scrape.
 // A registry takes one Collector (a second one describes the same metrics,
 // and Register refuses it as a duplicate): add every executor to it.
@@ -22,6 +22,7 @@ type Collector struct {
 	descs   []*prometheus.Desc // descs[i] describes figures[i]
 	conns   []metrics.ConnFigure
 	cdescs  []*prometheus.Desc // cdescs[i] describes conns[i]
+	backend *prometheus.Desc   // metrics.BackendInfo
 
 	mu  sync.Mutex
 	exs []*executor.Executor
@@ -30,7 +31,8 @@ type Collector struct {
 // NewCollector returns a collector of the figures of exs (more may be
 // added with Add and AddGroup).
 func NewCollector(exs ...*executor.Executor) *Collector {
-	c := &Collector{figures: metrics.Figures(), conns: metrics.ConnFigures()}
+	c := &Collector{figures: metrics.Figures(), conns: metrics.ConnFigures(),
+		backend: prometheus.NewDesc(metrics.BackendInfo, metrics.BackendHelp, []string{metrics.PrometheusLabel, metrics.BackendLabel}, nil)}
 	for _, f := range c.figures {
 		c.descs = append(c.descs, prometheus.NewDesc(f.Prometheus, f.Help, []string{metrics.PrometheusLabel}, nil))
 	}
@@ -73,6 +75,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range c.cdescs {
 		ch <- d
 	}
+	ch <- c.backend
 }
 
 // Collect sends the current figures of every executor.
@@ -96,6 +99,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				typ = prometheus.CounterValue
 			}
 			ch <- prometheus.MustNewConstMetric(c.cdescs[i], typ, f.Value(ns), name)
+		}
+		if ns.Backend != "" {
+			ch <- prometheus.MustNewConstMetric(c.backend, prometheus.GaugeValue, 1, name, ns.Backend)
 		}
 	}
 }

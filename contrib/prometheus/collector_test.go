@@ -3,7 +3,9 @@ package spindleprom_test
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 	"github.com/spindle-rt/spindle/metrics"
+	"github.com/spindle-rt/spindle/netio"
 	"github.com/spindle-rt/spindle/shard"
 )
 
@@ -168,32 +171,89 @@ func ExampleNewCollector() {
 	// Output: 2 series
 }
 
-// metrics.WriteText, the dependency-free /metrics of the library, writes
-// what the collector scrapes: the text parser of Prometheus reads both as
-// the same families.
-func TestWriteTextMatchesCollector(t *testing.T) {
-	exs := idle(t, 3, "a", "b")
+// sameFamilies returns what metrics.WriteText writes for exs and what a
+// registry with a collector of exs scrapes, after checking that the text
+// parser of Prometheus reads both as the same families: all of them, or
+// those named in only (the figures of a running executor move between the
+// two reads). exs are named in order (a scrape sorts the series).
+func sameFamilies(t *testing.T, only []string, exs ...*executor.Executor) (written, scraped string) {
+	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(spindleprom.NewCollector(exs...))
 	var text strings.Builder
 	if err := metrics.WriteText(&text, exs...); err != nil {
 		t.Fatal(err)
 	}
+	written, scraped = text.String(), scrape(t, reg)
 	p := expfmt.NewTextParser(model.LegacyValidation)
-	fromText, err := p.TextToMetricFamilies(strings.NewReader(text.String()))
+	fromText, err := p.TextToMetricFamilies(strings.NewReader(written))
 	if err != nil {
-		t.Fatalf("WriteText's output does not parse: %v\n%s", err, text.String())
+		t.Fatalf("WriteText's output does not parse: %v\n%s", err, written)
 	}
-	fromScrape, err := p.TextToMetricFamilies(strings.NewReader(scrape(t, reg)))
+	fromScrape, err := p.TextToMetricFamilies(strings.NewReader(scraped))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(metrics.Figures()) + len(metrics.ConnFigures()); len(fromText) != want || len(fromText) != len(fromScrape) {
-		t.Fatalf("%d families written, %d scraped, want %d", len(fromText), len(fromScrape), want)
+	if len(fromText) != len(fromScrape) {
+		t.Fatalf("%d families written, %d scraped", len(fromText), len(fromScrape))
 	}
 	for name, fam := range fromScrape {
+		if only != nil && !slices.Contains(only, name) {
+			continue
+		}
 		if got, want := fromText[name].String(), fam.String(); got != want {
 			t.Errorf("%s:\nwritten %s\nscraped %s", name, got, want)
 		}
+	}
+	return written, scraped
+}
+
+// metrics.WriteText, the dependency-free /metrics of the library, writes
+// what the collector scrapes: the text parser of Prometheus reads both as
+// the same families.
+func TestWriteTextMatchesCollector(t *testing.T) {
+	written, _ := sameFamilies(t, nil, idle(t, 3, "a", "b")...)
+	if got, want := strings.Count(written, "# TYPE "), len(metrics.Figures())+len(metrics.ConnFigures()); got != want {
+		t.Fatalf("%d families written, want %d", got, want)
+	}
+}
+
+// The backend that serves an executor's sockets is an info metric, with
+// the same series in the collector's scrape and in metrics.WriteText, once
+// the executor has served a socket; one that has not has no series.
+func TestBackendInfo(t *testing.T) {
+	ex := executor.New(executor.WithName("a-served"))
+	ex.Start()
+	defer ex.Close()
+	l, err := netio.Listen(ex, "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	nc, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c, err := spindletest.Await(t, l.Accept())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	backend := netio.StatsOf(ex).Backend
+	if backend == "" {
+		t.Fatal("Stats.Backend is empty after an accept")
+	}
+	_, scraped := sameFamilies(t, []string{metrics.BackendInfo}, append([]*executor.Executor{ex}, idle(t, 0, "b-idle")...)...)
+	want := metrics.BackendInfo + `{backend="` + backend + `",executor="a-served"} 1` + "\n"
+	if !strings.Contains(scraped, want) || strings.Count(scraped, metrics.BackendInfo+"{") != 1 {
+		t.Errorf("scrape lacks %q, or has more series of %s:\n%s", want, metrics.BackendInfo, scraped)
+	}
+	problems, err := testutil.CollectAndLint(spindleprom.NewCollector(ex), metrics.BackendInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: %s", p.Metric, p.Text)
 	}
 }

@@ -166,7 +166,7 @@ type pipeline struct {
 	owners  []int       // the shards of a request's keys
 	held    [][]byte    // a request parsed after txn that could not join it: the next round's first
 	perr    protoError  // a protocol error found after txn: the next round's reply
-	last    int64       // when input last arrived (Config.Clock): how long the connection was quiet (qbuf.quiet)
+	last    int64       // when input last arrived (the home shard's db.clock): how long the connection was quiet (qbuf.quiet)
 	fed     uint64      // receives fed
 	cut     bool        // with quit: close at once (a transaction queued past the limit)
 	multi   *multiState // MULTI: the commands queued (multi.go)
@@ -204,7 +204,7 @@ func newPipeline(c *client) *pipeline {
 // feed takes the bytes of a receive as the next round's input; it reports
 // false when a request still arriving is past the query buffer limit.
 func (p *pipeline) feed(data []byte) bool {
-	now := p.srv.cfg.Clock()
+	now := p.home.db.clock() // Config.Clock, or the shard's loop clock
 	if p.last != 0 {
 		p.p.q.quiet(now - p.last)
 	}

@@ -84,8 +84,9 @@ type Config struct {
 	// ExpireInterval is how often each shard samples the keys with a time
 	// to live (Redis: 10 times a second); default 100 ms.
 	ExpireInterval time.Duration
-	// Clock returns the time in Unix milliseconds; default the system
-	// clock. Tests move it.
+	// Clock returns the time in Unix milliseconds, which key expiry runs
+	// on; default each shard's loop clock (Executor.Now: the system clock,
+	// or the simulation's under package sim). Tests move it.
 	Clock func() int64
 	// KeyHash places keys on shards; default a maphash with a seed of
 	// the process's. A simulation gives a fixed one, so that a seed
@@ -117,9 +118,6 @@ func (c *Config) defaults() {
 	}
 	if c.ExpireInterval <= 0 {
 		c.ExpireInterval = 100 * time.Millisecond
-	}
-	if c.Clock == nil {
-		c.Clock = func() int64 { return time.Now().UnixMilli() }
 	}
 }
 

@@ -38,7 +38,12 @@ type shardState struct {
 
 func newShardState(s *Server, i int) *shardState {
 	st := &shardState{srv: s, index: i, ex: s.g.Shard(i)}
-	st.db.init(s.cfg.Clock)
+	clock := s.cfg.Clock
+	if clock == nil {
+		ex := st.ex
+		clock = func() int64 { return ex.Now().UnixMilli() }
+	}
+	st.db.init(clock)
 	st.db.shard = st
 	st.timer = st.ex.AfterFunc(s.cfg.ExpireInterval, st.tick)
 	return st

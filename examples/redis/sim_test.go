@@ -29,14 +29,12 @@ import (
 
 const simPort = 6379
 
-// simServer runs a server of shards on host h of w.
-func simServer(w *sim.World, h *sim.Host, shards, outLimit int, onPanic func(any)) *Server {
+// simServer runs a server of shards on host h.
+func simServer(h *sim.Host, shards, outLimit int, onPanic func(any)) *Server {
 	g := h.Group(shards, executor.WithName("redis"), executor.WithPanicHandler(onPanic))
-	base := int64(1_700_000_000_000)
-	s := New(g, Config{
+	s := New(g, Config{ // keys expire on the shards' clock: the world's
 		Shards:      shards,
 		OutputLimit: outLimit,
-		Clock:       func() int64 { return base + w.Now().Milliseconds() },
 		KeyHash: func(key []byte) uint64 {
 			f := fnv.New64a()
 			f.Write(key)
@@ -593,7 +591,7 @@ func simRedis(t *testing.T, w *sim.World) error {
 	srvH := w.Host("redis")
 	const outLimit = 256 << 10
 	var errs []error
-	srv := simServer(w, srvH, 2+rng.Intn(3), outLimit, func(v any) {
+	srv := simServer(srvH, 2+rng.Intn(3), outLimit, func(v any) {
 		simPanics.Add(1) // counted too when the world's close runs it, after the return
 		errs = append(errs, fmt.Errorf("panic on a shard: %v", v))
 	})

@@ -189,8 +189,19 @@ func (e *Loop) run(ctx context.Context, untilIdle bool, first func()) (err error
 			if e.q.Len() > 0 {
 				continue
 			}
+			if e.stepOnce {
+				e.stepDrain() // the driver moves what the drain waits for (sim.go)
+				return nil
+			}
 			if untilIdle {
 				return nil // leave finishes the drain
+			}
+			if e.clock != nil {
+				// A stepped loop run by Shutdown off its driver: nothing
+				// moves the network or the clock its drainers wait for,
+				// so it finishes now, as at the drain's end.
+				e.finish(false)
+				return nil
 			}
 			// Work is owed outside the queue (drain.go): sleep until I/O,
 			// a timer or submitted work, then ask again.
@@ -268,7 +279,7 @@ func (e *Loop) leave(ctx context.Context, untilIdle, abrupt bool) {
 	switch {
 	case handOn && e.running.CompareAndSwap(false, true):
 		go e.loop(ctx, false, nil)
-	case e.phase.Load() == phaseDraining && e.running.CompareAndSwap(false, true):
+	case e.phase.Load() == phaseDraining && !e.stepOnce && e.running.CompareAndSwap(false, true):
 		_ = e.loop(context.Background(), false, nil)
 	}
 }

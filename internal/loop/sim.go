@@ -19,7 +19,14 @@ package loop
 //     other goroutine runs the loop; a stepped loop runs no session (no
 //     watchdog, no busy or idle time, no trim timer), so nothing of its own
 //     runs on another goroutine;
-//   - stepOnce is set only for the length of a Step.
+//   - stepOnce is set only for the length of a Step;
+//   - a stepped loop drains in steps: once Shutdown has begun (from one of
+//     its tasks) and its queue has run dry, a Step whose drainers still owe
+//     work ends with one look at the I/O (stepDrain) where a running loop
+//     would sleep, and the loop finishes in the step that finds nothing
+//     owed. Run by a Shutdown off the driver, nothing would move the
+//     network or the clock the drainers wait for, so the drain ends at
+//     once instead.
 
 import (
 	"context"
@@ -44,6 +51,21 @@ func (e *Loop) now() int64 {
 // arbitrary start: its timers' clock, the simulated one under SetClock.
 // Any goroutine.
 func (e *Loop) Now() int64 { return e.now() }
+
+// Epoch is the instant a loop's own clock (SetClock) reads zero at: Time
+// on such a loop is Epoch plus the clock's reading. It is midnight UTC on
+// 1 January 2000, where testing/synctest's fake clock starts too.
+var Epoch = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// Time returns the time on the loop's clock: time.Now() on a loop without
+// a clock of its own, Epoch plus the clock's reading under SetClock (a
+// simulation's fake time). Any goroutine.
+func (e *Loop) Time() time.Time {
+	if e.clock != nil {
+		return Epoch.Add(time.Duration(e.clock.Now()))
+	}
+	return time.Now()
+}
 
 // SetClock makes the loop's timers run on c, and records sim (the
 // simulation that steps the loop, for packages that serve it differently,
@@ -81,6 +103,21 @@ func (e *Loop) Step() bool {
 	_ = e.loop(context.Background(), true, nil)
 	e.stepOnce = false
 	return e.Ready()
+}
+
+// stepDrain is a Step's end while the loop drains and its drainers still
+// owe work (drain.go): what they wait for (bytes leaving, a peer's end, a
+// linger) comes only as the driver moves the network and the clock, so
+// the step looks at the I/O once (what it has ready runs in the next
+// step, as in an open loop's Step) and returns instead of sleeping; the
+// driver steps the loop again when its I/O has events or a timer is due.
+// The loop finishes as soon as a look finds nothing owed. Loop only.
+func (e *Loop) stepDrain() {
+	e.ioPoll()
+	e.flush()
+	if e.q.Len() == 0 && !e.hasInbox.Load() && !e.drainOwed() {
+		e.finish(false)
+	}
 }
 
 // Ready reports whether the loop has tasks queued or submitted, or due
