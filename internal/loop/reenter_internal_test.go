@@ -1,6 +1,10 @@
 package loop
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+	"time"
+)
 
 // A goroutine that looks at the phase, is held up, and claims running only
 // after the loop has closed and left (a Close or Shutdown racing the
@@ -20,8 +24,15 @@ func TestClaimAfterCloseRunsNothing(t *testing.T) {
 			if err := e.Close(); err != nil {
 				t.Fatal(err)
 			}
-			// Close's look at the phase came before the loop closed; its
-			// claim of running comes after the loop has left.
+			// Close returns once the loop has closed; the loop's goroutine
+			// leaves (clears running) just after. Close's look at the phase
+			// came before the loop closed; its claim of running comes after
+			// the loop has left.
+			for deadline := time.Now().Add(10 * time.Second); e.running.Load(); runtime.Gosched() {
+				if time.Now().After(deadline) {
+					t.Fatal("the loop has not left 10 s after Close")
+				}
+			}
 			if !e.running.CompareAndSwap(false, true) {
 				t.Fatal("the loop has not left after Close")
 			}
