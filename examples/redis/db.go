@@ -48,7 +48,10 @@ func (d *db) keys() int { return len(d.strs) + len(d.objs) }
 // newEntry lays out a string key and its value in one allocation, the
 // key, then the value's length (4 bytes, little-endian), then the value.
 // It returns the key, as a string over the allocation, and a pointer to
-// the length, from which value reads the value back.
+// the length, from which value reads the value back. Both strings are
+// sound because nothing writes the allocation after newEntry returns: a
+// new value for the key is a new entry, and the old one is left to the
+// collector while any string made from it lives.
 func newEntry(key, val []byte) (string, *byte) {
 	b := make([]byte, len(key)+4+len(val))
 	copy(b, key)
