@@ -18,121 +18,44 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/loop"
+	"github.com/spindle-rt/spindle/internal/uring"
 )
 
-// ringOrSkip sets up a ring, or skips when this kernel refuses io_uring.
-func ringOrSkip(t *testing.T) *uring {
+// ringOrSkip skips when this kernel refuses io_uring.
+func ringOrSkip(t *testing.T) {
 	t.Helper()
-	u, err := newUring(8)
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	_, err := future.Call(ex, func() (*uring.Ring, error) { return uring.Of((*loop.Loop)(ex)) }).Await(context.Background())
 	if err != nil {
 		t.Skipf("the kernel refuses io_uring here: %v", err)
 	}
-	t.Cleanup(u.close)
-	return u
 }
 
-// The ring alone: a submitted multishot poll completes with the socket's
-// readiness and its user_data, stays armed, and a wait with nothing to
-// complete ends at its timeout.
-func TestUringRing(t *testing.T) {
-	u := ringOrSkip(t)
-	a, b := pairOf(t)
-	defer unix.Close(a)
-	defer unix.Close(b)
-	unix.Write(b, []byte("x"))
-	u.pollAdd(a, unix.EPOLLIN, 42)
-	if err := u.enter(1, 5*time.Second); err != nil && !errors.Is(err, unix.EINTR) {
-		t.Fatalf("enter: %v", err)
+// backendAfterFirstSocket makes ex serve a socket (its reactor) and
+// returns the backend that serves it.
+func backendAfterFirstSocket(t *testing.T, ex *executor.Executor) backend {
+	t.Helper()
+	be, err := future.Call(ex, func() (backend, error) {
+		r, err := reactorOf((*loop.Loop)(ex))
+		if err != nil {
+			return nil, err
+		}
+		return r.be, nil
+	}).Await(context.Background())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n := u.ready(); n != 1 {
-		t.Fatalf("%d completions, want 1", n)
-	}
-	var got []cqe
-	u.reap(func(c *cqe) { got = append(got, *c) })
-	if got[0].userData != 42 || uint32(got[0].res)&unix.EPOLLIN == 0 || got[0].flags&cqeFMore == 0 {
-		t.Fatalf("completion %+v, want user_data 42, EPOLLIN, still armed", got[0])
-	}
-	if n := u.ready(); n != 0 {
-		t.Fatalf("%d completions after reaping, want 0", n)
-	}
-	err := u.enter(1, time.Millisecond)
-	if !errors.Is(err, unix.ETIME) && !errors.Is(err, unix.EINTR) {
-		t.Fatalf("waiting with nothing to complete: %v, want ETIME", err)
-	}
-	unix.Write(b, []byte("y")) // a new edge on the armed poll
-	u.enter(1, 5*time.Second)
-	got = got[:0]
-	u.reap(func(c *cqe) { got = append(got, *c) })
-	if len(got) != 1 || got[0].userData != 42 {
-		t.Fatalf("after a second write: %+v, want one completion for 42", got)
-	}
-}
-
-// SPINDLE_NETIO=uring makes the poller wait in the ring; when the kernel
-// refuses io_uring, the poller falls back to epoll and still serves its
-// sockets.
-func TestUringSelection(t *testing.T) {
-	ringOrSkip(t)
-	t.Setenv("SPINDLE_NETIO", "uring")
-	real := uringSetup
-	defer func() { uringSetup = real }()
-	for _, tc := range []struct {
-		name   string
-		refuse error // what io_uring_setup fails with, or nil
-		onRing bool
-	}{
-		{"uring", nil, true},
-		{"ENOSYS", unix.ENOSYS, false},
-		{"EPERM", unix.EPERM, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			uringSetup = real
-			if tc.refuse != nil {
-				uringSetup = func(uint32, *uringParams) (int, error) { return -1, tc.refuse }
-			}
-			r := &reactor{}
-			if err := r.initPoller(); err != nil {
-				t.Fatal(err)
-			}
-			defer r.shutPoller()
-			if on := r.poller.ring != nil; on != tc.onRing {
-				t.Fatalf("on the ring: %v, want %v", on, tc.onRing)
-			}
-			a, b := pairOf(t)
-			defer unix.Close(a)
-			defer unix.Close(b)
-			h := &recorder{}
-			if _, err := r.register(a, h); err != nil {
-				t.Fatal(err)
-			}
-			for h.n == 0 {
-				r.Wait(5 * time.Second) // the first edge: writable
-				r.Dispatch()
-			}
-			h.n = 0
-			unix.Write(b, []byte("x"))
-			for h.n == 0 {
-				r.Wait(5 * time.Second)
-				r.Dispatch()
-			}
-			r.Wake()
-			h.n = 0
-			r.Wait(5 * time.Second)
-			r.Dispatch()
-			if h.n != 0 {
-				t.Fatalf("a wake-up reached a socket (%d events)", h.n)
-			}
-		})
-	}
+	return be
 }
 
 // A refused ring is said once per process, with log/slog, naming the
 // kernel's refusal and the fallback; a ring nobody asked for is never
 // mentioned. Each loop names the backend it got.
 func TestUringRefusalSaidOnce(t *testing.T) {
-	real := uringSetup
-	defer func() { uringSetup = real }()
-	uringSetup = func(uint32, *uringParams) (int, error) { return -1, unix.EPERM }
+	defer uring.Refuse(unix.EPERM)()
 	refusedOnce = sync.Once{}
 	var logged bytes.Buffer
 	prev := slog.Default()
@@ -140,14 +63,12 @@ func TestUringRefusalSaidOnce(t *testing.T) {
 	defer slog.SetDefault(prev)
 	for _, env := range []string{"", "epoll", "uring", "uring", "uring"} {
 		t.Setenv("SPINDLE_NETIO", env)
-		r := &reactor{}
-		if err := r.initPoller(); err != nil {
-			t.Fatal(err)
-		}
-		if b := r.backendName(); b != "epoll" {
+		ex := executor.New()
+		ex.Start()
+		if b := backendAfterFirstSocket(t, ex).name(); b != BackendEpoll {
 			t.Errorf("SPINDLE_NETIO=%q with the ring refused: backend %q, want epoll", env, b)
 		}
-		r.shutPoller()
+		ex.Close()
 		if env != "uring" && logged.Len() > 0 {
 			t.Fatalf("SPINDLE_NETIO=%q, no ring asked for: logged %q", env, logged.String())
 		}
@@ -172,9 +93,6 @@ func TestUringRefusalSaidOnce(t *testing.T) {
 // completed.
 func TestUringServes(t *testing.T) {
 	ringOrSkip(t)
-	t.Setenv("SPINDLE_NETIO", "uring")
-	real := uringSetup
-	defer func() { uringSetup = real }()
 	for _, tc := range []struct {
 		name   string
 		refuse error
@@ -184,13 +102,17 @@ func TestUringServes(t *testing.T) {
 		{"ENOSYS", unix.ENOSYS, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			uringSetup = real
-			if tc.refuse != nil {
-				uringSetup = func(uint32, *uringParams) (int, error) { return -1, tc.refuse }
-			}
 			ex := executor.New()
+			if err := Use(ex, BackendURing); err != nil {
+				t.Fatal(err)
+			}
 			ex.Start()
 			defer ex.Close()
+			if tc.refuse != nil {
+				restore := uring.Refuse(tc.refuse)
+				backendAfterFirstSocket(t, ex)
+				restore()
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			l, err := Listen(ex, "tcp", "127.0.0.1:0")
@@ -216,7 +138,8 @@ func TestUringServes(t *testing.T) {
 			look := func() state {
 				v, _ := future.Call(ex, func() (state, error) {
 					inq, _ := unix.IoctlGetInt(int(c.sk.fd), unix.SIOCINQ)
-					return state{c.r.ring != nil, c.sk.rf&rfRecv != 0, c.rbuf != nil, inq}, nil
+					_, ring := c.r.be.(*uringBackend)
+					return state{ring, c.sk.ur.rf&rfRecv != 0, c.rbuf != nil, inq}, nil
 				}).Await(ctx)
 				return v
 			}
@@ -286,7 +209,7 @@ func TestUringServes(t *testing.T) {
 				return
 			}
 			for turn := 0; ; turn++ {
-				busy, _ := future.Call(ex, func() (bool, error) { return c.r.ringBusyConns(), nil }).Await(ctx)
+				busy, _ := future.Call(ex, func() (bool, error) { return c.r.be.(*uringBackend).busyConns(), nil }).Await(ctx)
 				if !busy {
 					break
 				}
