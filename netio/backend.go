@@ -235,7 +235,7 @@ func Use(ex *executor.Executor, b Backend) error {
 		return fmt.Errorf("netio: Use(%q): a simulated executor is served by the simulation", b)
 	}
 	if !hostHas(b) {
-		return fmt.Errorf("netio: Use(%q): not a backend of this build (%s)", b, hostDefault)
+		return fmt.Errorf("netio: Use(%q): not a backend of this build", b)
 	}
 	hosts.mu.Lock()
 	defer hosts.mu.Unlock()

@@ -39,6 +39,22 @@
 // behaviour runs a reader and a writer goroutine per connection over
 // package net and hands their results to the loop.
 //
+// # Backends
+//
+// What serves a loop's sockets is its backend, one of four, each a type of
+// its own behind one contract (backend.go): epoll and io_uring (Linux; the
+// loop waits in epoll_wait, or in its io_uring, which other components of
+// the loop may submit to as well), the portable one (package net), and the
+// simulation's (package sim). Use chooses one per executor before its
+// first socket; otherwise the environment variable SPINDLE_NETIO does
+// ("uring" or "epoll"), so a built program switches without rebuilding;
+// otherwise epoll on Linux, the portable backend with -tags purego and
+// elsewhere. An io_uring the kernel refuses falls back to epoll and says
+// so once (log/slog). Stats.Backend names what serves each executor.
+// A backend's files carry its name as a prefix: epoll_*.go, uring_*.go,
+// portable_*.go, sim_*.go; kernel_*.go is the socket code epoll and
+// io_uring share.
+//
 // # Who may call what
 //
 // Listen, Dial, Listener.Accept, Listener.Close, Conn.Recv, Conn.Close
