@@ -19,9 +19,12 @@ package netio
 //     names it, on any goroutine: the simulation's for a simulated loop,
 //     else the one Use recorded for the executor, else SPINDLE_NETIO's
 //     ("uring", "epoll"), else the build's default (epoll, or portable).
-//     Only an io_uring the kernel refuses changes it, once, before the
-//     loop serves its first socket: init fails with errRefused, the
-//     reactor says so once (slog) and epoll serves the loop instead;
+//     Two things change it, once, before the loop serves its first
+//     socket: an io_uring the kernel refuses (init fails with errRefused,
+//     the reactor says so once, slog, and epoll serves the loop), and a
+//     loop that waits in its io_uring already (another component made it,
+//     internal/uring), which io_uring serves since epoll cannot be the
+//     loop's wait;
 //   - where: init, conns, shut, name, the connection methods, acceptNow
 //     and forget run on the loop; listen and dial run on any goroutine
 //     (dial hands itself to the loop before it touches the reactor);
@@ -203,11 +206,12 @@ func loopBackendOf(lp *loop.Loop) backend {
 	return newHostBackend(kindOf(lp))
 }
 
-// fellBack makes epoll the backend of lp, whose io_uring the kernel
-// refused. Loop only, before lp serves a socket.
-func fellBack(lp *loop.Loop) {
+// setKind makes b the backend of the host loop lp: epoll when the kernel
+// refused its io_uring, io_uring when the loop waits in one already. Loop
+// only, before lp serves a socket.
+func setKind(lp *loop.Loop, b Backend) {
 	hosts.mu.Lock()
-	hostOf(lp).kind = BackendEpoll
+	hostOf(lp).kind = b
 	hosts.mu.Unlock()
 }
 

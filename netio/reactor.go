@@ -64,10 +64,16 @@ func reactorOf(lp *loop.Loop) (*reactor, error) {
 		return r, nil
 	}
 	r := &reactor{lp: lp, ex: (*executor.Executor)(lp), be: loopBackendOf(lp), stats: &counters{}}
+	if r.be.name() == BackendEpoll && lp.HasIO() {
+		// The loop waits in its io_uring already (another component made
+		// it, internal/uring): epoll cannot be its wait, the ring serves.
+		setKind(lp, BackendURing)
+		r.be = newHostBackend(BackendURing)
+	}
 	io, err := r.be.init(r)
 	if errors.Is(err, errRefused) {
 		refused(err) // epoll serves the loop instead
-		fellBack(lp)
+		setKind(lp, BackendEpoll)
 		r.be = newHostBackend(BackendEpoll)
 		io, err = r.be.init(r)
 	}

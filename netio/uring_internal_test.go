@@ -221,3 +221,25 @@ func TestUringServes(t *testing.T) {
 		})
 	}
 }
+
+// A loop whose io_uring another component made first (files on the loop)
+// has its sockets served by that ring, also when epoll was asked for:
+// epoll cannot be the wait of a loop that waits in its ring.
+func TestRingMadeFirstServesSockets(t *testing.T) {
+	ringOrSkip(t)
+	ex := executor.New()
+	if err := Use(ex, BackendEpoll); err != nil {
+		t.Fatal(err)
+	}
+	ex.Start()
+	defer ex.Close()
+	if _, err := future.Call(ex, func() (*uring.Ring, error) { return uring.Of((*loop.Loop)(ex)) }).Await(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if b := backendAfterFirstSocket(t, ex).name(); b != BackendURing {
+		t.Fatalf("backend %q, want io_uring: the loop waits in its ring", b)
+	}
+	if b := StatsOf(ex).Backend; b != string(BackendURing) {
+		t.Fatalf("Stats.Backend = %q, want io_uring", b)
+	}
+}
