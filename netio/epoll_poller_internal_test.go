@@ -23,16 +23,24 @@ func pairOf(t *testing.T) (a, b int) {
 	return fds[0], fds[1]
 }
 
+// epollOf returns an epoll backend without a loop, closed at the test's
+// end.
+func epollOf(t *testing.T) *epollBackend {
+	t.Helper()
+	r := &epollBackend{}
+	if _, err := r.init(nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.shut(nil) })
+	return r
+}
+
 // The epoll backend alone, without a loop: events reach the socket registered in
 // their slot, a wake-up reaches nobody, and an event read before its
 // socket closed is dropped, also when the slot was taken again by a new
 // socket meanwhile, or the table was given back.
 func TestEpollPoller(t *testing.T) {
-	r := &epollBackend{}
-	if _, err := r.init(nil); err != nil {
-		t.Fatal(err)
-	}
-	defer r.shut(nil)
+	r := epollOf(t)
 	poll := func() { r.Wait(0); r.Dispatch() }
 
 	a, b := pairOf(t)

@@ -115,110 +115,147 @@ func TestUringServes(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			l, err := Listen(ex, "tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.Close()
-			accepted := l.Accept()
-			nc, err := net.Dial("tcp", l.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer nc.Close()
-			nc.SetDeadline(time.Now().Add(20 * time.Second))
-			c, err := accepted.Await(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			type state struct {
-				ring, recv, rbuf bool
-				inq              int
-			}
-			look := func() state {
-				v, _ := future.Call(ex, func() (state, error) {
-					inq, _ := unix.IoctlGetInt(int(c.sk.fd), unix.SIOCINQ)
-					_, ring := c.r.be.(*uringBackend)
-					return state{ring, c.sk.ur.rf&rfRecv != 0, c.rbuf != nil, inq}, nil
-				}).Await(ctx)
-				return v
-			}
-			if s := look(); s.ring != tc.onRing {
-				t.Fatalf("on the ring: %v, want %v", s.ring, tc.onRing)
+			s := servedPair(t, ctx, ex)
+			if st := s.look(); st.ring != tc.onRing {
+				t.Fatalf("on the ring: %v, want %v", st.ring, tc.onRing)
 			}
 			if b, want := StatsOf(ex).Backend, map[bool]string{true: "io_uring", false: "epoll"}[tc.onRing]; b != want {
 				t.Errorf("Stats.Backend = %q, want %q", b, want)
 			}
-
-			// Nobody receives: the bytes stay in the kernel.
-			nc.Write([]byte("ping"))
-			for s := look(); s.inq != 4; s = look() {
-				if ctx.Err() != nil {
-					t.Fatalf("the peer's bytes never reached the socket: %+v", s)
-				}
-				if s.recv {
-					t.Fatalf("a receive in flight with none pending: %+v", s)
-				}
-			}
-			if b, err := c.Recv().Await(ctx); string(b) != "ping" || err != nil {
-				t.Fatalf("Recv: %q, %v", b, err)
-			}
-			pending := c.Recv()
-			if s := look(); s.rbuf || (tc.onRing && !s.recv) {
-				t.Fatalf("waiting for input: %+v, want a receive in flight and no buffer held", s)
-			}
-
-			// 4 MiB, more than the socket takes at once, read as it comes.
-			const big = 4 << 20
-			f, _ := future.Call(ex, func() (*future.Future[struct{}], error) {
-				b := make([]byte, big)
-				for i := range b {
-					b[i] = byte(i % 251)
-				}
-				c.Write(b)
-				return c.Flush(), nil
-			}).Await(ctx)
-			got := make([]byte, big)
-			if _, err := io.ReadFull(nc, got); err != nil {
-				t.Fatal(err)
-			}
-			for i, b := range got {
-				if b != byte(i%251) {
-					t.Fatalf("byte %d is %d, want %d", i, b, byte(i%251))
-				}
-			}
-			if _, err := f.Await(ctx); err != nil {
-				t.Fatal(err)
-			}
-			nc.Write([]byte("x"))
+			pending := s.receiveOnlyWhenAsked(tc.onRing)
+			s.sendBig()
+			s.nc.Write([]byte("x"))
 			if b, err := pending.Await(ctx); string(b) != "x" || err != nil {
 				t.Fatalf("pending Recv: %q, %v", b, err)
 			}
-
-			// Closed with a receive in flight: the peer reads EOF, and the
-			// slot comes free once the ring has cancelled the receive.
-			next := c.Recv()
-			future.Call(ex, func() (struct{}, error) { c.Close(); return struct{}{}, nil }).Await(ctx)
-			if _, err := next.Await(ctx); !errors.Is(err, net.ErrClosed) {
-				t.Fatalf("Recv pending at Close: %v, want net.ErrClosed", err)
-			}
-			if n, err := nc.Read(make([]byte, 1)); n != 0 || err != io.EOF {
-				t.Fatalf("peer after Close: %d, %v; want EOF", n, err)
-			}
-			if !tc.onRing {
-				return
-			}
-			for turn := 0; ; turn++ {
-				busy, _ := future.Call(ex, func() (bool, error) { return c.r.be.(*uringBackend).busyConns(), nil }).Await(ctx)
-				if !busy {
-					break
-				}
-				if turn > 10000 || ctx.Err() != nil {
-					t.Fatal("the closed connection's slot still waits for its operations")
-				}
-				future.Call(ex, func() (struct{}, error) { return struct{}{}, nil }).Await(ctx) // a turn of the loop
-			}
+			s.closeFreesSlot(tc.onRing)
 		})
+	}
+}
+
+// served is a connection of ex and its peer, for TestUringServes.
+type served struct {
+	t   *testing.T
+	ctx context.Context
+	ex  *executor.Executor
+	c   *Conn
+	nc  net.Conn
+}
+
+// servedPair accepts a connection on ex from a peer of package net.
+func servedPair(t *testing.T, ctx context.Context, ex *executor.Executor) *served {
+	t.Helper()
+	l, err := Listen(ex, "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	accepted := l.Accept()
+	nc, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	nc.SetDeadline(time.Now().Add(20 * time.Second))
+	c, err := accepted.Await(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &served{t, ctx, ex, c, nc}
+}
+
+type ringState struct {
+	ring, recv, rbuf bool
+	inq              int
+}
+
+// look reads the connection's state on its loop.
+func (s *served) look() ringState {
+	c := s.c
+	v, _ := future.Call(s.ex, func() (ringState, error) {
+		inq, _ := unix.IoctlGetInt(int(c.sk.fd), unix.SIOCINQ)
+		_, ring := c.r.be.(*uringBackend)
+		return ringState{ring, c.sk.ur.rf&rfRecv != 0, c.rbuf != nil, inq}, nil
+	}).Await(s.ctx)
+	return v
+}
+
+// receiveOnlyWhenAsked checks that nobody receiving leaves the bytes in the
+// kernel, and that a pending receive holds no buffer; it returns that
+// pending receive.
+func (s *served) receiveOnlyWhenAsked(onRing bool) *future.Future[[]byte] {
+	t := s.t
+	s.nc.Write([]byte("ping"))
+	for st := s.look(); st.inq != 4; st = s.look() {
+		if s.ctx.Err() != nil {
+			t.Fatalf("the peer's bytes never reached the socket: %+v", st)
+		}
+		if st.recv {
+			t.Fatalf("a receive in flight with none pending: %+v", st)
+		}
+	}
+	if b, err := s.c.Recv().Await(s.ctx); string(b) != "ping" || err != nil {
+		t.Fatalf("Recv: %q, %v", b, err)
+	}
+	pending := s.c.Recv()
+	if st := s.look(); st.rbuf || (onRing && !st.recv) {
+		t.Fatalf("waiting for input: %+v, want a receive in flight and no buffer held", st)
+	}
+	return pending
+}
+
+// sendBig writes 4 MiB, more than the socket takes at once, which the
+// peer reads as it comes, in order.
+func (s *served) sendBig() {
+	t := s.t
+	const big = 4 << 20
+	f, _ := future.Call(s.ex, func() (*future.Future[struct{}], error) {
+		b := make([]byte, big)
+		for i := range b {
+			b[i] = byte(i % 251)
+		}
+		s.c.Write(b)
+		return s.c.Flush(), nil
+	}).Await(s.ctx)
+	got := make([]byte, big)
+	if _, err := io.ReadFull(s.nc, got); err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range got {
+		if b != byte(i%251) {
+			t.Fatalf("byte %d is %d, want %d", i, b, byte(i%251))
+		}
+	}
+	if _, err := f.Await(s.ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// closeFreesSlot closes the connection with a receive in flight: the peer
+// reads EOF, and (on the ring) the slot comes free once the ring has
+// cancelled the receive.
+func (s *served) closeFreesSlot(onRing bool) {
+	t, c, ctx := s.t, s.c, s.ctx
+	next := c.Recv()
+	future.Call(s.ex, func() (struct{}, error) { c.Close(); return struct{}{}, nil }).Await(ctx)
+	if _, err := next.Await(ctx); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("Recv pending at Close: %v, want net.ErrClosed", err)
+	}
+	if n, err := s.nc.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+		t.Fatalf("peer after Close: %d, %v; want EOF", n, err)
+	}
+	if !onRing {
+		return
+	}
+	for turn := 0; ; turn++ {
+		busy, _ := future.Call(s.ex, func() (bool, error) { return c.r.be.(*uringBackend).busyConns(), nil }).Await(ctx)
+		if !busy {
+			break
+		}
+		if turn > 10000 || ctx.Err() != nil {
+			t.Fatal("the closed connection's slot still waits for its operations")
+		}
+		future.Call(s.ex, func() (struct{}, error) { return struct{}{}, nil }).Await(ctx) // a turn of the loop
 	}
 }
 
