@@ -280,3 +280,44 @@ func TestRingMadeFirstServesSockets(t *testing.T) {
 		t.Fatalf("Stats.Backend = %q, want io_uring", b)
 	}
 }
+
+// The executor closes while the ring has an accept and a receive in
+// flight: both fail with executor.ErrClosed, and the ring closes with
+// nothing left in flight (no slot is orphaned).
+func TestUringCloseWithOperationsInFlight(t *testing.T) {
+	ringOrSkip(t)
+	ringOrphans.mu.Lock()
+	orphans := len(ringOrphans.slots)
+	ringOrphans.mu.Unlock()
+	ex := executor.New()
+	if err := Use(ex, BackendURing); err != nil {
+		t.Fatal(err)
+	}
+	ex.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s := servedPair(t, ctx, ex)
+	l, err := Listen(ex, "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accept, recv := l.Accept(), s.c.Recv()
+	for st := s.look(); !st.recv; st = s.look() {
+		if ctx.Err() != nil {
+			t.Fatal("no receive in flight")
+		}
+	}
+	ex.Close()
+	<-ex.Done()
+	if _, err := accept.Await(ctx); !errors.Is(err, executor.ErrClosed) {
+		t.Errorf("Accept pending at the close: %v, want executor.ErrClosed", err)
+	}
+	if _, err := recv.Await(ctx); !errors.Is(err, executor.ErrClosed) {
+		t.Errorf("Recv pending at the close: %v, want executor.ErrClosed", err)
+	}
+	ringOrphans.mu.Lock()
+	defer ringOrphans.mu.Unlock()
+	if n := len(ringOrphans.slots); n != orphans {
+		t.Errorf("the ring closed with operations in flight (%d orphaned tables, %d before)", n, orphans)
+	}
+}

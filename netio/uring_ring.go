@@ -164,9 +164,17 @@ func (b *uringBackend) drop(i int32, kind uint32, c uring.CQE) {
 }
 
 // Closing is told by the ring that it closes: the executor closes, so the
-// reactor closes every connection (their closes queued on the ring), if
-// its own close watch has not yet.
-func (b *uringBackend) Closing() { (*reactorWatch)(b.r).Interrupt(executor.ErrClosed) }
+// reactor closes every connection (their closes queued on the ring) and
+// every listener accepting on the loop, where their own close watches have
+// not yet: nothing may submit again once the ring cancels what is in
+// flight (an accept cancelled must not be asked for again).
+func (b *uringBackend) Closing() {
+	(*reactorWatch)(b.r).Interrupt(executor.ErrClosed)
+	for l := range b.r.listeners {
+		l.closeSocket()
+		l.finish(executor.ErrClosed)
+	}
+}
 
 // Pending reports whether a socket has an operation in flight.
 func (b *uringBackend) Pending() bool {

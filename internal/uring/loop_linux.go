@@ -174,8 +174,14 @@ func (r *Ring) Register(h Handler) Tag {
 
 // Next returns a cleared submission entry for the caller to fill; it is
 // handed to the kernel by the loop's next enter. When the queue is full
-// what is queued is submitted first. Loop only.
-func (r *Ring) Next() *SQE { return r.next() }
+// what is queued is submitted first. Loop only; it panics once the ring
+// has closed.
+func (r *Ring) Next() *SQE {
+	if r.closed {
+		panic("uring: Next on a closed ring")
+	}
+	return r.next()
+}
 
 // Reserve makes room for n entries that the caller then fills one after
 // the other, so that a linked chain is submitted whole. Loop only.
