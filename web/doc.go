@@ -88,7 +88,9 @@
 // MaxHeaderBytes and MaxHeaders (431). A connection is closed after
 // IdleTimeout without a request, ReadHeaderTimeout without a whole head,
 // or BodyReadTimeout without a whole body; the defaults are those of a
-// carefully configured http.Server.
+// carefully configured http.Server. The timeouts and the Date of
+// responses read the loop's clock (executor.Executor.Now), so under
+// package sim they run on the simulation's fake time.
 //
 // Malformed requests get what net/http answers (400, 431, 501, 505, and
 // the connection closes), or what RFC 9112 allows that is stricter:

@@ -353,7 +353,9 @@ func (s *Server) closeListeners() []*loopState {
 }
 
 // loopState is what a server keeps on one loop: its connections, the
-// coarse clock their deadlines are on, and the date of responses.
+// coarse clock their deadlines are on, and the date of responses. Both
+// read the loop's clock (Executor.Now), so under package sim the timeouts
+// run on the simulation's fake time, as the loop's timers do.
 type loopState struct {
 	srv      *Server
 	ex       *executor.Executor
@@ -405,7 +407,7 @@ func (l *loopState) tickEvery() time.Duration {
 }
 
 func (l *loopState) add(c *conn) {
-	l.now = time.Now().UnixNano() // the clock stands still while no connection is served
+	l.now = l.ex.Now().UnixNano() // the clock stands still while no connection is served
 	c.next = l.conns
 	if c.next != nil {
 		c.next.prev = c
@@ -438,7 +440,7 @@ func (l *loopState) watch() {
 // deadline.
 func (l *loopState) tick() {
 	l.timer = nil
-	l.now = time.Now().UnixNano()
+	l.now = l.ex.Now().UnixNano()
 	for c := l.conns; c != nil; {
 		next := c.next
 		if c.deadline != 0 && l.now >= c.deadline && (len(c.reqs) == 0 || c.streaming != nil) {
@@ -496,9 +498,12 @@ func (l *loopState) closeAll() {
 	}
 }
 
-// dateLine returns the Date header line, made again once a second.
+// dateLine returns the Date header line, made again once a second. The
+// date is the loop's clock (Executor.Now): the wall clock on a loop of its
+// own, the simulation's fake time on a loop that package sim steps, so a
+// simulated run's responses are the same in every run of its seed.
 func (l *loopState) dateLine() []byte {
-	now := time.Now()
+	now := l.ex.Now()
 	if sec := now.Unix(); sec != l.dateSec || l.date == nil {
 		l.dateSec = sec
 		b := append(l.date[:0], "Date: "...)
