@@ -23,7 +23,7 @@ import (
 	"io"
 
 	"github.com/spindle-rt/spindle/executor"
-	"github.com/spindle-rt/spindle/internal/frame"
+	"github.com/spindle-rt/spindle/hooks"
 	"github.com/spindle-rt/spindle/netio"
 )
 
@@ -344,14 +344,14 @@ func (c *conn) dispatch(r *Request) {
 		w.End()
 		return
 	}
-	// Later binds w to the frame of the continuations the handler
-	// registers after it (see laterGuard); the handler's caller gets its
-	// frame back.
-	h := frame.Of(c.ex)
-	saved, outer := h.Cur, c.ls.handling
-	c.ls.handling = w
+	// Later binds w to the continuations the handler registers after it
+	// (hooks.ObservePanics, see laterGuard); the binding ends with the
+	// handler.
+	outer, outerLater := c.ls.handling, c.ls.later
+	c.ls.handling, c.ls.later = w, hooks.PanicWatch{}
 	defer func() {
-		h.Cur, c.ls.handling = saved, outer
+		c.ls.later.End()
+		c.ls.handling, c.ls.later = outer, outerLater
 		if v := recover(); v != nil {
 			// As net/http: the connection closes, and the panic goes on to
 			// the executor's panic handler (http.ErrAbortHandler included,

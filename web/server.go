@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/hooks"
 	"github.com/spindle-rt/spindle/netio"
 	"github.com/spindle-rt/spindle/shard"
 )
@@ -361,8 +362,9 @@ type loopState struct {
 	ex       *executor.Executor
 	conns    *conn
 	n        int
-	handling *ResponseWriter // the response whose handler is running
-	now      int64           // nanoseconds since epoch, as of the last tick
+	handling *ResponseWriter  // the response whose handler is running
+	later    hooks.PanicWatch // the binding its Later made, ended when the handler returns
+	now      int64            // nanoseconds since epoch, as of the last tick
 	timer    *executor.Timer
 	onTick   func()
 
