@@ -142,9 +142,12 @@ func (c *conn) serve() {
 			c.close()
 			return
 		}
-		if c.streaming == nil && c.cur != nil && c.p.headEnd > 0 && !c.cur.chunked && c.cur.length > 0 && c.srv.streams(c.cur) {
-			c.startStream(c.in[c.off:])
-			continue
+		if c.streaming == nil && c.cur != nil && c.p.headEnd > 0 && !c.cur.chunked && c.cur.length > 0 && !c.cur.asked && c.ls.streamer != nil {
+			c.cur.asked = true
+			if c.ls.streamer.StreamBody(c.cur) {
+				c.startStream(c.in[c.off:])
+				continue
+			}
 		}
 		if c.srv.draining.Load() && c.streaming == nil && c.cur == nil && c.off == len(c.in) && len(c.pend) == 0 {
 			c.close()

@@ -135,6 +135,8 @@
 // of its own, off the loop, with the request and its body (a
 // Content-Length body streamed as it arrives), and its response goes back
 // into the connection's order of responses. A service
-// can move from net/http route by route. Package webtest runs loop
+// can move from net/http route by route. A handler of any package takes
+// bodies as they arrive the same way, by implementing BodyStreamer: the
+// server knows its Handler only through Handler and BodyStreamer. Package webtest runs loop
 // handlers on requests without sockets, as net/http/httptest does.
 package web

@@ -222,6 +222,7 @@ func (s *Server) loop(ex *executor.Executor) *loopState {
 	ls := s.loops[ex]
 	if ls == nil {
 		ls = &loopState{srv: s, ex: ex, lim: s.limits()}
+		ls.streamer, _ = s.handler().(BodyStreamer)
 		ls.onTick = ls.tick
 		s.loops[ex] = ls
 	}
@@ -362,6 +363,7 @@ type loopState struct {
 	ex       *executor.Executor
 	conns    *conn
 	n        int
+	streamer BodyStreamer     // the server's Handler, if it is one
 	handling *ResponseWriter  // the response whose handler is running
 	later    hooks.PanicWatch // the binding its Later made, ended when the handler returns
 	now      int64            // nanoseconds since epoch, as of the last tick
