@@ -58,15 +58,6 @@ type conn struct {
 	started  int64 // when the current request's first bytes came
 
 	prev, next *conn // the loop's connections
-
-	x *exchange // without nc (Exchange)
-}
-
-// exchange is what a connection served by Exchange has instead of a
-// socket.
-type exchange struct {
-	sink io.Writer     // where the output goes
-	done chan struct{} // closed once the connection is done
 }
 
 // maxRounds bounds how many receives one connection handles before it
@@ -87,19 +78,11 @@ func (c *conn) write(p []byte) {
 	if c.closed || c.hijacked {
 		return
 	}
-	if c.nc == nil {
-		c.x.sink.Write(p)
-		return
-	}
 	c.nc.Write(p)
 }
 
 func (c *conn) writeString(s string) {
 	if c.closed || c.hijacked {
-		return
-	}
-	if c.nc == nil {
-		io.WriteString(c.x.sink, s)
 		return
 	}
 	c.nc.WriteString(s)
@@ -165,14 +148,7 @@ func (c *conn) serve() {
 		}
 		c.in, c.off, c.inPend = nil, 0, false
 		c.continue100()
-		var data []byte
-		var ok bool
-		var err error
-		if c.nc == nil {
-			err = io.EOF // Exchange: the input has ended
-		} else {
-			data, ok, err = c.nc.PollRecv(c)
-		}
+		data, ok, err := c.nc.PollRecv(c)
 		if !ok && err == nil {
 			if len(c.pend) == 0 {
 				c.pend = nil // an idle connection holds no buffer
@@ -435,9 +411,6 @@ func (c *conn) hijack(w *ResponseWriter) (*netio.Conn, []byte, error) {
 	if c.closed {
 		return nil, nil, ErrDone
 	}
-	if c.nc == nil {
-		return nil, nil, ErrNoConn
-	}
 	if c.head() != w.r {
 		return nil, nil, ErrNotFirst
 	}
@@ -475,11 +448,7 @@ func (c *conn) close() {
 		r.w.done = true
 	}
 	c.reqs = nil
-	if c.nc != nil {
-		c.nc.Close()
-	} else {
-		close(c.x.done)
-	}
+	c.nc.Close()
 	c.ls.remove(c)
 	c.srv.connGone()
 }

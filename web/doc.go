@@ -134,9 +134,10 @@
 // Mux.Mount serves a route with an http.Handler: it runs on a goroutine
 // of its own, off the loop, with the request and its body (a
 // Content-Length body streamed as it arrives), and its response goes back
-// into the connection's order of responses. A service
-// can move from net/http route by route. A handler of any package takes
-// bodies as they arrive the same way, by implementing BodyStreamer: the
-// server knows its Handler only through Handler and BodyStreamer. Package webtest runs loop
-// handlers on requests without sockets, as net/http/httptest does.
+// into the connection's order of responses. A service can move from
+// net/http route by route. A handler of any package takes bodies as they
+// arrive the same way, by implementing BodyStreamer: the server knows its
+// Handler only through Handler and BodyStreamer. Package webtest runs
+// loop handlers on requests, as net/http/httptest does, over a loopback
+// connection.
 package web

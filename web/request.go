@@ -236,7 +236,7 @@ func (r *Request) Conn() *netio.Conn {
 
 // RemoteAddr returns the address of the client.
 func (r *Request) RemoteAddr() net.Addr {
-	if r.c == nil || r.c.nc == nil {
+	if r.c == nil {
 		return nil
 	}
 	return r.c.nc.RemoteAddr()

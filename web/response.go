@@ -30,8 +30,11 @@ var (
 	// ErrNotFirst is returned by Hijack when responses to earlier requests
 	// of the connection are still unfinished.
 	ErrNotFirst = errors.New("web: Hijack while earlier responses are unfinished")
-	// ErrNoConn is returned by Hijack on a request served by Exchange,
-	// which has no connection to hand over.
+	// ErrNoConn was returned by Hijack on a request served without a
+	// connection.
+	//
+	// Deprecated: every request has its connection (package webtest
+	// serves over a loopback one), so Hijack no longer returns it.
 	ErrNoConn = errors.New("web: Hijack without a connection")
 )
 

@@ -15,7 +15,6 @@ package web
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -184,32 +183,6 @@ func (s *Server) ServeConn(nc *netio.Conn) {
 	s.live.Add(1)
 	ls.add(c)
 	c.serve()
-}
-
-// Exchange serves input as the bytes one connection sent, on ex's loop,
-// without a socket: the requests in it are parsed and handled as Serve
-// would, and the responses' bytes are written to output, on the loop, in
-// order. The returned channel is closed once the connection is done: every
-// request in input answered (or the connection closed, after a malformed
-// one). It is how package webtest runs handlers; Request.Conn is nil and
-// Hijack fails with ErrNoConn. Any goroutine.
-func (s *Server) Exchange(ex *executor.Executor, input []byte, output io.Writer) <-chan struct{} {
-	done := make(chan struct{})
-	start := func() {
-		ls := s.loop(ex)
-		c := &conn{srv: s, ls: ls, ex: ex, x: &exchange{sink: output, done: done}}
-		c.onReady = c.serve
-		c.in = input
-		s.live.Add(1)
-		ls.add(c)
-		c.serve()
-	}
-	if ex.OnLoop() {
-		start()
-	} else if ex.Submit(start) != nil {
-		close(done)
-	}
-	return done
 }
 
 // loop returns the state of ex's loop, made on first use.
