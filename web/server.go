@@ -145,21 +145,10 @@ func (s *Server) Serve(l *netio.Listener) error {
 // ServeGroup listens on address with one listener per shard of g
 // (netio.ListenGroup) and serves each on its shard's loop: a connection
 // lives on the shard that accepted it. It returns the listeners; Shutdown
-// or Close stop them.
+// or Close stop them. It is netio.ServeGroupOn with s, as netio's own
+// ServeGroup is.
 func (s *Server) ServeGroup(g *shard.Group, network, address string, opts ...netio.ListenOption) ([]*netio.Listener, error) {
-	ls, err := netio.ListenGroup(g, network, address, opts...)
-	if err != nil {
-		return nil, err
-	}
-	for _, l := range ls {
-		if err := s.Serve(l); err != nil {
-			for _, l := range ls {
-				l.Close()
-			}
-			return nil, err
-		}
-	}
-	return ls, nil
+	return netio.ServeGroupOn(s, g, network, address, opts...)
 }
 
 // ServeConn serves HTTP on one connection, on its loop, until it closes.
