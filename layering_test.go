@@ -94,6 +94,86 @@ func TestCheckLayeringFindsDrift(t *testing.T) {
 	}
 }
 
+// docs/design.md's layering (a table of layers, each with its packages,
+// "x/..." for x and everything under it) places every package in the layer
+// docs/architecture.md's table gives it, so the summary cannot drift from
+// the arrows.
+func TestDesignLayersAreTheTables(t *testing.T) {
+	l, errs := parseLayering(read(t, "docs/architecture.md"))
+	if l == nil || len(errs) > 0 {
+		t.Fatalf("docs/architecture.md: %q", errs)
+	}
+	for _, m := range layerDrift(read(t, "docs/design.md"), l.rows) {
+		t.Error(m)
+	}
+}
+
+// The check itself finds a package in another layer, and one not placed.
+func TestLayerDriftFindsDifferences(t *testing.T) {
+	design := "## Layering\n\n| layer | packages | role |\n|---|---|---|\n" +
+		"| programs | `examples/...`, `bench` | x |\n| I/O | `netio` | y |\n\n## Next\n"
+	rows := []row{{layer: "programs", pkg: "examples/kv"}, {layer: "programs", pkg: "bench"}, {layer: "I/O", pkg: "netio"}}
+	if got := layerDrift(design, rows); len(got) != 0 {
+		t.Errorf("a true summary reported: %q", got)
+	}
+	rows = append(rows, row{layer: "I/O", pkg: "bench/netcase"}, row{layer: "leaves", pkg: "alloc"})
+	got := strings.Join(layerDrift(strings.Replace(design, "| I/O | `netio` |", "| leaves | `netio` |", 1), rows), "\n")
+	for _, want := range []string{"places netio in layer leaves, architecture.md in I/O", "does not place bench/netcase", "does not place alloc"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q in:\n%s", want, got)
+		}
+	}
+}
+
+// layerDrift returns a message for every package of rows (the module's
+// doc aside) that the layering table of design (the first table headed
+// | layer | packages | role | under "## Layering") places in another
+// layer, or does not place.
+func layerDrift(design string, rows []row) []string {
+	start := strings.Index(design, "## Layering\n")
+	if start < 0 {
+		return []string{"docs/design.md has no section \"## Layering\""}
+	}
+	name := regexp.MustCompile("`([^`]+)`")
+	layerOf := map[string]string{} // a package, or a prefix ending in "/"
+	for _, line := range strings.Split(design[start:], "\n")[1:] {
+		if strings.HasPrefix(line, "## ") {
+			break
+		}
+		cells := strings.Split(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(line), "|"), "|"), "|")
+		if len(cells) != 3 || strings.TrimSpace(cells[0]) == "layer" || strings.HasPrefix(strings.TrimSpace(cells[0]), "---") {
+			continue
+		}
+		for _, m := range name.FindAllStringSubmatch(cells[1], -1) {
+			layerOf[strings.TrimSuffix(m[1], "...")] = strings.TrimSpace(cells[0])
+		}
+	}
+	var out []string
+	for _, r := range rows {
+		if r.pkg == "." {
+			continue
+		}
+		layer, ok := layerOf[r.pkg]
+		if !ok { // the longest "x/..." that holds the package
+			for p := r.pkg; !ok && p != ""; {
+				layer, ok = layerOf[p+"/"]
+				if i := strings.LastIndex(p, "/"); i >= 0 {
+					p = p[:i]
+				} else {
+					p = ""
+				}
+			}
+		}
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("docs/design.md: the layering does not place %s (architecture.md: layer %s)", r.pkg, r.layer))
+		case layer != r.layer:
+			out = append(out, fmt.Sprintf("docs/design.md places %s in layer %s, architecture.md in %s", r.pkg, layer, r.layer))
+		}
+	}
+	return out
+}
+
 // publicAPIOnly are the layers whose packages import nothing under the
 // module's internal/ directory (its machinery and its test kits) unless an
 // exception says why.
