@@ -224,7 +224,7 @@ func contractTable(doc string) (iface, file string, methods []string) {
 			if !strings.HasPrefix(row, "|") {
 				break
 			}
-			cells := strings.Split(strings.Trim(strings.TrimSpace(row), "|"), "|")
+			cells := tableCells(row)
 			for _, c := range cells[1:] {
 				for _, n := range name.FindAllStringSubmatch(c, -1) {
 					methods = append(methods, n[1])

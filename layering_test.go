@@ -140,7 +140,7 @@ func layerDrift(design string, rows []row) []string {
 		if strings.HasPrefix(line, "## ") {
 			break
 		}
-		cells := strings.Split(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(line), "|"), "|"), "|")
+		cells := tableCells(line)
 		if len(cells) != 3 || strings.TrimSpace(cells[0]) == "layer" || strings.HasPrefix(strings.TrimSpace(cells[0]), "---") {
 			continue
 		}
@@ -332,7 +332,7 @@ func parseLayering(doc string) (*layering, []string) {
 	layer := ""
 	i := head + 2
 	for ; i < len(lines) && strings.HasPrefix(lines[i], "|"); i++ {
-		cells := strings.Split(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(lines[i]), "|"), "|"), "|")
+		cells := tableCells(lines[i])
 		if len(cells) != 3 {
 			out = append(out, fmt.Sprintf("docs/architecture.md: the row %q has %d cells, not 3", lines[i], len(cells)))
 			continue
@@ -480,4 +480,10 @@ func ignored(comments []*ast.CommentGroup, pkg token.Pos) bool {
 		}
 	}
 	return false
+}
+
+// tableCells returns the cells of a Markdown table row, "| a | | b |"
+// giving "a", "" and "b" (spaces kept).
+func tableCells(row string) []string {
+	return strings.Split(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(row), "|"), "|"), "|")
 }
