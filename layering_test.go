@@ -85,6 +85,12 @@ func TestCheckLayeringFindsDrift(t *testing.T) {
 		{"a layer split in two", strings.Replace(doc, "| machinery | `internal/loop`", "| protocols | `internal/loop`", 1), good,
 			"layer protocols appears again"},
 		{"no table", "# x\n", good, "no table"},
+		{"an exception that breaks no rule", strings.Replace(doc, "Exceptions:\n\n", "Exceptions:\n\n- `netio` -> `internal/loop`: not needed.\n", 1), good,
+			"the exception netio -> internal/loop breaks no rule"},
+		{"a package with two rows", strings.Replace(doc, "| I/O | `netio` | `internal/loop` |\n", "| I/O | `netio` | `internal/loop` |\n| | `netio` | `internal/loop` |\n", 1), good,
+			"netio has two rows"},
+		{"an empty imports cell", strings.Replace(doc, "| `internal/loop` | none |", "| `internal/loop` | |", 1), good,
+			"the row of internal/loop names no import: write none"},
 	}
 	for _, c := range cases {
 		got := strings.Join(checkLayering(c.doc, c.imports), "\n")
