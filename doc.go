@@ -30,7 +30,7 @@
 //     netio: a server, a router with net/http's patterns, handlers that
 //     answer later, net/http handlers mounted per route, Hijack for
 //     upgrades; [github.com/spindle-rt/spindle/web/webtest] runs its
-//     handlers without sockets.
+//     handlers request by request, as httptest does.
 //   - [github.com/spindle-rt/spindle/web/websocket]: WebSocket (RFC 6455)
 //     on the same loop after an upgrade: frames parsed in place, ping/pong,
 //     close codes, UTF-8 checks, a message limit, Flush for backpressure.

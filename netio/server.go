@@ -74,7 +74,9 @@ type connSet struct {
 
 // Serve accepts connections on l and calls s.Handler with each, on l's
 // loop, until l closes or s shuts down. It returns at once (nil), or
-// ErrServerClosed, closing l, after Shutdown or Close. Any goroutine.
+// ErrServerClosed, closing l, after Shutdown or Close. It is Serve(l, ...)
+// with a handler that records each connection for Shutdown and Close,
+// then calls Handler. Any goroutine.
 func (s *Server) Serve(l *Listener) error {
 	if l == nil {
 		panic("netio: Server.Serve on nil *Listener")
@@ -111,19 +113,7 @@ func (s *Server) ServeGroup(g *shard.Group, network, address string, opts ...Lis
 	if s.Handler == nil {
 		return nil, errors.New("netio: Server.ServeGroup with nil Handler")
 	}
-	ls, err := ListenGroup(g, network, address, opts...)
-	if err != nil {
-		return nil, err
-	}
-	for _, l := range ls {
-		if err := s.Serve(l); err != nil {
-			for _, o := range ls {
-				o.Close()
-			}
-			return nil, err
-		}
-	}
-	return ls, nil
+	return ServeGroupOn(s, g, network, address, opts...)
 }
 
 // add starts serving a connection accepted on the set's loop.
