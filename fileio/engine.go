@@ -105,10 +105,10 @@ type op struct {
 	size int64
 	info fs.FileInfo
 
-	idx    int              // place in st.flight plus one; 0: not in flight
-	done   func(o *op)      // runs on the loop with the result
-	failFn func(err error)  // fails the op's waiters when the executor closes
-	f      *File            // the file the op serves, if any
+	idx    int             // place in st.flight plus one; 0: not in flight
+	done   func(o *op)     // runs on the loop with the result
+	failFn func(err error) // fails the op's waiters when the executor closes
+	f      *File           // the file the op serves, if any
 }
 
 // fail fails the op's waiters (the executor closes). Loop only.
