@@ -15,10 +15,12 @@ package fileio
 //     has completed (landed, whether it succeeded or failed); wdone[i]
 //     says whether write wbase+1+i has, for the writes accepted after it;
 //   - at most one sync round is in flight per file (syncing); a round
-//     starts at a batch boundary (flush) and takes every waiter whose
-//     mark is at most wbase, so every Sync asked for in one batch, with
-//     its writes complete, shares one fsync, and the waiters that come
-//     while a round is in flight share the next;
+//     starts at a batch boundary (flush) once every waiter of the oldest
+//     batch still waiting (gen: the loop's batch count when it was
+//     queued) has its mark at most wbase, and takes every waiter whose
+//     mark is: so every sync asked for in one batch shares one fsync,
+//     the waiters that come while a round is in flight share the next,
+//     and no waiter waits for writes accepted after it;
 //   - once an fsync has failed, syncErr keeps its error and every later
 //     sync of the file fails with ErrSyncFailed: after a failed writeback
 //     the kernel may have dropped the dirty pages, so a later fsync that
@@ -72,6 +74,7 @@ type appendWaiter struct {
 
 type syncWaiter struct {
 	mark uint64
+	gen  uint64 // the state's batch count when it was queued
 	full bool // fsync, not fdatasync
 	done func(err error)
 }
@@ -241,6 +244,7 @@ func (f *File) waitSync(w *syncWaiter) {
 		w.done(f.stickySync())
 		return
 	}
+	w.gen = f.st.gen
 	f.syncq = append(f.syncq, w)
 	f.st.mark(f)
 }
@@ -340,6 +344,15 @@ func (f *File) flushSyncs() {
 			w.done(f.stickySync())
 		}
 		return
+	}
+	oldest := f.syncq[0].gen
+	for _, w := range f.syncq {
+		oldest = min(oldest, w.gen)
+	}
+	for _, w := range f.syncq {
+		if w.gen == oldest && w.mark > f.wbase {
+			return // the oldest batch's writes are not all done: it goes out whole
+		}
 	}
 	var take []*syncWaiter
 	full := false

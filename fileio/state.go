@@ -41,6 +41,7 @@ type state struct {
 	dirty  []*File
 	spare  []*File
 	closed bool
+	gen    uint64 // batch boundaries seen with files dirty (commit.go)
 	watch  loop.CloseWatch
 	stats  *counters
 }
@@ -117,6 +118,7 @@ func (st *state) Flush() {
 	if len(st.dirty) == 0 || st.closed {
 		return
 	}
+	st.gen++
 	d := st.dirty
 	st.dirty = st.spare[:0]
 	for i, f := range d {
