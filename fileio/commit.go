@@ -29,8 +29,9 @@ package fileio
 //     batch boundary, and at most one append write is in flight per file
 //     (aflight), so appends land in the order they were made, end to end,
 //     one write per batch boundary; end is where the next append goes;
-//   - a failed append write may have written part of its bytes: atrunc is
-//     then set, and the next append write is preceded by a truncate to
+//   - a failed append write may have written part of its bytes (and
+//     os.File.WriteAt's count does not say so when the error comes in the
+//     same system call): atrunc is then set, and the next append write is preceded by a truncate to
 //     end, so no torn append stays in the file between whole ones; if
 //     that truncate fails, appendErr keeps its error and every later
 //     Append fails with it.
@@ -289,7 +290,7 @@ func (f *File) flushAppends() {
 			if f.end == off+int64(len(buf)) {
 				f.end = off
 			}
-			f.atrunc = o.n > 0
+			f.atrunc = true // it may have written part: os.File.WriteAt does not always say how much
 			for _, w := range ws {
 				w.p.Reject(o.err)
 			}
