@@ -76,7 +76,7 @@ type appendWaiter struct {
 type syncWaiter struct {
 	mark uint64
 	gen  uint64 // the state's batch count when it was queued
-	full bool // fsync, not fdatasync
+	full bool   // fsync, not fdatasync
 	done func(err error)
 }
 
