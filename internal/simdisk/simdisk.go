@@ -66,10 +66,10 @@ type Faults struct {
 	// sizes); 0 is no limit. A write past it writes what fits and fails
 	// with ENOSPC.
 	Capacity int64
-	// CrashKeep and CrashTear are the chances that an unsynced write is
-	// kept whole, or torn (a prefix of it kept), at a crash; the rest is
-	// lost. Both zero: each of the three outcomes is equally likely.
-	CrashKeep, CrashTear float64
+	// CrashKeep, CrashTear and CrashLose weigh what a crash does to each
+	// unsynced write: keep it whole, tear it (keep a prefix), or lose it.
+	// All zero: the three are equally likely.
+	CrashKeep, CrashTear, CrashLose float64
 }
 
 // DefaultFaults are the latencies of a quiet SSD: no faults.
@@ -443,8 +443,10 @@ func (d *Disk) Crash(rng *rand.Rand) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	keep, tear := d.Faults.CrashKeep, d.Faults.CrashTear
-	if keep == 0 && tear == 0 {
+	keep, tear, lose := d.Faults.CrashKeep, d.Faults.CrashTear, d.Faults.CrashLose
+	if sum := keep + tear + lose; sum > 0 {
+		keep, tear = keep/sum, tear/sum
+	} else {
 		keep, tear = 1.0/3, 1.0/3
 	}
 	d.used = 0

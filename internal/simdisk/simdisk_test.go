@@ -93,7 +93,7 @@ func TestNamesAndHandles(t *testing.T) {
 		t.Fatalf("old name: %v", err)
 	}
 	if fi, err := d.Stat("b"); err != nil || fi.Size() != 4 || fi.Name() != "b" {
-		t.Fatalf("stat: %s %d", fi.Name(), fi.Size())
+		t.Fatalf("stat of the new name: %v %v", fi, err)
 	}
 	if err := d.Remove("b"); err != nil {
 		t.Fatal(err)
