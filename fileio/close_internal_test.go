@@ -1,18 +1,17 @@
 package fileio
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/internal/loop"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
 // openFDs counts the process's open descriptors (Linux), -1 elsewhere.
@@ -29,13 +28,7 @@ func openFDs(t *testing.T) int {
 
 func wait[T any](t *testing.T, f *future.Future[T]) (T, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	v, err := f.Await(ctx)
-	if err == context.DeadlineExceeded {
-		t.Fatal("future still pending after 30s")
-	}
-	return v, err
+	return spindletest.Await[T](t, f)
 }
 
 // TestExecutorCloseRaces closes the executor while files are open and

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/fileio"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
 // TestOps runs every operation against a temp dir and checks the result
@@ -244,14 +245,7 @@ func TestNilArguments(t *testing.T) {
 		{"NewReader", func() { fileio.NewReader(nil, 0) }},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			defer func() {
-				if v, ok := recover().(string); !ok || !bytes.HasPrefix([]byte(v), []byte("fileio: ")) {
-					t.Fatalf("panic %v, want a fileio: message", v)
-				}
-			}()
-			c.fn()
-		})
+		t.Run(c.name, func(t *testing.T) { spindletest.MustPanic(t, "fileio: ", "nil", c.fn) })
 	}
 }
 

@@ -1,14 +1,13 @@
 package fileio_test
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/fileio"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 )
 
 // started returns a running executor, closed when the test ends.
@@ -23,13 +22,7 @@ func started(t testing.TB) *executor.Executor {
 // await waits for f (bounded, so a bug fails the test instead of hanging it).
 func await[T any](t testing.TB, f *future.Future[T]) (T, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	v, err := f.Await(ctx)
-	if err == context.DeadlineExceeded {
-		t.Fatalf("future still pending after 30s")
-	}
-	return v, err
+	return spindletest.Await[T](t, f)
 }
 
 // must waits for f and fails the test on an error.
