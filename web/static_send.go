@@ -1,0 +1,33 @@
+package web
+
+import (
+	"os"
+
+	"github.com/spindle-rt/spindle/future"
+)
+
+// sendFile sends n bytes of f from off as the next bytes of w's body, by
+// netio's SendFile, after the head and the body written so far. It
+// returns nil, and sends nothing, when w cannot: its response waits
+// behind others of the connection (their bytes must leave first), or it
+// has no socket. The future completes once the kernel has taken the
+// bytes; until then nothing else may be written to the connection, so
+// the response must not end before it.
+func (w *ResponseWriter) sendFile(f *os.File, off, n int64) *future.Future[struct{}] {
+	c := w.c
+	if c.nc == nil || c.closed || c.hijacked || c.head() != w.r || w.done || w.r.method == "HEAD" {
+		return nil
+	}
+	if w.headSent && w.chunked || !w.headSent && !w.hdr.Has("Content-Length") {
+		return nil // the body is framed: its bytes go as chunks
+	}
+	if !w.headSent {
+		w.sendHead(false)
+	} else if len(w.body) > 0 {
+		b := w.body
+		w.body = w.body[:0]
+		w.emitBody(b)
+	}
+	w.sent += n
+	return c.nc.SendFile(f, off, n)
+}
