@@ -31,12 +31,20 @@ const maxValue = 1 << 20
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8081", "listen address")
+	static := flag.String("static", "", "serve the files of this directory at /static/")
 	flag.Parse()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv := &http.Server{Handler: newTwin(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	h := newTwin()
+	if *static != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/", h)
+		mux.Handle("GET /static/", http.StripPrefix("/static", http.FileServer(http.Dir(*static))))
+		h = mux
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	log.Printf("listening on http://%s", ln.Addr())
 	go srv.Serve(ln)
 	stop, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStatic serves a directory at /static/ and checks the file server's
+// answers through webkv's routes; without ServeStatic the route is 404.
+func TestStatic(t *testing.T) {
+	dir := t.TempDir()
+	body := strings.Repeat("0123456789", 100_000) // 1 MB: sendfile meets a full socket
+	for name, b := range map[string]string{"a.txt": "hello", "big.bin": body, "site/index.html": "<h1>i</h1>"} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(filepath.Dir(dir), "outside.txt"), []byte("no"), 0o644)
+	s := NewServer(2)
+	s.ServeStatic(dir)
+	if err := s.Listen("tcp", "127.0.0.1:0"); err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+	base := "http://" + s.Addr().String()
+	_, plain := start(t)
+	c := client(t)
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+	for _, tc := range []struct {
+		method, path, rangeHdr string
+		code                   int
+		body, header, value    string
+	}{
+		{"GET", "/static/a.txt", "", 200, "hello", "Content-Type", "text/plain; charset=utf-8"},
+		{"HEAD", "/static/a.txt", "", 200, "", "Content-Length", "5"},
+		{"GET", "/static/big.bin", "", 200, body, "Accept-Ranges", "bytes"},
+		{"GET", "/static/big.bin", "bytes=10-19", 206, "0123456789", "Content-Range", "bytes 10-19/1000000"},
+		{"GET", "/static/site/", "", 200, "<h1>i</h1>", "Content-Type", "text/html; charset=utf-8"},
+		{"GET", "/static/site", "", 301, "", "Location", "site/"},
+		{"GET", "/static/site/index.html", "", 301, "", "Location", "./"},
+		{"GET", "/static/nope", "", 404, "404 page not found\n", "", ""},
+		{"GET", "/static/%2e%2e/outside.txt", "", 404, "404 page not found\n", "", ""},
+		{"PUT", "/static/a.txt", "", 405, "Method Not Allowed\n", "Allow", "GET, HEAD"},
+	} {
+		req, _ := http.NewRequest(tc.method, base+tc.path, nil)
+		if tc.rangeHdr != "" {
+			req.Header.Set("Range", tc.rangeHdr)
+		}
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", tc.method, tc.path, err)
+		}
+		bb, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := string(bb)
+		if res.StatusCode != tc.code || b != tc.body || tc.header != "" && res.Header.Get(tc.header) != tc.value {
+			t.Errorf("%s %s: %d %s=%q body %d bytes; want %d %q, %d bytes", tc.method, tc.path, res.StatusCode,
+				tc.header, res.Header.Get(tc.header), len(b), tc.code, tc.value, len(tc.body))
+		}
+	}
+	res, b := do(t, c, "GET", "http://"+plain+"/static/a.txt", nil)
+	if res.StatusCode != 404 {
+		t.Errorf("without ServeStatic: %d %q, want 404", res.StatusCode, b)
+	}
+}
