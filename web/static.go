@@ -14,7 +14,7 @@ package web
 //	        bytes sent by netio's SendFile (an *os.File, the response at
 //	        the front of the connection's order) or read off the loop in
 //	        pieces and written, a piece once the one before has left
-//	close:  the files closed — off the loop
+//	close:  the files closed and the fileReq put back — off the loop
 //
 // Invariants:
 //   - no call of an http.FileSystem or http.File runs on the loop;
@@ -41,8 +41,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/spindle-rt/spindle/executor"
 )
 
 // FileServer returns a handler that serves requests with the contents of
@@ -179,7 +177,6 @@ const (
 
 // fileReq is one request to the file server, from open to close.
 type fileReq struct {
-	ex       *executor.Executor // while the files close
 	w        *ResponseWriter
 	r        *Request
 	root     http.FileSystem
@@ -231,8 +228,14 @@ func getFileReq() *fileReq {
 	return fr
 }
 
-// doneFunc is done, bound once: queuing it allocates nothing.
-func (fr *fileReq) doneFunc() func() { return fr.onDone }
+// doneFunc is done, bound once: queuing it allocates nothing. Closing
+// the files has nothing to do on the loop.
+func (fr *fileReq) doneFunc() func() {
+	if fr.step == stepClose {
+		return nil
+	}
+	return fr.onDone
+}
 
 func (fr *fileReq) work() {
 	switch fr.step {
@@ -242,6 +245,7 @@ func (fr *fileReq) work() {
 		fr.readPiece()
 	case stepClose:
 		fr.closeFiles()
+		fr.recycle()
 	}
 }
 
@@ -251,8 +255,6 @@ func (fr *fileReq) done() {
 		fr.answer()
 	case stepRead:
 		fr.wrote()
-	case stepClose:
-		fr.recycle()
 	}
 }
 
@@ -581,7 +583,7 @@ func (fr *fileReq) flushed(_ struct{}, err error) {
 
 // finish ends the response and closes the files off the loop.
 func (fr *fileReq) finish() {
-	fr.ex = fr.w.Executor()
+	ex := fr.w.Executor()
 	fr.w.End()
 	fr.w, fr.r = nil, nil
 	if fr.f == nil && fr.extra == nil {
@@ -589,7 +591,7 @@ func (fr *fileReq) finish() {
 		return
 	}
 	fr.step = stepClose
-	files.run(fr.ex, fr)
+	files.run(ex, fr)
 }
 
 func (fr *fileReq) closeFiles() {

@@ -9,9 +9,10 @@ package web
 // on the loop can take its place behind the same interface.
 //
 // Invariants:
-//   - a job's work runs on a goroutine of the pool, its done on the loop
-//     it was queued from, after work, exactly once, unless that loop
-//     has closed: then abandon runs instead, off the loop;
+//   - a job's work runs on a goroutine of the pool, its done (if it has
+//     one) on the loop it was queued from, after work, exactly once,
+//     unless that loop has closed: then abandon runs instead, off the
+//     loop;
 //   - at most poolWorkers goroutines run; none waits once the queue is
 //     empty (an idle pool holds no goroutine).
 
@@ -24,7 +25,7 @@ import (
 // fileJob is one trip off the loop and back.
 type fileJob interface {
 	work()            // off the loop: the blocking calls
-	doneFunc() func() // what runs on the loop after work (a func kept, so that queuing it allocates nothing)
+	doneFunc() func() // what runs on the loop after work, or nil: then work may give the job up (a func kept, so that queuing it allocates nothing)
 	abandon()         // off the loop, when the loop closed before done could run
 }
 
@@ -78,8 +79,9 @@ func (p *workerPool) work() {
 		p.q[p.head] = queued{}
 		p.head++
 		p.mu.Unlock()
+		done := it.j.doneFunc() // before work, which may give the job up
 		it.j.work()
-		if it.ex.Submit(it.j.doneFunc()) != nil {
+		if done != nil && it.ex.Submit(done) != nil {
 			it.j.abandon()
 		}
 	}
