@@ -55,7 +55,10 @@ func BenchmarkStatic(b *testing.B) {
 							break
 						}
 						if len(line) > 16 && string(line[:16]) == "Content-Length: " {
-							fmt.Sscan(string(line[16:]), &n)
+							n = 0
+							for _, d := range line[16 : len(line)-2] {
+								n = n*10 + int64(d-'0')
+							}
 						}
 					}
 					if n != int64(size) {

@@ -13,11 +13,16 @@ package web
 //     one) on the loop it was queued from, after work, exactly once,
 //     unless that loop has closed: then abandon runs instead, off the
 //     loop;
-//   - at most poolWorkers goroutines run; none waits once the queue is
-//     empty (an idle pool holds no goroutine).
+//   - at most poolWorkers goroutines run; each waits poolIdle for a job
+//     once the queue is empty, then leaves (an idle pool holds no
+//     goroutine);
+//   - waiting counts the goroutines that wait and have not been
+//     signalled: each job queued while it is above 0 takes one of them
+//     and sends one signal, so no job waits while a goroutine idles.
 
 import (
 	"sync"
+	"time"
 
 	"github.com/spindle-rt/spindle/executor"
 )
@@ -37,6 +42,10 @@ type fileRunner interface {
 // poolWorkers bounds the goroutines of the pool: as libuv's default.
 const poolWorkers = 4
 
+// poolIdle is how long a goroutine of the pool waits for a job before it
+// leaves.
+const poolIdle = 50 * time.Millisecond
+
 type queued struct {
 	ex *executor.Executor
 	j  fileJob
@@ -47,33 +56,61 @@ type workerPool struct {
 	mu      sync.Mutex
 	q       []queued
 	head    int
-	running int
+	running int           // goroutines of the pool
+	waiting int           // of them, those waiting for a job and not yet signalled
+	signal  chan struct{} // a job for a waiting goroutine
 }
 
-var files fileRunner = &workerPool{}
+var files fileRunner = &workerPool{signal: make(chan struct{}, poolWorkers)}
 
 func (p *workerPool) run(ex *executor.Executor, j fileJob) {
 	p.mu.Lock()
 	p.q = append(p.q, queued{ex, j})
-	start := p.running < poolWorkers
-	if start {
+	switch {
+	case p.waiting > 0:
+		p.waiting--
+		p.mu.Unlock()
+		p.signal <- struct{}{} // never blocks: at most poolWorkers are sent and not received
+	case p.running < poolWorkers:
 		p.running++
-	}
-	p.mu.Unlock()
-	if start {
+		p.mu.Unlock()
 		go p.work()
+	default:
+		p.mu.Unlock() // a busy goroutine takes it next
 	}
 }
 
 func (p *workerPool) work() {
+	t := time.NewTimer(poolIdle)
+	t.Stop()
 	for {
 		p.mu.Lock()
 		if p.head == len(p.q) {
 			clear(p.q)
 			p.q, p.head = p.q[:0], 0
-			p.running--
+			p.waiting++
 			p.mu.Unlock()
-			return
+			t.Reset(poolIdle)
+			select {
+			case <-p.signal:
+				t.Stop()
+				continue
+			case <-t.C:
+			}
+			p.mu.Lock()
+			if p.waiting > 0 {
+				// Idle for poolIdle, and no job is on its way to a
+				// waiting goroutine: one of them (this one) leaves.
+				p.waiting--
+				p.running--
+				p.mu.Unlock()
+				return
+			}
+			// Every waiting goroutine has been signalled, this one
+			// with them: it takes its signal.
+			p.mu.Unlock()
+			<-p.signal
+			continue
 		}
 		it := p.q[p.head]
 		p.q[p.head] = queued{}
