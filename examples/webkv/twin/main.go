@@ -37,14 +37,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	h := newTwin()
-	if *static != "" {
-		mux := http.NewServeMux()
-		mux.Handle("/", h)
-		mux.Handle("GET /static/", http.StripPrefix("/static", http.FileServer(http.Dir(*static))))
-		h = mux
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	srv := &http.Server{Handler: newTwin(*static), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	log.Printf("listening on http://%s", ln.Addr())
 	go srv.Serve(ln)
 	stop, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -62,7 +55,9 @@ type twin struct {
 	up       websocket.Upgrader
 }
 
-func newTwin() http.Handler {
+// newTwin returns the twin's routes; with static, the files of that
+// directory at /static/.
+func newTwin(static string) http.Handler {
 	t := &twin{kv: map[string][]byte{}, watchers: map[*websocket.Conn]*sync.Mutex{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", t.page)
@@ -71,6 +66,9 @@ func newTwin() http.Handler {
 	mux.HandleFunc("GET /slow/{ms}", t.slow)
 	mux.HandleFunc("GET /ws/echo", t.wsEcho)
 	mux.HandleFunc("GET /ws/watch", t.wsWatch)
+	if static != "" {
+		mux.Handle("GET /static/", http.StripPrefix("/static", http.FileServer(http.Dir(static))))
+	}
 	return mux
 }
 
