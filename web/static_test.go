@@ -8,18 +8,13 @@ package web_test
 // both: it is replaced by "BOUNDARY" before comparing.
 
 import (
-	"bufio"
-
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -95,49 +90,18 @@ func staticTree(t testing.TB) string {
 }
 
 var staticHeaders = []string{"Content-Type", "Content-Length", "Content-Range", "Accept-Ranges", "Last-Modified",
-	"Location", "Etag", "X-Content-Type-Options", "Transfer-Encoding"}
+	"Location", "Etag", "X-Content-Type-Options"}
 
 var boundary = regexp.MustCompile(`[0-9a-f]{60}`)
 
-// staticExchange sends raw on a new connection, shuts the write side and
-// reads every response until EOF; bodies and headers are compared whole.
+// staticExchange is exchange with bodies and headers compared whole, but
+// for multipart boundaries and the framing of the body.
 func staticExchange(t *testing.T, addr string, raw string, methods []string) []answer {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(20 * time.Second))
-	go func() {
-		io.WriteString(c, raw)
-		c.(*net.TCPConn).CloseWrite()
-	}()
-	br := bufio.NewReader(c)
-	var as []answer
-	for i := 0; ; i++ {
-		if _, err := br.Peek(1); err != nil {
-			return as
-		}
-		m := "GET"
-		if i < len(methods) {
-			m = methods[i]
-		}
-		resp, err := http.ReadResponse(br, &http.Request{Method: m})
-		if err != nil {
-			t.Fatalf("response %d: %v", i, err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatalf("response %d body: %v", i, err)
-		}
+	return exchangeFunc(t, addr, raw, methods, func(resp *http.Response, b []byte) answer {
 		var hs []string
 		for _, h := range staticHeaders {
 			if v := resp.Header.Get(h); v != "" {
-				if h == "Transfer-Encoding" || h == "Content-Length" && resp.Header.Get("Transfer-Encoding") != "" {
-					continue
-				}
 				hs = append(hs, h+": "+boundary.ReplaceAllString(v, "BOUNDARY"))
 			}
 		}
@@ -145,9 +109,9 @@ func staticExchange(t *testing.T, addr string, raw string, methods []string) []a
 			// Framing is the server's choice; the body is what counts.
 			hs = slices.DeleteFunc(hs, func(s string) bool { return strings.HasPrefix(s, "Content-Length:") })
 		}
-		as = append(as, answer{Code: resp.StatusCode, Headers: strings.Join(hs, "; "),
-			Body: boundary.ReplaceAllString(string(b), "BOUNDARY"), Close: resp.Close})
-	}
+		return answer{Code: resp.StatusCode, Headers: strings.Join(hs, "; "),
+			Body: boundary.ReplaceAllString(string(b), "BOUNDARY"), Close: resp.Close}
+	})
 }
 
 func sget(target string, headers ...string) string {
@@ -293,27 +257,9 @@ func short(as []answer) []answer {
 	return as
 }
 
-// serveStd serves h with net/http on a free loopback port until the test
-// ends, and waits for its connections to end.
+// serveStd serves h with net/http until the test ends.
 func serveStd(t testing.TB, h http.Handler) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns sync.WaitGroup
-	std := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
-		ConnState: func(_ net.Conn, s http.ConnState) {
-			switch s {
-			case http.StateNew:
-				conns.Add(1)
-			case http.StateClosed, http.StateHijacked:
-				conns.Done()
-			}
-		}}
-	done := make(chan struct{})
-	go func() { std.Serve(ln); close(done) }()
-	t.Cleanup(func() { std.Close(); <-done; conns.Wait() })
-	return ln.Addr().String()
+	return serveStdServer(t, &http.Server{Handler: h})
 }
 
 // TestStaticFS serves an fs.FS (its files have no ReadAt: the copy path

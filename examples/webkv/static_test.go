@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/tls"
 	"io"
 	"net/http"
@@ -26,19 +25,7 @@ func TestStatic(t *testing.T) {
 		}
 	}
 	os.WriteFile(filepath.Join(filepath.Dir(dir), "outside.txt"), []byte("no"), 0o644)
-	s := NewServer(2)
-	s.ServeStatic(dir)
-	if err := s.Listen("tcp", "127.0.0.1:0"); err != nil {
-		s.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-	})
+	s, _ := startWith(t, 2, func(s *Server) { s.ServeStatic(dir) })
 	base := "http://" + s.Addr().String()
 	_, plain := start(t)
 	c := client(t)
@@ -97,23 +84,10 @@ func TestStaticTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool := testCA(t, dir)
-	s := NewServer(2)
-	s.ServeStatic(dir)
-	if err := s.Listen("tcp", "127.0.0.1:0"); err != nil {
-		s.Close()
-		t.Fatal(err)
-	}
+	s, _ := startWith(t, 2, func(s *Server) { s.ServeStatic(dir) })
 	if err := listenTLS(s, "127.0.0.1:0", filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")); err != nil {
-		s.Close()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-	})
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
 	t.Cleanup(tr.CloseIdleConnections)
 	c := &http.Client{Transport: tr, Timeout: 20 * time.Second}
