@@ -9,6 +9,8 @@ package web_test
 
 import (
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -299,5 +301,59 @@ func TestServeFile(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%q: answers differ\n web:      %v\n net/http: %v", raw, short(got), short(want))
 		}
+	}
+}
+
+// openCount counts the process's descriptors open on name.
+func openCount(t *testing.T, name string) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	n := 0
+	for _, e := range ents {
+		if p, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && p == name {
+			n++
+		}
+	}
+	return n
+}
+
+// TestStaticCloseReleasesFiles: files being sent to clients that do not
+// read are closed once the server, or the executor, closes.
+func TestStaticCloseReleasesFiles(t *testing.T) {
+	root := staticTree(t)
+	name := filepath.Join(root, "big.bin")
+	for _, how := range []string{"server", "executor"} {
+		t.Run(how, func(t *testing.T) {
+			srv := &web.Server{Handler: web.FileServer(http.Dir(root))}
+			addr, ex := serve(t, srv)
+			var conns []net.Conn
+			for range 4 {
+				c := dial(t, addr)
+				// Many requests, never read: the sends wait on full sockets.
+				go io.WriteString(c, strings.Repeat(sget("/big.bin"), 50))
+				conns = append(conns, c)
+			}
+			// Wait until the server holds the file open for them.
+			for deadline := time.Now().Add(10 * time.Second); openCount(t, name) < 4; {
+				if time.Now().After(deadline) {
+					t.Fatalf("the file is open %d times, want 4", openCount(t, name))
+				}
+				time.Sleep(time.Millisecond)
+			}
+			if how == "server" {
+				srv.Close()
+			} else {
+				ex.Close()
+			}
+			for deadline := time.Now().Add(10 * time.Second); openCount(t, name) > 0; {
+				if time.Now().After(deadline) {
+					t.Fatalf("the file is still open %d times after the %s closed", openCount(t, name), how)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		})
 	}
 }
