@@ -53,7 +53,9 @@ const (
 // c has failed, since its peer cannot be sent what it was promised.
 // Until the future completes, Write and WriteString fail with
 // ErrSendFilePending, and f must stay open. A second SendFile fails the
-// same way.
+// same way. f is a regular file; its offset is neither used nor moved,
+// so sends of one file on several connections, on any loops, may run at
+// once.
 //
 // On a plain TCP or Unix connection of the epoll backend the bytes go by
 // sendfile(2): they never pass through user space, and the loop hands
