@@ -515,11 +515,11 @@ func (fr *fileReq) next() {
 		if fr.left < 0 {
 			fr.off, fr.left = p.off, p.n
 			if osf, ok := fr.f.(*os.File); ok {
-				if fut := w.sendFile(osf, p.off, p.n); fut != nil {
-					fr.left = 0
-					fut.OnComplete(fr.onFlushed)
+				fr.left = 0 // before: done may run at once
+				if w.sendFile(osf, p.off, p.n, fr.onFlushed) {
 					return
 				}
+				fr.left = p.n
 			}
 		}
 		if fr.left > 0 {

@@ -1,25 +1,21 @@
 package web
 
-import (
-	"os"
-
-	"github.com/spindle-rt/spindle/future"
-)
+import "os"
 
 // sendFile sends n bytes of f from off as the next bytes of w's body, by
-// netio's SendFile, after the head and the body written so far. It
-// returns nil, and sends nothing, when w cannot: its response waits
-// behind others of the connection (their bytes must leave first), or it
-// has no socket. The future completes once the kernel has taken the
-// bytes; until then nothing else may be written to the connection, so
-// the response must not end before it.
-func (w *ResponseWriter) sendFile(f *os.File, off, n int64) *future.Future[struct{}] {
+// netio's SendFile, after the head and the body written so far, and
+// calls done once the kernel has taken them (or the send failed). It
+// reports false, and sends nothing, when w cannot: its response waits
+// behind others of the connection (their bytes must leave first), its
+// body is framed (chunked), or it has no socket. Until done, nothing else
+// may be written to the connection, so the response must not end before.
+func (w *ResponseWriter) sendFile(f *os.File, off, n int64, done func(struct{}, error)) bool {
 	c := w.c
 	if c.nc == nil || c.closed || c.hijacked || c.head() != w.r || w.done || w.r.method == "HEAD" {
-		return nil
+		return false
 	}
 	if w.headSent && w.chunked || !w.headSent && !w.hdr.Has("Content-Length") {
-		return nil // the body is framed: its bytes go as chunks
+		return false // the body is framed: its bytes go as chunks
 	}
 	if !w.headSent {
 		w.sendHead(false)
@@ -29,5 +25,6 @@ func (w *ResponseWriter) sendFile(f *os.File, off, n int64) *future.Future[struc
 		w.emitBody(b)
 	}
 	w.sent += n
-	return c.nc.SendFile(f, off, n)
+	c.nc.SendFile(f, off, n).OnComplete(done)
+	return true
 }

@@ -10,7 +10,6 @@ package web_test
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -329,12 +328,10 @@ func TestStaticCloseReleasesFiles(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			srv := &web.Server{Handler: web.FileServer(http.Dir(root))}
 			addr, ex := serve(t, srv)
-			var conns []net.Conn
 			for range 4 {
-				c := dial(t, addr)
+				c := dial(t, addr) // closed when the test ends
 				// Many requests, never read: the sends wait on full sockets.
 				go io.WriteString(c, strings.Repeat(sget("/big.bin"), 50))
-				conns = append(conns, c)
 			}
 			// Wait until the server holds the file open for them.
 			for deadline := time.Now().Add(10 * time.Second); openCount(t, name) < 4; {
