@@ -126,6 +126,8 @@ type connExt struct {
 	sim        *simConn // the simulated backend's state (backend_sim.go)
 
 	tls *tlsState // a TLS connection's state (tls.go)
+
+	sf *fileOut // a SendFile under way (sendfile.go)
 }
 
 // newConnOf returns a connection whose addresses are laddr and raddr, or,
@@ -424,6 +426,9 @@ func write[S []byte | string](c *Conn, op string, p S) (int, error) {
 	}
 	if c.wtimeout {
 		return 0, os.ErrDeadlineExceeded
+	}
+	if x := c.ext; x != nil && x.sf != nil && !x.sf.copying {
+		return 0, ErrSendFilePending
 	}
 	if len(p) == 0 {
 		return 0, nil

@@ -86,7 +86,7 @@ func (c *Conn) event(ev uint32) {
 	}
 	if ev&(unix.EPOLLOUT|unix.EPOLLHUP|unix.EPOLLERR) != 0 && !c.released {
 		s.wready = true
-		if c.out != nil && !c.dirty {
+		if (c.out != nil || c.sendingZeroCopy()) && !c.dirty {
 			c.flushOut()
 		}
 	}
@@ -154,6 +154,10 @@ func (c *Conn) flushOut() {
 		return
 	}
 	s := &c.sk
+	if c.out == nil && c.sendingZeroCopy() && s.wready {
+		c.sendFileOut()
+		return
+	}
 	if !s.wready || c.out == nil || c.dialP() != nil {
 		return
 	}
