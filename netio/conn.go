@@ -198,6 +198,25 @@ func (c *Conn) Executor() *executor.Executor { c.check("Executor"); return c.exe
 
 func (c *Conn) exe() *executor.Executor { return (*executor.Executor)(c.r.lp) }
 
+// onLoop reports whether the caller holds c's loop.
+func (c *Conn) onLoop() bool { return c.r.lp.OnLoop() }
+
+// submit runs fn on c's loop (loop.Submit).
+func (c *Conn) submit(fn func()) error { return c.r.lp.Submit(fn) }
+
+// getBuf takes an output-sized buffer from c's loop's pool (a Reader's
+// carry buffer); putBuf gives it back. Loop only.
+func (c *Conn) getBuf() []byte { return c.r.getW() }
+
+func (c *Conn) putBuf(b []byte) { c.r.putW(b) }
+
+// ownBy records that set (a Server's connections on c's loop) serves c, at
+// index i of its connections; ownBy(nil, -1) that none does. Loop only.
+func (c *Conn) ownBy(set *connSet, i int) { c.owner, c.oidx = set, int32(i) }
+
+// ownIndex is c's index in its owner's connections.
+func (c *Conn) ownIndex() int { return int(c.oidx) }
+
 // LocalAddr returns the local address of c.
 func (c *Conn) LocalAddr() net.Addr {
 	c.check("LocalAddr")

@@ -240,3 +240,14 @@ func (c *Conn) Done() *future.Future[error] {
 	}
 	return x.done.Future()
 }
+
+// interruptWith closes c at once: the output the kernel takes now is sent,
+// the rest dropped, and what is pending fails with err.
+func (c *Conn) interruptWith(err error) {
+	c.r.be.lastWrite(c)
+	c.abort(err)
+}
+
+// closedErr returns the error of c's receives and true once c is closing
+// or closed: what a Reader holds is then not delivered.
+func (c *Conn) closedErr() (error, bool) { return c.rerr, c.is(fClosing) || c.released }

@@ -208,3 +208,20 @@ func (c *Conn) failRecv(err error) {
 		w.Wake()
 	}
 }
+
+// drainNow makes c's receives that would wait fail with ErrServerClosed,
+// the pending ones first.
+func (c *Conn) drainNow() {
+	c.set(fDrain)
+	if len(c.recvq) > 0 && !c.is(fPumping) {
+		c.pump()
+	}
+	if w := c.pollw; w != nil {
+		c.pollw = nil
+		w.Wake()
+	}
+}
+
+// holdPartial records whether c's Reader holds the start of a token, which
+// keeps a draining connection's receives going (fPartial).
+func (c *Conn) holdPartial(on bool) { c.put(fPartial, on) }
