@@ -87,6 +87,7 @@ const (
 	fWShutOK                       // the write side has been shut
 	fPartial                       // a Reader holds the start of a token (reader.go)
 	fDrain                         // a Server is shutting down: a receive that would wait fails (server.go)
+	fLayer                         // a layer (TLS) is over the bytes: ext.ly holds it (layer.go)
 )
 
 // is reports whether flag f is set. Loop only, as are set, unset and put.
@@ -122,7 +123,7 @@ type connExt struct {
 	dialExt             // the host backend's dial state
 	sim        *simConn // the simulated backend's state (backend_sim.go)
 
-	tls *tlsState // a TLS connection's state (tls.go)
+	ly *layerRef // the layer over the bytes, when fLayer is set (layer.go)
 }
 
 // newConnOf returns a connection whose addresses are laddr and raddr, or,

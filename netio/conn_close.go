@@ -49,8 +49,8 @@ func (c *Conn) CloseWrite() error {
 	if c.is(fWShut) {
 		return nil
 	}
-	if t := c.tlsOf(); t != nil {
-		t.closeNotify()
+	if c.is(fLayer) {
+		c.ext.ly.closeNotify()
 	}
 	c.set(fWShut)
 	if c.written == c.taken {
@@ -90,8 +90,8 @@ func (c *Conn) closeWith(err error) {
 	if c.is(fClosing) || c.released {
 		return
 	}
-	if t := c.tlsOf(); t != nil {
-		t.closeNotify()
+	if c.is(fLayer) {
+		c.ext.ly.closeNotify()
 	}
 	c.set(fClosing)
 	c.failRecv(err)
@@ -207,8 +207,8 @@ func (c *Conn) release() {
 	}
 	c.failRecv(c.rerr)
 	c.failFlush()
-	if t := c.tlsOf(); t != nil {
-		t.released()
+	if c.is(fLayer) {
+		c.ext.ly.release()
 	}
 	c.r.be.closeSock(c)
 	// The last bytes received may still be read by the code that closed

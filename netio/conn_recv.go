@@ -76,8 +76,8 @@ func (c *Conn) receive() ([]byte, error, bool) {
 	if c.rtimeout {
 		return nil, os.ErrDeadlineExceeded, true // nothing consumed
 	}
-	if t := c.tlsOf(); t != nil {
-		return c.tlsReceive(t)
+	if c.is(fLayer) {
+		return c.ext.ly.open()
 	}
 	if c.held > 0 {
 		n := c.held
@@ -147,10 +147,8 @@ func (c *Conn) leave(err error) {
 	if err == io.EOF && c.is(fRecvd) {
 		return
 	}
-	if err == io.EOF && c.tlsOf() != nil {
-		// Nothing is left unread and no close_notify came before the
-		// end (it would have ended the receives already): a truncation.
-		err = errTruncated
+	if c.is(fLayer) {
+		err = c.ext.ly.peerEnd(err)
 	}
 	c.rerr = err
 	if err != io.EOF || c.written == c.taken {

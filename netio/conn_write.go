@@ -45,11 +45,12 @@ func write[S []byte | string](c *Conn, op string, p S) (int, error) {
 		c.abort(ErrOutputLimit)
 		return 0, ErrOutputLimit
 	}
-	if t := c.tlsOf(); t != nil {
-		if t.pout == nil {
-			t.pout = c.r.getW()
+	if c.is(fLayer) {
+		b := c.ext.ly.pending()
+		if *b == nil {
+			*b = c.r.getW()
 		}
-		t.pout = append(t.pout, p...) // sealed at the batch boundary
+		*b = append(*b, p...) // sealed at the batch boundary
 		c.markDirty()
 		return len(p), nil
 	}
@@ -106,7 +107,12 @@ func (c *Conn) Buffered() int {
 }
 
 // buffered is Buffered for netio's own callers, which have made the check.
-func (c *Conn) buffered() int { return int(c.written-c.taken) + c.tlsBuffered() }
+func (c *Conn) buffered() int {
+	if c.is(fLayer) {
+		return int(c.written-c.taken) + c.ext.ly.buffered()
+	}
+	return int(c.written - c.taken)
+}
 
 // Unacked returns how many bytes of c's output the kernel has taken and
 // the peer has not acknowledged yet (on Linux the socket's SIOCOUTQ; for
@@ -164,9 +170,7 @@ func (c *Conn) Flush() *future.Future[struct{}] {
 	if c.wtimeout && c.werr == nil {
 		return future.Failed[struct{}](c.exe(), os.ErrDeadlineExceeded)
 	}
-	if t := c.tlsOf(); t != nil {
-		t.seal()
-	}
+	c.seal()
 	if c.written == c.taken {
 		if c.werr != nil && !c.is(fClosing) {
 			return future.Failed[struct{}](c.exe(), c.werr)
@@ -181,6 +185,14 @@ func (c *Conn) Flush() *future.Future[struct{}] {
 	x.flushq = append(x.flushq, flushWait{c.written, p})
 	c.markDirty()
 	return p.Future()
+}
+
+// seal hands what was written to c's layer, if c has one, to the layer's
+// seal: at the batch boundary and at Flush.
+func (c *Conn) seal() {
+	if c.is(fLayer) {
+		c.ext.ly.seal()
+	}
 }
 
 // took records that the kernel took n more bytes of output.

@@ -248,12 +248,15 @@ type tlsState struct {
 	low     lowered // the goroutine's thread, while lowered
 }
 
-// tlsOf returns c's TLS state, or nil.
+// tlsOf returns c's TLS state, or nil. It reads c.ext and its layer,
+// which a TLS connection has before it is delivered, and not the flags, so
+// ConnectionState may call it from any goroutine.
 func (c *Conn) tlsOf() *tlsState {
-	if c.ext == nil {
+	if c.ext == nil || c.ext.ly == nil {
 		return nil
 	}
-	return c.ext.tls
+	t, _ := c.ext.ly.layer.(*tlsState)
+	return t
 }
 
 // startTLS makes c a TLS connection and queues its handshake. Loop only.
@@ -262,7 +265,7 @@ func (c *Conn) startTLS(mk func(net.Conn, *tls.Config) *tls.Conn, cfg *tls.Confi
 	t.cond.L = &t.mu
 	t.pullFn, t.pushFn, t.endFn = t.pull, t.push, t.finish
 	t.tc = mk(t, cfg)
-	c.x().tls = t
+	c.setLayer(t)
 	t.timer = c.exe().AfterFunc(timeout, func() {
 		if !t.est {
 			c.abort(ErrHandshakeTimeout)
@@ -380,9 +383,9 @@ func (t *tlsState) emit(b []byte) {
 	}
 }
 
-// released is called when c releases its socket: a handshake in progress
+// release is called when c releases its socket: a handshake in progress
 // wakes and fails; the buffers go.
-func (t *tlsState) released() {
+func (t *tlsState) release() {
 	c := t.c
 	t.mu.Lock()
 	if t.dead == nil {
@@ -496,8 +499,9 @@ var errWouldBlock net.Error = wouldBlock{}
 
 // The hooks the connection calls.
 
-// tlsReceive is receive for a TLS connection: the next plaintext.
-func (c *Conn) tlsReceive(t *tlsState) ([]byte, error, bool) {
+// open is receive for a TLS connection: the next plaintext.
+func (t *tlsState) open() ([]byte, error, bool) {
+	c := t.c
 	if c.held > 0 {
 		n := c.held
 		c.held = 0
@@ -602,12 +606,21 @@ func (t *tlsState) mapErr(err error) error {
 	return err
 }
 
-// tlsBuffered is the plaintext written and not yet sealed.
-func (c *Conn) tlsBuffered() int {
-	if t := c.tlsOf(); t != nil {
-		return len(t.pout)
+// pending is the plaintext written and not yet sealed.
+func (t *tlsState) pending() *[]byte { return &t.pout }
+
+// buffered is how many bytes of plaintext wait for seal.
+func (t *tlsState) buffered() int { return len(t.pout) }
+
+// peerEnd names the end of a connection whose peer left while nobody
+// received: nothing is left unread and no close_notify came before the
+// end (it would have ended the receives already), so an EOF is a
+// truncation.
+func (t *tlsState) peerEnd(err error) error {
+	if err == io.EOF {
+		return errTruncated
 	}
-	return 0
+	return err
 }
 
 // seal turns the plaintext written into records in the output buffer.
