@@ -6,9 +6,9 @@ package netio
 // crypto/tls Conn over an in-memory transport (the tlsState itself is that
 // net.Conn). It lives in two phases.
 //
-// The handshake runs on a goroutine of the handshake pool (crypto/tls keeps
-// a handshake's state on its stack, and its handshake errors are sticky, so
-// it cannot be resumed on the loop). The goroutine's transport Read blocks
+// The handshake runs on a goroutine of its executor's handshake pool
+// (crypto/tls keeps a handshake's state on its stack, and its handshake
+// errors are sticky, so it cannot be resumed on the loop). The goroutine's transport Read blocks
 // on hin; when hin is empty it asks the loop (Submit of pull) to receive
 // from the socket, and the loop copies what it read into hin. Its Write
 // appends to hout and asks the loop (push) to write it to the socket. The

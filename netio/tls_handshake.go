@@ -28,7 +28,9 @@ func (c *Conn) startTLS(mk func(net.Conn, *tls.Config) *tls.Conn, cfg *tls.Confi
 			c.abort(ErrHandshakeTimeout)
 		}
 	})
-	handshakes.queue(t)
+	if p := handshakesOf(t.lp); p != nil {
+		p.queue(t)
+	} // else the executor has closed, and c with it
 	return t
 }
 
