@@ -41,11 +41,12 @@ type layer interface {
 
 // layerRef holds a connection's layer behind one pointer, so that connExt
 // keeps one word for it (an interface value is two) and stays in its size
-// class; only a layered connection allocates one.
+// class. The layer keeps its layerRef inside itself, so that a layered
+// connection allocates nothing more for it.
 type layerRef struct{ layer }
 
-// setLayer gives c its layer. Loop only.
-func (c *Conn) setLayer(l layer) {
-	c.x().ly = &layerRef{l}
+// setLayer gives c the layer ref holds. Loop only.
+func (c *Conn) setLayer(ref *layerRef) {
+	c.x().ly = ref
 	c.set(fLayer)
 }

@@ -22,6 +22,11 @@ func TestConnExtSize(t *testing.T) {
 	if n := unsafe.Sizeof(connExt{}); n > 128 {
 		t.Errorf("unsafe.Sizeof(connExt{}) = %d, want <= 128", n)
 	}
+	// A TLS connection's state holds its layer ref, and stays in its
+	// size class.
+	if n := unsafe.Sizeof(tlsState{}); n > 352 {
+		t.Errorf("unsafe.Sizeof(tlsState{}) = %d, want <= 352", n)
+	}
 }
 
 // TestConnFlags checks that each flag is set, read and cleared alone.

@@ -22,7 +22,8 @@ func (c *Conn) startTLS(mk func(net.Conn, *tls.Config) *tls.Conn, cfg *tls.Confi
 	t.cond.L = &t.mu
 	t.pullFn, t.pushFn, t.endFn = t.pull, t.push, t.finish
 	t.tc = mk(t, cfg)
-	c.setLayer(t)
+	t.ref.layer = t
+	c.setLayer(&t.ref)
 	t.timer = c.exe().AfterFunc(timeout, func() {
 		if !t.est {
 			c.abort(ErrHandshakeTimeout)

@@ -35,36 +35,39 @@ type tlsState struct {
 	c   *Conn
 	lp  *loop.Loop
 	tc  *tls.Conn
+	ref layerRef // what c.ext.ly points at: the layer is t, and costs c no allocation
+
+	// The flags, together so that they take one word.
 	est bool // the handshake is done: everything is loop-owned
 	// stuck: the handshake goroutine's thread could not be raised from
 	// the idle priority; its worker ends with it. The goroutine only.
-	stuck bool
+	stuck   bool
+	endRead bool // established: crypto/tls has been given end
+	sealing bool // established
+	probe   bool // established: crypto/tls may hold a whole record: read it before the socket
+	asked   bool // the handshake: the goroutine waits for a pull
+	pushing bool // the handshake: a push is queued
 
 	// established, loop-owned
-	in      []byte // ciphertext not yet read by crypto/tls (in c.rbuf)
-	pbuf    []byte // the plaintext of the last receive
-	pout    []byte // plaintext written, not yet sealed
-	end     error  // the socket's end (io.EOF or its error), once read
-	endRead bool   // crypto/tls has been given end
-	sealing bool
-	probe   bool   // crypto/tls may hold a whole record: read it before the socket
-	fr      framer // where the records given to crypto/tls end
+	in   []byte // ciphertext not yet read by crypto/tls (in c.rbuf)
+	pbuf []byte // the plaintext of the last receive
+	pout []byte // plaintext written, not yet sealed
+	end  error  // the socket's end (io.EOF or its error), once read
+	fr   framer // where the records given to crypto/tls end
 
 	// the handshake
-	mu      sync.Mutex
-	cond    sync.Cond
-	hin     []byte
-	hout    []byte
-	asked   bool  // the goroutine waits for a pull
-	pushing bool  // a push is queued
-	dead    error // the connection was released
-	hsErr   error // the goroutine's result, for finish
-	timer   *executor.Timer
-	done    func(error) // loop: what the handshake's end does
-	pullFn  func()
-	pushFn  func()
-	endFn   func()
-	low     lowered // the goroutine's thread, while lowered
+	mu     sync.Mutex
+	cond   sync.Cond
+	hin    []byte
+	hout   []byte
+	dead   error // the connection was released
+	hsErr  error // the goroutine's result, for finish
+	timer  *executor.Timer
+	done   func(error) // loop: what the handshake's end does
+	pullFn func()
+	pushFn func()
+	endFn  func()
+	low    lowered // the goroutine's thread, while lowered
 }
 
 // tlsOf returns c's TLS state, or nil. It reads c.ext and its layer,
