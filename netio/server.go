@@ -7,8 +7,9 @@ package netio
 //     and Close only, never on a connection's path;
 //   - a connSet belongs to one loop and is loop-owned: it holds exactly the
 //     connections of that loop the server accepted and that are not yet
-//     released (c.owner == set, set.conns[c.oidx] == c); release takes a
-//     connection out, so the set follows the connections with no lock;
+//     released (each given its place by ownBy, set.conns[c.ownIndex()] ==
+//     c); release takes a connection out, so the set follows the
+//     connections with no lock;
 //   - once a set drains (Shutdown), every connection in it and every one
 //     accepted later has drain set, and done is resolved when the set is
 //     empty; once the server is closed, a connection accepted later is

@@ -58,7 +58,6 @@ func handshakesOf(lp *loop.Loop) *handshakePool {
 func (p *handshakePool) Interrupt(error) {
 	p.mu.Lock()
 	p.closed = true
-	clear(p.q)
 	p.q = nil
 	p.mu.Unlock()
 }

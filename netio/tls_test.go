@@ -450,20 +450,7 @@ func TestDialTLS(t *testing.T) {
 	ctx := spindletest.Context(t)
 
 	// Against crypto/tls over package net.
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{serverCert()}, NextProtos: []string{"x"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { io.Copy(nc, nc); nc.Close() }()
-		}
-	}()
+	ln := goTLSEcho(t)
 	cfg := &tls.Config{RootCAs: testCA().Pool, NextProtos: []string{"x"}}
 	c, err := spindletest.Await(t, netio.DialTLS(ctx, ex, "tcp", ln.Addr().String(), cfg))
 	if err != nil {
@@ -526,6 +513,26 @@ func TestDialTLS(t *testing.T) {
 	if _, err := spindletest.Await(t, f); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled DialTLS: %v", err)
 	}
+}
+
+// goTLSEcho starts an echo server of crypto/tls over package net (ALPN
+// "x"), closed with t.
+func goTLSEcho(t *testing.T) net.Listener {
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{serverCert()}, NextProtos: []string{"x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(nc, nc); nc.Close() }()
+		}
+	}()
+	return ln
 }
 
 // TestTLSManyHandshakesBesidePlainTraffic: 1,000 concurrent handshakes (250
