@@ -76,16 +76,19 @@ func (c *Conn) receive() ([]byte, error, bool) {
 	if c.rtimeout {
 		return nil, os.ErrDeadlineExceeded, true // nothing consumed
 	}
-	if c.is(fLayer) {
-		return c.ext.ly.open()
-	}
 	if c.held > 0 {
 		n := c.held
 		c.held = 0
+		if c.is(fLayer) {
+			return c.ext.ly.last()[:n], nil, true
+		}
 		return c.rbuf[:n], nil, true
 	}
 	if c.rerr != nil {
 		return nil, c.rerr, true
+	}
+	if c.is(fLayer) {
+		return c.ext.ly.open()
 	}
 	if c.r.draining {
 		return nil, nil, false // Shutdown: nothing more is read for a receive

@@ -10,11 +10,15 @@ package netio
 //     its idle state no byte (connExt keeps the layer in one word);
 //   - every method runs on the connection's loop;
 //   - open is the receive once the connection has checked its read
-//     deadline: the next bytes for the owner (at least one, valid until
-//     the next receive), a sticky error, or ok=false when nothing is
-//     readable yet. The layer reads the socket itself (c.r.readNow), only
-//     while open runs, and keeps c.held, c.rerr and fRecvd as the plain
-//     receive does; the backend then calls readable as for any connection;
+//     deadline, that nothing is held and that no error is sticky: the
+//     next bytes for the owner (at least one, valid until the next
+//     receive), a sticky error, or ok=false when nothing is readable yet.
+//     The layer reads the socket itself (c.r.readNow), only while open
+//     runs, and keeps c.rerr and fRecvd as the plain receive does; the
+//     backend then calls readable as for any connection;
+//   - last is the buffer of the bytes the last open returned: when the
+//     receive that got them was cancelled, the connection keeps c.held of
+//     them there for the next receive;
 //   - pending is the buffer Write appends the owner's bytes to (made from
 //     the loop's output pool when nil); buffered counts them until seal
 //     turns them into the connection's output (c.out, c.written), at the
@@ -31,6 +35,7 @@ package netio
 // the contract above.
 type layer interface {
 	open() ([]byte, error, bool)
+	last() []byte
 	pending() *[]byte
 	buffered() int
 	seal()

@@ -132,14 +132,6 @@ func (t *tlsState) readRecord(p []byte) (int, error) {
 // open is receive for a TLS connection: the next plaintext.
 func (t *tlsState) open() ([]byte, error, bool) {
 	c := t.c
-	if c.held > 0 {
-		n := c.held
-		c.held = 0
-		return t.pbuf[:n], nil, true
-	}
-	if c.rerr != nil {
-		return nil, c.rerr, true
-	}
 	for {
 		if len(t.in) == 0 && t.end == nil && !t.probe {
 			// crypto/tls holds no whole record (it is given one record at
@@ -235,6 +227,9 @@ func (t *tlsState) mapErr(err error) error {
 	}
 	return err
 }
+
+// last is the buffer of the plaintext the last open returned.
+func (t *tlsState) last() []byte { return t.pbuf }
 
 // pending is the plaintext written and not yet sealed.
 func (t *tlsState) pending() *[]byte { return &t.pout }
