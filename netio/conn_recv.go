@@ -95,10 +95,7 @@ func (c *Conn) receive() ([]byte, error, bool) {
 	}
 	n, err, ok := c.r.readNow(c)
 	if !ok {
-		if c.is(fDrain) && !c.is(fPartial) {
-			return nil, ErrServerClosed, true
-		}
-		return nil, nil, false
+		return c.wouldWait()
 	}
 	if n > 0 {
 		if err != nil && !errors.Is(err, io.EOF) {
@@ -115,6 +112,16 @@ func (c *Conn) receive() ([]byte, error, bool) {
 	}
 	c.rerr = err
 	return nil, err, true
+}
+
+// wouldWait is what a receive that found nothing to read returns: it
+// fails with ErrServerClosed when a Server drains c and no Reader holds
+// the start of a token; otherwise it waits (ok=false).
+func (c *Conn) wouldWait() ([]byte, error, bool) {
+	if c.is(fDrain) && !c.is(fPartial) {
+		return nil, ErrServerClosed, true
+	}
+	return nil, nil, false
 }
 
 // readable is called by the backend, on the loop, when bytes may have

@@ -138,13 +138,14 @@ func (t *tlsState) open() ([]byte, error, bool) {
 			// a time and has returned the last one's plaintext): read the
 			// socket before asking it, which saves a call that would find
 			// nothing (and allocate).
+			if c.r.draining {
+				t.dropPlain()
+				return nil, nil, false // Shutdown: nothing more is read for a receive
+			}
 			rn, rerr, ok := c.r.readNow(c)
 			if !ok {
-				if t.pbuf != nil {
-					c.r.putR(t.pbuf)
-					t.pbuf = nil
-				}
-				return nil, nil, false
+				t.dropPlain()
+				return c.wouldWait()
 			}
 			switch {
 			case rn > 0:
@@ -226,6 +227,14 @@ func (t *tlsState) mapErr(err error) error {
 		return errTruncated
 	}
 	return err
+}
+
+// dropPlain gives the plaintext buffer back when a receive finds nothing.
+func (t *tlsState) dropPlain() {
+	if t.pbuf != nil {
+		t.c.r.putR(t.pbuf)
+		t.pbuf = nil
+	}
 }
 
 // last is the buffer of the plaintext the last open returned.
