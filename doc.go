@@ -26,11 +26,14 @@
 //     between shards in batches, and state sharded by key.
 //   - [github.com/spindle-rt/spindle/netio]: TCP and Unix sockets served by
 //     the loop itself (Listen, Dial, Conn, ServeGroup).
+//   - [github.com/spindle-rt/spindle/fileio]: files on the loop: open,
+//     read, write, append, sync with group commit, as futures; the
+//     system calls run on a small worker pool (or the simulated disk).
 //   - [github.com/spindle-rt/spindle/web]: HTTP/1.1 served on the loop over
 //     netio: a server, a router with net/http's patterns, handlers that
 //     answer later, net/http handlers mounted per route, Hijack for
 //     upgrades; [github.com/spindle-rt/spindle/web/webtest] runs its
-//     handlers without sockets.
+//     handlers request by request, as httptest does.
 //   - [github.com/spindle-rt/spindle/web/websocket]: WebSocket (RFC 6455)
 //     on the same loop after an upgrade: frames parsed in place, ping/pong,
 //     close codes, UTF-8 checks, a message limit, Flush for backpressure.

@@ -1,6 +1,8 @@
 package spindle_test
 
 import (
+	"fmt"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -165,4 +167,145 @@ func TestDocsReferencesResolve(t *testing.T) {
 	if checked < 20 {
 		t.Fatalf("checked only %d references: the walk missed the tree", checked)
 	}
+}
+
+// docs/simulation.md names every method of netio's backend contract in a
+// table whose header says which interface of which file it lists ("methods
+// of `backend` in `netio/backend.go`"): a method added, renamed or removed
+// there without the table fails here.
+func TestSimulationNamesTheBackendContract(t *testing.T) {
+	doc := read(t, "docs/simulation.md")
+	iface, file, listed := contractTable(doc)
+	if iface == "" {
+		t.Fatal("docs/simulation.md has no table headed \"methods of `IFACE` in `FILE.go`\"")
+	}
+	methods, err := interfaceMethods(filepath.Dir(file), iface)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(methods) < 10 {
+		t.Fatalf("found only %d methods of %s in %s: %v", len(methods), iface, filepath.Dir(file), methods)
+	}
+	for _, m := range contractDrift(iface, listed, methods) {
+		t.Error("docs/simulation.md: " + m)
+	}
+}
+
+// The check itself reports methods missing from the table and names the
+// contract does not have.
+func TestContractDriftFindsDifferences(t *testing.T) {
+	doc := "| serves | methods of `be` in `x/be.go` |\n|---|---|\n| loop | `init`, `shut` |\n| conn | `read` |\n\nafter\n"
+	iface, file, listed := contractTable(doc)
+	if iface != "be" || file != "x/be.go" || !slices.Equal(listed, []string{"init", "shut", "read"}) {
+		t.Fatalf("contractTable = %q, %q, %q", iface, file, listed)
+	}
+	if got := contractDrift(iface, listed, []string{"init", "read", "shut"}); len(got) != 0 {
+		t.Errorf("a true table reported: %q", got)
+	}
+	got := strings.Join(contractDrift(iface, listed, []string{"init", "read", "write"}), "\n")
+	if !strings.Contains(got, "be has write, which the table does not list") || !strings.Contains(got, "the table lists shut, which be does not have") {
+		t.Errorf("drift not reported: %q", got)
+	}
+}
+
+// contractTable returns the interface and the file that the header of the
+// contract's table names, and the methods its rows list (in code spans,
+// the first column aside).
+func contractTable(doc string) (iface, file string, methods []string) {
+	lines := strings.Split(doc, "\n")
+	header := regexp.MustCompile("methods of `([A-Za-z_][A-Za-z0-9_]*)` in `([^`]+\\.go)`")
+	name := regexp.MustCompile("`([A-Za-z_][A-Za-z0-9_]*)`")
+	for i, line := range lines {
+		m := header.FindStringSubmatch(line)
+		if m == nil || !strings.HasPrefix(line, "|") {
+			continue
+		}
+		for _, row := range lines[min(i+2, len(lines)):] {
+			if !strings.HasPrefix(row, "|") {
+				break
+			}
+			cells := tableCells(row)
+			for _, c := range cells[1:] {
+				for _, n := range name.FindAllStringSubmatch(c, -1) {
+					methods = append(methods, n[1])
+				}
+			}
+		}
+		return m[1], m[2], methods
+	}
+	return "", "", nil
+}
+
+// interfaceMethods returns the methods of the interface type named iface
+// in the package of dir (its non-test files), those of the interfaces it
+// embeds from the same package included.
+func interfaceMethods(dir, iface string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	types := map[string]*ast.InterfaceType{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			if ts, ok := n.(*ast.TypeSpec); ok {
+				if it, ok := ts.Type.(*ast.InterfaceType); ok {
+					types[ts.Name.Name] = it
+				}
+			}
+			return true
+		})
+	}
+	var methods []string
+	var collect func(name string) error
+	collect = func(name string) error {
+		it, ok := types[name]
+		if !ok {
+			return fmt.Errorf("no interface type %s in %s", name, dir)
+		}
+		for _, f := range it.Methods.List {
+			if len(f.Names) == 0 {
+				id, ok := f.Type.(*ast.Ident)
+				if !ok {
+					return fmt.Errorf("%s embeds %T, which the check cannot follow", name, f.Type)
+				}
+				if err := collect(id.Name); err != nil {
+					return err
+				}
+				continue
+			}
+			for _, n := range f.Names {
+				methods = append(methods, n.Name)
+			}
+		}
+		return nil
+	}
+	if err := collect(iface); err != nil {
+		return nil, err
+	}
+	slices.Sort(methods)
+	return methods, nil
+}
+
+// contractDrift returns a message for every method of the interface the
+// table does not list and every name it lists that the interface lacks.
+func contractDrift(iface string, listed, methods []string) []string {
+	var out []string
+	for _, m := range methods {
+		if !slices.Contains(listed, m) {
+			out = append(out, fmt.Sprintf("%s has %s, which the table does not list", iface, m))
+		}
+	}
+	for _, m := range listed {
+		if !slices.Contains(methods, m) {
+			out = append(out, fmt.Sprintf("the table lists %s, which %s does not have", m, iface))
+		}
+	}
+	return out
 }

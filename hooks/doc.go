@@ -84,6 +84,17 @@
 //		...
 //	})
 //
+// # Panics of a flow
+//
+// [ObservePanics] binds a [PanicObserver] to the current frame, as Run
+// binds a value, until the returned [PanicWatch]'s End: the continuations
+// registered meanwhile, and what they register in turn, tell the observer
+// when they panic, after the panic has been reported as usual. A
+// protocol's server binds each request's observer around its handler, so
+// that a panic in a callback or task that was to finish the request ends
+// it (package web's ResponseWriter.Later does this) instead of leaving its
+// client waiting.
+//
 // # [Hooks]
 //
 // Hooks observe the life of every resource an executor runs: futures

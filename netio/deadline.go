@@ -60,11 +60,11 @@ type alarm struct {
 	fire func()          // what the timer runs (made once)
 }
 
-// onClock returns the time on c's loop's clock that lies as far ahead of
-// now as t lies ahead of time.Now: a deadline given as a time.Time, on
-// the clock its timers run on. Saturates instead of overflowing.
+// onClock returns t, a time on the loop's clock as Executor.Now reads it,
+// in the loop's nanoseconds (loop.Loop.Now), the clock its timers run on.
+// Saturates instead of overflowing.
 func (c *Conn) onClock(t time.Time) int64 {
-	return after(c.r.lp.Now(), time.Until(t))
+	return after(c.r.lp.Now(), t.Sub(c.exe().Now()))
 }
 
 // after returns now+d on the loop's clock, saturated.
@@ -137,9 +137,11 @@ func (c *Conn) dl() *deadlines {
 // pending ones at that time, and every later one until the deadline is
 // moved. A receive that times out is withdrawn and loses no byte: what
 // arrives later goes to the next receive. The zero time means no deadline.
-// The deadline is a timer of the loop, on the loop's clock (on a
-// simulated loop, as far ahead on the simulated clock as t is ahead of
-// time.Now when it is set); no goroutine watches it. Loop only.
+// t is a time on the loop's clock, Executor.Now: the wall clock on a loop
+// of its own (time.Now().Add(d) and c.Executor().Now().Add(d) are the
+// same), the simulation's fake time on a loop that package sim steps
+// (c.Executor().Now().Add(d) times out d later on it). The deadline is a
+// timer of the loop, on that clock; no goroutine watches it. Loop only.
 func (c *Conn) SetReadDeadline(t time.Time) error {
 	c.mustLoop("SetReadDeadline")
 	if c.released {
@@ -163,8 +165,9 @@ func (c *Conn) checkRead() {
 // Flush fail with os.ErrDeadlineExceeded, and the pending Flushes with
 // them, until the deadline is moved: a peer that does not take its output
 // in time is found out. The output already written stays buffered and
-// keeps leaving (Close still sends it, within the linger time). The zero
-// time means no deadline. Loop only.
+// keeps leaving (Close still sends it, within the linger time). t is on
+// the loop's clock, as for SetReadDeadline. The zero time means no
+// deadline. Loop only.
 func (c *Conn) SetWriteDeadline(t time.Time) error {
 	c.mustLoop("SetWriteDeadline")
 	if c.released {

@@ -253,8 +253,8 @@
 //	l, err := netio.ListenTLS(ex, "tcp", ":6443", &tls.Config{Certificates: certs})
 //	netio.Serve(l, handle) // handle gets each connection once its handshake is done
 //
-// The handshake runs off the loop, on a pool of goroutines (crypto/tls
-// needs one for it), fed by the loop through an in-memory transport; a
+// The handshake runs off the loop, on a pool of goroutines its executor
+// owns (crypto/tls needs one for it), fed by the loop through an in-memory transport; a
 // handshake that fails or outlasts WithHandshakeTimeout closes its
 // connection only, and Accept never sees it. Once established, records are
 // opened and sealed on the loop (crypto/tls over the same transport, which
@@ -277,4 +277,60 @@
 // mounts net/http handlers for the routes that need them); net/http
 // itself remains the choice for HTTP/2, its handlers reaching a loop with
 // future.Do.
+//
+// # Files
+//
+// A file that keeps state states its invariants at its top. The shared
+// core keeps the rules and talks to sockets only through the
+// backend contract; the TLS layer sits between a connection's paths and
+// its bytes through the layer contract; each backend moves the bytes.
+//
+// The shared core:
+//
+//	doc.go         this overview
+//	options.go     ListenOption: the listener's configuration and its defaults
+//	errors.go      ErrOutputLimit
+//	conn.go        a connection's state and who may touch it; flags, the extension, addresses
+//	conn_recv.go   the receive path: Recv, TryRecv, PollRecv, the pump, readable, leave
+//	conn_write.go  the write path: Write, the output limit, Buffered, Flush, took
+//	conn_close.go  the close path: CloseWrite, Close and its linger, abort, release, Done
+//	deadline.go    read, write and idle deadlines
+//	listen.go      listeners: Listen, Accept, Close, the accept queue
+//	reactor.go     a loop's netio state: buffer pools, the dirty list, the flush at each batch boundary
+//	drain.go       what Executor.Shutdown does to sockets
+//	loopwork.go    work handed to a loop: toLoop, onLoopFuture, sweep
+//	reader.go      Reader: tokens (lines, delimited, counted) over a connection's receives
+//	serve.go       Serve, ListenGroup and ServeGroup
+//	server.go      Server: a Handler's connections per loop, Shutdown and Close
+//	stats.go       connection counts per executor (StatsOf)
+//
+// The TLS layer:
+//
+//	layer.go          the layer contract a connection's paths call (open, seal, ...)
+//	tls.go            the model; WithTLS and the TLS options, ListenTLS, DialTLS, ConnectionState
+//	tls_handshake.go  the handshake and its in-memory transport, fed by the loop
+//	tls_record.go     a connection's TLS state and record path: the layer's implementation
+//	tls_listen.go     a TLS listener's admission: WithMaxHandshakes, delivery once handshaken
+//	tls_pool.go       the handshake pool each executor owns: its workers
+//	tls_priority.go   the process's CPU slots and priority for handshakes (and why they are the process's)
+//	tls_sched_*.go    lowering a handshake's thread to SCHED_IDLE (Linux; nothing elsewhere)
+//
+// The backends (a prefix per backend; see Backends above):
+//
+//	backend.go             the backend contract and its rules; Backend, Use, and how a loop's backend is chosen
+//	kernel_sock.go         the kernel's sockets (epoll and io_uring): a connection's part, the slot table, socket calls
+//	kernel_listen.go       the kernel's listening sockets and what an accept made
+//	kernel_dial.go         the kernel's non-blocking connects
+//	kernel_addr.go         sockaddrs to and from net.Addr
+//	epoll_poller.go        epoll (Linux): the loop waits in epoll_wait; events to their sockets
+//	epoll_conn.go          epoll: a connection's reads, writes and closes; accepts
+//	epoll_sendfile.go      epoll: SendFile by sendfile(2)
+//	uring_ring.go          io_uring: the backend on the loop's ring (internal/uring), completions to their sockets
+//	uring_conn.go          io_uring: receives, sends and accepts as ring operations
+//	portable_sock.go       the portable backend (-tags purego, other systems): goroutines over package net
+//	portable_peek_*.go     portable: peeking at a socket for a peer that left
+//	portable_unacked_*.go  portable: the output not yet acknowledged
+//	portable_reuseport_*.go  SO_REUSEPORT for the listeners package net makes
+//	portable_sendfile.go   portable builds: SendFile copies
+//	sim_backend.go         the simulated network (package sim), chosen per loop
 package netio

@@ -65,7 +65,7 @@ func (b *epollBackend) event(c *Conn, ev uint32) {
 	}
 	if ev&(unix.EPOLLOUT|unix.EPOLLHUP|unix.EPOLLERR) != 0 && !c.released {
 		s.ep.f |= eWready
-		if c.out != nil && !c.dirty {
+		if (c.out != nil || c.sendingZeroCopy()) && !c.dirty {
 			b.flushOut(c)
 		}
 	}
@@ -121,6 +121,10 @@ func (b *epollBackend) readNow(c *Conn) (int, error, bool) {
 // buffered, and the rest at the next EPOLLOUT edge.
 func (b *epollBackend) flushOut(c *Conn) {
 	s := &c.sk
+	if c.out == nil && c.sendingZeroCopy() && s.ep.f&eWready != 0 {
+		c.sendFileOut()
+		return
+	}
 	if s.ep.f&eWready == 0 || c.out == nil || s.kf&kDial != 0 {
 		return
 	}

@@ -15,9 +15,23 @@ func TestConnSize(t *testing.T) {
 	}
 }
 
+// TestConnExtSize keeps a connection's extension within 128 bytes on the
+// epoll backend: a connection with a deadline, a flush or a dial pays one
+// size class for it, and a layer costs it one word.
+func TestConnExtSize(t *testing.T) {
+	if n := unsafe.Sizeof(connExt{}); n > 128 {
+		t.Errorf("unsafe.Sizeof(connExt{}) = %d, want <= 128", n)
+	}
+	// A TLS connection's state holds its layer ref, and stays in its
+	// size class.
+	if n := unsafe.Sizeof(tlsState{}); n > 352 {
+		t.Errorf("unsafe.Sizeof(tlsState{}) = %d, want <= 352", n)
+	}
+}
+
 // TestConnFlags checks that each flag is set, read and cleared alone.
 func TestConnFlags(t *testing.T) {
-	all := []connFlag{fPumping, fClosing, fLingerIn, fGone, fRecvd, fWShut, fWShutOK, fPartial, fDrain}
+	all := []connFlag{fPumping, fClosing, fLingerIn, fGone, fRecvd, fWShut, fWShutOK, fPartial, fDrain, fLayer}
 	for i, f := range all {
 		var c Conn
 		c.set(f)

@@ -126,9 +126,7 @@ func (r *reactor) Flush() {
 			d[i] = nil
 			c.dirty = false
 			if !c.released {
-				if t := c.tlsOf(); t != nil {
-					t.seal()
-				}
+				c.seal()
 				r.be.flushOut(c)
 			}
 		}

@@ -125,7 +125,7 @@ func (r *Reader) mustLoop(op string) {
 	if r == nil || r.c == nil {
 		panic("netio: Reader." + op + " on a Reader not made by NewReader")
 	}
-	if !r.c.r.lp.OnLoop() {
+	if !r.c.onLoop() {
 		panic("netio: Reader." + op + " called from a goroutine that does not hold the connection's loop; use Submit")
 	}
 }
@@ -159,7 +159,7 @@ func (r *Reader) consume() {
 		r.tok = 0
 	}
 	if r.buf != nil && r.off == len(r.buf) {
-		r.c.r.putW(r.buf)
+		r.c.putBuf(r.buf)
 		r.buf, r.off, r.seen, r.seenFor = nil, 0, 0, -1
 	}
 	if len(r.cur) == 0 {
@@ -261,7 +261,7 @@ func (r *Reader) carry() {
 		return
 	}
 	if r.buf == nil {
-		r.buf = r.c.r.getW()
+		r.buf = r.c.getBuf()
 	} else if r.off > 0 {
 		k := copy(r.buf, r.buf[r.off:])
 		r.buf, r.off = r.buf[:k], 0
@@ -276,13 +276,13 @@ func (r *Reader) read(op readOp, delim byte, n int, w executor.Waker) ([]byte, b
 	if r.err != nil {
 		return nil, false, r.err
 	}
-	if c := r.c; c.is(fClosing) || c.released {
-		return nil, false, c.rerr // closed: what is buffered is not delivered
+	if err, closed := r.c.closedErr(); closed {
+		return nil, false, err // closed: what is buffered is not delivered
 	}
 	for {
 		tok, ok, err := r.find(op, delim, n)
 		if ok {
-			r.c.unset(fPartial)
+			r.c.holdPartial(false)
 			if op == opLine || op == opLines {
 				tok = trimEOL(tok)
 			}
@@ -295,7 +295,7 @@ func (r *Reader) read(op readOp, delim byte, n int, w executor.Waker) ([]byte, b
 			return nil, false, err
 		}
 		r.carry()
-		r.c.put(fPartial, r.off < len(r.buf))
+		r.c.holdPartial(r.off < len(r.buf))
 		var b []byte
 		if w != nil {
 			b, ok, err = r.c.PollRecv(w)
@@ -408,8 +408,8 @@ type readerWaker Reader
 
 func (w *readerWaker) Wake() {
 	r := (*Reader)(w)
-	if !r.c.r.lp.OnLoop() {
-		_ = r.c.r.lp.Submit(r.serve) // the connection wakes on its loop; this is for the Waker contract
+	if !r.c.onLoop() {
+		_ = r.c.submit(r.serve) // the connection wakes on its loop; this is for the Waker contract
 		return
 	}
 	r.serve()

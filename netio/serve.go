@@ -13,7 +13,8 @@ import (
 )
 
 // Serve accepts connections on l for as long as it is open and calls
-// handle on l's loop with each one. handle owns the connection (it
+// handle on l's loop with each one. It is the package's one accept loop:
+// Server.Serve runs it too, behind the server's admission. handle owns the connection (it
 // receives, writes and closes it) and should return soon: the loop runs
 // everything else meanwhile; long work belongs in a spawned task. Serve
 // returns at once; accepting ends when l or its executor closes. A panic in
@@ -131,17 +132,53 @@ func ListenGroup(g *shard.Group, network, address string, opts ...ListenOption) 
 
 // ServeGroup is ListenGroup and Serve on each listener: handle runs on the
 // loop of the shard whose listener accepted the connection. It returns the
-// listeners (close them, or the group, to stop serving).
+// listeners (close them, or the group, to stop serving). It is
+// ServeGroupOn with a server that serves each listener with Serve(l,
+// handle).
 func ServeGroup(g *shard.Group, network, address string, handle func(*Conn), opts ...ListenOption) ([]*Listener, error) {
 	if handle == nil {
 		return nil, errors.New("netio: ServeGroup with nil handler")
 	}
+	return ServeGroupOn(handleFunc(handle), g, network, address, opts...)
+}
+
+// handleFunc serves a listener with Serve and itself.
+type handleFunc func(*Conn)
+
+func (h handleFunc) Serve(l *Listener) error {
+	Serve(l, h)
+	return nil
+}
+
+// ListenerServer serves the connections a listener accepts, from its
+// Serve on, as Server does. A protocol's server built on netio implements
+// it too (package web's Server does), and ServeGroupOn serves a shard
+// group with any of them.
+type ListenerServer interface {
+	// Serve starts serving l; it returns at once (an error when the
+	// server cannot take l: ErrServerClosed, say).
+	Serve(l *Listener) error
+}
+
+// ServeGroupOn opens one listener per shard of g on address (ListenGroup)
+// and hands each to srv.Serve, so that a connection lives on the shard
+// that accepted it. It returns the listeners (srv's shutdown, or the
+// group's, stops them). If a listener cannot be opened or srv refuses one,
+// every listener is closed and the error returned. It is the one
+// implementation of ServeGroup, Server.ServeGroup and web's
+// Server.ServeGroup. Any goroutine.
+func ServeGroupOn(srv ListenerServer, g *shard.Group, network, address string, opts ...ListenOption) ([]*Listener, error) {
 	ls, err := ListenGroup(g, network, address, opts...)
 	if err != nil {
 		return nil, err
 	}
 	for _, l := range ls {
-		Serve(l, handle)
+		if err := srv.Serve(l); err != nil {
+			for _, o := range ls {
+				o.Close()
+			}
+			return nil, err
+		}
 	}
 	return ls, nil
 }

@@ -7,8 +7,9 @@ package netio
 //     and Close only, never on a connection's path;
 //   - a connSet belongs to one loop and is loop-owned: it holds exactly the
 //     connections of that loop the server accepted and that are not yet
-//     released (c.owner == set, set.conns[c.oidx] == c); release takes a
-//     connection out, so the set follows the connections with no lock;
+//     released (each given its place by ownBy, set.conns[c.ownIndex()] ==
+//     c); release takes a connection out, so the set follows the
+//     connections with no lock;
 //   - once a set drains (Shutdown), every connection in it and every one
 //     accepted later has drain set, and done is resolved when the set is
 //     empty; once the server is closed, a connection accepted later is
@@ -74,7 +75,9 @@ type connSet struct {
 
 // Serve accepts connections on l and calls s.Handler with each, on l's
 // loop, until l closes or s shuts down. It returns at once (nil), or
-// ErrServerClosed, closing l, after Shutdown or Close. Any goroutine.
+// ErrServerClosed, closing l, after Shutdown or Close. It is Serve(l, ...)
+// with a handler that records each connection for Shutdown and Close,
+// then calls Handler. Any goroutine.
 func (s *Server) Serve(l *Listener) error {
 	if l == nil {
 		panic("netio: Server.Serve on nil *Listener")
@@ -111,19 +114,7 @@ func (s *Server) ServeGroup(g *shard.Group, network, address string, opts ...Lis
 	if s.Handler == nil {
 		return nil, errors.New("netio: Server.ServeGroup with nil Handler")
 	}
-	ls, err := ListenGroup(g, network, address, opts...)
-	if err != nil {
-		return nil, err
-	}
-	for _, l := range ls {
-		if err := s.Serve(l); err != nil {
-			for _, o := range ls {
-				o.Close()
-			}
-			return nil, err
-		}
-	}
-	return ls, nil
+	return ServeGroupOn(s, g, network, address, opts...)
 }
 
 // add starts serving a connection accepted on the set's loop.
@@ -132,28 +123,28 @@ func (set *connSet) add(c *Conn) {
 		c.interruptWith(net.ErrClosed)
 		return
 	}
-	c.owner, c.oidx = set, int32(len(set.conns))
+	c.ownBy(set, len(set.conns))
 	set.conns = append(set.conns, c)
 	if d := set.s.IdleTimeout; d > 0 {
 		c.SetIdleTimeout(d)
 	}
 	if set.draining {
-		c.set(fDrain)
+		c.drainNow() // nothing is pending yet: later receives that would wait fail
 	}
 	set.s.Handler(c)
 }
 
 // remove takes a released connection out of the set.
 func (set *connSet) remove(c *Conn) {
-	i, last := int(c.oidx), len(set.conns)-1
+	i, last := c.ownIndex(), len(set.conns)-1
 	if i < 0 || i > last || set.conns[i] != c {
 		return
 	}
 	set.conns[i] = set.conns[last]
-	set.conns[i].oidx = int32(i)
+	set.conns[i].ownBy(set, i)
 	set.conns[last] = nil
 	set.conns = set.conns[:last]
-	c.owner = nil
+	c.ownBy(nil, -1)
 	if len(set.conns) == 0 {
 		set.conns = nil // a burst is over: give the array back
 		if set.done != nil {
@@ -183,26 +174,6 @@ func (set *connSet) closeAll() {
 	for _, c := range append([]*Conn(nil), set.conns...) {
 		c.interruptWith(net.ErrClosed)
 	}
-}
-
-// drainNow makes c's receives that would wait fail with ErrServerClosed,
-// the pending ones first.
-func (c *Conn) drainNow() {
-	c.set(fDrain)
-	if len(c.recvq) > 0 && !c.is(fPumping) {
-		c.pump()
-	}
-	if w := c.pollw; w != nil {
-		c.pollw = nil
-		w.Wake()
-	}
-}
-
-// interruptWith closes c at once: the output the kernel takes now is sent,
-// the rest dropped, and what is pending fails with err.
-func (c *Conn) interruptWith(err error) {
-	c.r.be.lastWrite(c)
-	c.abort(err)
 }
 
 // Shutdown shuts s down gracefully, as http.Server.Shutdown does: it

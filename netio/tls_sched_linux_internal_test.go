@@ -85,7 +85,7 @@ func TestUnraisableThreadEndsItsWorker(t *testing.T) {
 	defer func() {
 		SetHandshakePriority(prev)
 		schedSetAttr = unix.SchedSetAttr
-		handshakes.noRaise.Store(false)
+		handshakeCPU.noRaise.Store(false)
 	}()
 
 	ca := testcert.MustNew("netio test CA")
@@ -115,7 +115,7 @@ func TestUnraisableThreadEndsItsWorker(t *testing.T) {
 		}
 		c.Close()
 		nc.Close()
-		if !handshakes.noRaise.Load() {
+		if !handshakeCPU.noRaise.Load() {
 			t.Fatalf("after handshake %d, the pool still lowers threads it cannot raise", i)
 		}
 	}

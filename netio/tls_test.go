@@ -1,6 +1,7 @@
 package netio_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -450,20 +451,7 @@ func TestDialTLS(t *testing.T) {
 	ctx := spindletest.Context(t)
 
 	// Against crypto/tls over package net.
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{serverCert()}, NextProtos: []string{"x"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { io.Copy(nc, nc); nc.Close() }()
-		}
-	}()
+	ln := goTLSEcho(t)
 	cfg := &tls.Config{RootCAs: testCA().Pool, NextProtos: []string{"x"}}
 	c, err := spindletest.Await(t, netio.DialTLS(ctx, ex, "tcp", ln.Addr().String(), cfg))
 	if err != nil {
@@ -526,6 +514,26 @@ func TestDialTLS(t *testing.T) {
 	if _, err := spindletest.Await(t, f); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled DialTLS: %v", err)
 	}
+}
+
+// goTLSEcho starts an echo server of crypto/tls over package net (ALPN
+// "x"), closed with t.
+func goTLSEcho(t *testing.T) net.Listener {
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{serverCert()}, NextProtos: []string{"x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(nc, nc); nc.Close() }()
+		}
+	}()
+	return ln
 }
 
 // TestTLSManyHandshakesBesidePlainTraffic: 1,000 concurrent handshakes (250
@@ -635,4 +643,37 @@ func TestTLSNoFDOrGoroutineOutlivesExecutorClose(t *testing.T) {
 		t.Fatalf("%d file descriptors open before, %d after Executor.Close", before, after)
 	}
 	// goleak (TestMain) checks that no handshake goroutine is left.
+}
+
+// Server.Shutdown drains TLS connections as plain ones: a receive that
+// would wait for the peer fails with ErrServerClosed, so an idle TLS
+// connection ends (with close_notify) and Shutdown returns.
+func TestTLSServerShutdown(t *testing.T) {
+	ex := started(t)
+	l := listenTLS(t, ex, serverConfig())
+	ls := newLineServer()
+	srv := &netio.Server{Handler: ls.handle}
+	if err := srv.Serve(l); err != nil {
+		t.Fatal(err)
+	}
+	tc := mustDialTLS(t, l, clientConfig())
+	io.WriteString(tc, "hello\n")
+	br := bufio.NewReader(tc)
+	if s, err := br.ReadString('\n'); s != "+hello\n" || err != nil {
+		t.Fatalf("before Shutdown: %q, %v", s, err)
+	}
+	ctx, cancel := context.WithTimeout(spindletest.Context(t), 5*time.Second)
+	defer cancel()
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(ctx) }()
+	if b, err := io.ReadAll(br); len(b) != 0 || err != nil {
+		t.Errorf("after Shutdown the client read %q, %v; want close_notify (EOF)", b, err)
+	}
+	tc.Close() // the server's close lingers until the peer's end
+	if err := spindletest.Recv(t, shut); err != nil {
+		t.Fatalf("Shutdown with an idle TLS connection: %v", err)
+	}
+	if err := spindletest.Recv(t, ls.ended); !errors.Is(err, netio.ErrServerClosed) {
+		t.Errorf("the connection's reads ended with %v, want ErrServerClosed", err)
+	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/internal/loop"
+	"github.com/spindle-rt/spindle/internal/simdisk"
 	"github.com/spindle-rt/spindle/internal/simnet"
 	"github.com/spindle-rt/spindle/shard"
 )
@@ -98,8 +99,28 @@ type Host struct {
 	h *simnet.Host
 }
 
-// Host adds a machine.
-func (w *World) Host(name string) *Host { return &Host{w: w, h: w.net.Host(name)} }
+// Disk is a host's simulated disk: its files, what of them is durable,
+// its latencies and faults (Disk.Faults). Package fileio's operations on
+// a loop of the host run on it, on the world's clock.
+type Disk = simdisk.Disk
+
+// DiskFaults are the latencies and faults a Disk draws from: how long an
+// operation and a sync take, the chance that a sync fails with EIO, the
+// capacity past which writes fail with ENOSPC, and how a crash treats
+// writes not yet synced.
+type DiskFaults = simdisk.Faults
+
+// Host adds a machine, with an empty disk.
+func (w *World) Host(name string) *Host {
+	h := &Host{w: w, h: w.net.Host(name)}
+	d := simdisk.New(w.net, w.rng)
+	d.Record = w.net.Record
+	h.h.Disk = d
+	return h
+}
+
+// Disk returns the host's simulated disk.
+func (h *Host) Disk() *Disk { return h.h.Disk.(*Disk) }
 
 // IP returns the host's address.
 func (h *Host) IP() net.IP { return h.h.IP }

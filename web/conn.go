@@ -23,7 +23,7 @@ import (
 	"io"
 
 	"github.com/spindle-rt/spindle/executor"
-	"github.com/spindle-rt/spindle/internal/frame"
+	"github.com/spindle-rt/spindle/hooks"
 	"github.com/spindle-rt/spindle/netio"
 )
 
@@ -58,15 +58,6 @@ type conn struct {
 	started  int64 // when the current request's first bytes came
 
 	prev, next *conn // the loop's connections
-
-	x *exchange // without nc (Exchange)
-}
-
-// exchange is what a connection served by Exchange has instead of a
-// socket.
-type exchange struct {
-	sink io.Writer     // where the output goes
-	done chan struct{} // closed once the connection is done
 }
 
 // maxRounds bounds how many receives one connection handles before it
@@ -87,19 +78,11 @@ func (c *conn) write(p []byte) {
 	if c.closed || c.hijacked {
 		return
 	}
-	if c.nc == nil {
-		c.x.sink.Write(p)
-		return
-	}
 	c.nc.Write(p)
 }
 
 func (c *conn) writeString(s string) {
 	if c.closed || c.hijacked {
-		return
-	}
-	if c.nc == nil {
-		io.WriteString(c.x.sink, s)
 		return
 	}
 	c.nc.WriteString(s)
@@ -142,9 +125,12 @@ func (c *conn) serve() {
 			c.close()
 			return
 		}
-		if c.streaming == nil && c.cur != nil && c.p.headEnd > 0 && !c.cur.chunked && c.cur.length > 0 && c.srv.streams(c.cur) {
-			c.startStream(c.in[c.off:])
-			continue
+		if c.streaming == nil && c.cur != nil && c.p.headEnd > 0 && !c.cur.chunked && c.cur.length > 0 && !c.cur.asked && c.ls.streamer != nil {
+			c.cur.asked = true
+			if c.ls.streamer.StreamBody(c.cur) {
+				c.startStream(c.in[c.off:])
+				continue
+			}
 		}
 		if c.srv.draining.Load() && c.streaming == nil && c.cur == nil && c.off == len(c.in) && len(c.pend) == 0 {
 			c.close()
@@ -162,14 +148,7 @@ func (c *conn) serve() {
 		}
 		c.in, c.off, c.inPend = nil, 0, false
 		c.continue100()
-		var data []byte
-		var ok bool
-		var err error
-		if c.nc == nil {
-			err = io.EOF // Exchange: the input has ended
-		} else {
-			data, ok, err = c.nc.PollRecv(c)
-		}
+		data, ok, err := c.nc.PollRecv(c)
 		if !ok && err == nil {
 			if len(c.pend) == 0 {
 				c.pend = nil // an idle connection holds no buffer
@@ -344,14 +323,14 @@ func (c *conn) dispatch(r *Request) {
 		w.End()
 		return
 	}
-	// Later binds w to the frame of the continuations the handler
-	// registers after it (see laterGuard); the handler's caller gets its
-	// frame back.
-	h := frame.Of(c.ex)
-	saved, outer := h.Cur, c.ls.handling
-	c.ls.handling = w
+	// Later binds w to the continuations the handler registers after it
+	// (hooks.ObservePanics, see laterGuard); the binding ends with the
+	// handler.
+	outer, outerLater := c.ls.handling, c.ls.later
+	c.ls.handling, c.ls.later = w, hooks.PanicWatch{}
 	defer func() {
-		h.Cur, c.ls.handling = saved, outer
+		c.ls.later.End()
+		c.ls.handling, c.ls.later = outer, outerLater
 		if v := recover(); v != nil {
 			// As net/http: the connection closes, and the panic goes on to
 			// the executor's panic handler (http.ErrAbortHandler included,
@@ -432,9 +411,6 @@ func (c *conn) hijack(w *ResponseWriter) (*netio.Conn, []byte, error) {
 	if c.closed {
 		return nil, nil, ErrDone
 	}
-	if c.nc == nil {
-		return nil, nil, ErrNoConn
-	}
 	if c.head() != w.r {
 		return nil, nil, ErrNotFirst
 	}
@@ -472,11 +448,7 @@ func (c *conn) close() {
 		r.w.done = true
 	}
 	c.reqs = nil
-	if c.nc != nil {
-		c.nc.Close()
-	} else {
-		close(c.x.done)
-	}
+	c.nc.Close()
 	c.ls.remove(c)
 	c.srv.connGone()
 }

@@ -115,6 +115,50 @@ var diffHeaders = []string{"Content-Type", "Allow", "Location", "X-Content-Type-
 // and reads every response until EOF.
 func exchange(t *testing.T, addr string, raw string, methods []string) []answer {
 	t.Helper()
+	return exchangeFunc(t, addr, raw, methods, func(resp *http.Response, b []byte) answer {
+		var hs []string
+		for _, h := range diffHeaders {
+			if v := resp.Header.Get(h); v != "" {
+				hs = append(hs, h+": "+v)
+			}
+		}
+		a := answer{Code: resp.StatusCode, Headers: strings.Join(hs, "; "), Body: string(b), Close: resp.Close}
+		if a.Code >= 400 && a.Code != 404 && a.Code != 405 {
+			// Error pages word their reasons differently.
+			a.Body, a.Headers = "", ""
+		}
+		return a
+	})
+}
+
+// serveStdServer serves std with net/http on a free loopback port until
+// the test ends, and waits for its connections to end before the leak
+// check: some linger (closeWriteAndWait) after the server's Close.
+func serveStdServer(t testing.TB, std *http.Server) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns sync.WaitGroup
+	std.ReadHeaderTimeout = 10 * time.Second
+	std.ConnState = func(_ net.Conn, s http.ConnState) {
+		switch s {
+		case http.StateNew:
+			conns.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			conns.Done()
+		}
+	}
+	done := make(chan struct{})
+	go func() { std.Serve(ln); close(done) }()
+	t.Cleanup(func() { std.Close(); <-done; conns.Wait() })
+	return ln.Addr().String()
+}
+
+// exchangeFunc is exchange with the answers made by conv from each
+// response (but 100 Continue) and its body.
+func exchangeFunc(t *testing.T, addr string, raw string, methods []string, conv func(*http.Response, []byte) answer) []answer {
+	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -148,18 +192,7 @@ func exchange(t *testing.T, addr string, raw string, methods []string) []answer 
 			i--
 			continue
 		}
-		var hs []string
-		for _, h := range diffHeaders {
-			if v := resp.Header.Get(h); v != "" {
-				hs = append(hs, h+": "+v)
-			}
-		}
-		a := answer{Code: resp.StatusCode, Headers: strings.Join(hs, "; "), Body: string(b), Close: resp.Close}
-		if a.Code >= 400 && a.Code != 404 && a.Code != 405 {
-			// Error pages word their reasons differently.
-			a.Body, a.Headers = "", ""
-		}
-		as = append(as, a)
+		as = append(as, conv(resp, b))
 	}
 }
 
@@ -295,26 +328,7 @@ var diffCases = []struct {
 
 func TestDifferential(t *testing.T) {
 	addr, _ := serve(t, &web.Server{Handler: webRoutes(), MaxHeaderBytes: diffHeaderBytes + 4096, MaxBodyBytes: diffBodyBytes})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Wait for net/http's connections to end before the leak check: some
-	// linger (closeWriteAndWait) after the server's Close.
-	var conns sync.WaitGroup
-	std := &http.Server{Handler: stdRoutes(), MaxHeaderBytes: diffHeaderBytes, ReadHeaderTimeout: 10 * time.Second,
-		ConnState: func(_ net.Conn, s http.ConnState) {
-			switch s {
-			case http.StateNew:
-				conns.Add(1)
-			case http.StateClosed, http.StateHijacked:
-				conns.Done()
-			}
-		}}
-	done := make(chan struct{})
-	go func() { std.Serve(ln); close(done) }()
-	defer func() { std.Close(); <-done; conns.Wait() }()
-	stdAddr := ln.Addr().String()
+	stdAddr := serveStdServer(t, &http.Server{Handler: stdRoutes(), MaxHeaderBytes: diffHeaderBytes})
 
 	for _, tc := range diffCases {
 		t.Run(tc.name, func(t *testing.T) {

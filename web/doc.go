@@ -88,7 +88,9 @@
 // MaxHeaderBytes and MaxHeaders (431). A connection is closed after
 // IdleTimeout without a request, ReadHeaderTimeout without a whole head,
 // or BodyReadTimeout without a whole body; the defaults are those of a
-// carefully configured http.Server.
+// carefully configured http.Server. The timeouts and the Date of
+// responses read the loop's clock (executor.Executor.Now), so under
+// package sim they run on the simulation's fake time.
 //
 // Malformed requests get what net/http answers (400, 431, 501, 505, and
 // the connection closes), or what RFC 9112 allows that is stricter:
@@ -132,7 +134,10 @@
 // Mux.Mount serves a route with an http.Handler: it runs on a goroutine
 // of its own, off the loop, with the request and its body (a
 // Content-Length body streamed as it arrives), and its response goes back
-// into the connection's order of responses. A service
-// can move from net/http route by route. Package webtest runs loop
-// handlers on requests without sockets, as net/http/httptest does.
+// into the connection's order of responses. A service can move from
+// net/http route by route. A handler of any package takes bodies as they
+// arrive the same way, by implementing BodyStreamer: the server knows its
+// Handler only through Handler and BodyStreamer. Package webtest runs
+// loop handlers on requests, as net/http/httptest does, over a loopback
+// connection.
 package web

@@ -273,19 +273,23 @@ func (m *Mux) ServeHTTP(w *ResponseWriter, r *Request) {
 		base = -1 // no path in the bytes: "/" stands for it
 	}
 	host := stripPort(r.Host())
-	pat := m.match(host, r.method, p, base, r)
-	if (pat == nil || !pat.exact(p)) && !strings.HasSuffix(p, "/") {
+	var pat *pattern
+	var slash bool
+	if r.router == m {
+		pat, slash = r.route, r.slash // found by StreamBody, for the same path
+	} else {
+		pat, slash = m.find(host, p, base, r)
+	}
+	r.router, r.route, r.slash = nil, nil, false
+	if slash {
 		// /tree for /tree/: redirect, as ServeMux does.
-		var scratch Request
-		if n2 := m.matchAlloc(host, r.method, p+"/", &scratch); n2 != nil && n2.exact(p+"/") {
-			target := p + "/"
-			if r.hasQ {
-				target += "?" + r.RawQuery()
-			}
-			r.values = r.values[:0]
-			redirect(w, r, target, http.StatusTemporaryRedirect)
-			return
+		target := p + "/"
+		if r.hasQ {
+			target += "?" + r.RawQuery()
 		}
+		r.values = r.values[:0]
+		redirect(w, r, target, http.StatusTemporaryRedirect)
+		return
 	}
 	if pat != nil {
 		r.pattern = pat.str
@@ -299,6 +303,20 @@ func (m *Mux) ServeHTTP(w *ResponseWriter, r *Request) {
 		return
 	}
 	NotFound(w, r)
+}
+
+// find finds the route of r, whose path is p (clean) at offset base of its
+// bytes: the pattern that matches (its values go to r), or slash when the
+// answer is a redirect to p with a trailing slash, as ServeMux's.
+func (m *Mux) find(host, p string, base int32, r *Request) (pat *pattern, slash bool) {
+	pat = m.match(host, r.method, p, base, r)
+	if (pat == nil || !pat.exact(p)) && !strings.HasSuffix(p, "/") {
+		var scratch Request
+		if n2 := m.matchAlloc(host, r.method, p+"/", &scratch); n2 != nil && n2.exact(p+"/") {
+			return pat, true
+		}
+	}
+	return pat, false
 }
 
 // match finds the pattern for method and path; base is the offset of

@@ -45,6 +45,9 @@ func FromHTTP(h http.Handler) Handler {
 
 type stdHandler struct{ h http.Handler }
 
+// StreamBody reports true: h reads a Content-Length body as it arrives.
+func (stdHandler) StreamBody(*Request) bool { return true }
+
 // stdChunk bounds how much a mounted handler's response holds before it
 // goes to the loop.
 const stdChunk = 32 << 10

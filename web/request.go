@@ -61,7 +61,11 @@ type Request struct {
 	trailer     []field // spans of tail
 	values      []pathValue
 	pattern     string
-	pipe        *bodyPipe // a body streamed to a mounted handler
+	pipe        *bodyPipe // a body streamed to its handler (BodyStreamer)
+	asked       bool      // the server asked the handler whether it streams the body
+	router      *Mux      // the Mux whose match route is (StreamBody), for its ServeHTTP
+	route       *pattern
+	slash       bool // the route is a redirect to the path with a slash
 
 	c *conn
 	w ResponseWriter
@@ -232,7 +236,7 @@ func (r *Request) Conn() *netio.Conn {
 
 // RemoteAddr returns the address of the client.
 func (r *Request) RemoteAddr() net.Addr {
-	if r.c == nil || r.c.nc == nil {
+	if r.c == nil {
 		return nil
 	}
 	return r.c.nc.RemoteAddr()

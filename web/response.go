@@ -9,8 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/spindle-rt/spindle/executor"
-	"github.com/spindle-rt/spindle/internal/frame"
-	"github.com/spindle-rt/spindle/internal/loop"
+	"github.com/spindle-rt/spindle/hooks"
 	"github.com/spindle-rt/spindle/netio"
 )
 
@@ -31,8 +30,11 @@ var (
 	// ErrNotFirst is returned by Hijack when responses to earlier requests
 	// of the connection are still unfinished.
 	ErrNotFirst = errors.New("web: Hijack while earlier responses are unfinished")
-	// ErrNoConn is returned by Hijack on a request served by Exchange,
-	// which has no connection to hand over.
+	// ErrNoConn was returned by Hijack on a request served without a
+	// connection.
+	//
+	// Deprecated: every request has its connection (package webtest
+	// serves over a loopback one), so Hijack no longer returns it.
 	ErrNoConn = errors.New("web: Hijack without a connection")
 )
 
@@ -280,14 +282,14 @@ func (w *ResponseWriter) Later() {
 		return
 	}
 	w.later = true
-	if ls := w.c.ls; ls != nil && ls.handling == w {
-		h := frame.Of(w.c.ex)
-		h.Cur = h.Cur.With(loop.PanicObserverKey, (*laterGuard)(w))
+	if ls := w.c.ls; ls.handling == w {
+		ls.later = hooks.ObservePanics(w.c.ex, (*laterGuard)(w))
 	}
 }
 
-// laterGuard is a response that finishes later, as the frame of the
-// continuations that are to finish it sees it (see Later).
+// laterGuard is a response that finishes later, as the continuations that
+// are to finish it carry it (hooks.ObservePanics, see Later): a
+// hooks.PanicObserver.
 type laterGuard ResponseWriter
 
 // ObservePanic ends the response after a panic in one of those

@@ -15,13 +15,13 @@ package web
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/hooks"
 	"github.com/spindle-rt/spindle/netio"
 	"github.com/spindle-rt/spindle/shard"
 )
@@ -145,21 +145,10 @@ func (s *Server) Serve(l *netio.Listener) error {
 // ServeGroup listens on address with one listener per shard of g
 // (netio.ListenGroup) and serves each on its shard's loop: a connection
 // lives on the shard that accepted it. It returns the listeners; Shutdown
-// or Close stop them.
+// or Close stop them. It is netio.ServeGroupOn with s, as netio's own
+// ServeGroup is.
 func (s *Server) ServeGroup(g *shard.Group, network, address string, opts ...netio.ListenOption) ([]*netio.Listener, error) {
-	ls, err := netio.ListenGroup(g, network, address, opts...)
-	if err != nil {
-		return nil, err
-	}
-	for _, l := range ls {
-		if err := s.Serve(l); err != nil {
-			for _, l := range ls {
-				l.Close()
-			}
-			return nil, err
-		}
-	}
-	return ls, nil
+	return netio.ServeGroupOn(s, g, network, address, opts...)
 }
 
 // ServeConn serves HTTP on one connection, on its loop, until it closes.
@@ -185,32 +174,6 @@ func (s *Server) ServeConn(nc *netio.Conn) {
 	c.serve()
 }
 
-// Exchange serves input as the bytes one connection sent, on ex's loop,
-// without a socket: the requests in it are parsed and handled as Serve
-// would, and the responses' bytes are written to output, on the loop, in
-// order. The returned channel is closed once the connection is done: every
-// request in input answered (or the connection closed, after a malformed
-// one). It is how package webtest runs handlers; Request.Conn is nil and
-// Hijack fails with ErrNoConn. Any goroutine.
-func (s *Server) Exchange(ex *executor.Executor, input []byte, output io.Writer) <-chan struct{} {
-	done := make(chan struct{})
-	start := func() {
-		ls := s.loop(ex)
-		c := &conn{srv: s, ls: ls, ex: ex, x: &exchange{sink: output, done: done}}
-		c.onReady = c.serve
-		c.in = input
-		s.live.Add(1)
-		ls.add(c)
-		c.serve()
-	}
-	if ex.OnLoop() {
-		start()
-	} else if ex.Submit(start) != nil {
-		close(done)
-	}
-	return done
-}
-
 // loop returns the state of ex's loop, made on first use.
 func (s *Server) loop(ex *executor.Executor) *loopState {
 	s.mu.Lock()
@@ -221,6 +184,7 @@ func (s *Server) loop(ex *executor.Executor) *loopState {
 	ls := s.loops[ex]
 	if ls == nil {
 		ls = &loopState{srv: s, ex: ex, lim: s.limits()}
+		ls.streamer, _ = s.handler().(BodyStreamer)
 		ls.onTick = ls.tick
 		s.loops[ex] = ls
 	}
@@ -353,14 +317,18 @@ func (s *Server) closeListeners() []*loopState {
 }
 
 // loopState is what a server keeps on one loop: its connections, the
-// coarse clock their deadlines are on, and the date of responses.
+// coarse clock their deadlines are on, and the date of responses. Both
+// read the loop's clock (Executor.Now), so under package sim the timeouts
+// run on the simulation's fake time, as the loop's timers do.
 type loopState struct {
 	srv      *Server
 	ex       *executor.Executor
 	conns    *conn
 	n        int
-	handling *ResponseWriter // the response whose handler is running
-	now      int64           // nanoseconds since epoch, as of the last tick
+	streamer BodyStreamer     // the server's Handler, if it is one
+	handling *ResponseWriter  // the response whose handler is running
+	later    hooks.PanicWatch // the binding its Later made, ended when the handler returns
+	now      int64            // nanoseconds since epoch, as of the last tick
 	timer    *executor.Timer
 	onTick   func()
 
@@ -405,7 +373,7 @@ func (l *loopState) tickEvery() time.Duration {
 }
 
 func (l *loopState) add(c *conn) {
-	l.now = time.Now().UnixNano() // the clock stands still while no connection is served
+	l.now = l.ex.Now().UnixNano() // the clock stands still while no connection is served
 	c.next = l.conns
 	if c.next != nil {
 		c.next.prev = c
@@ -438,7 +406,7 @@ func (l *loopState) watch() {
 // deadline.
 func (l *loopState) tick() {
 	l.timer = nil
-	l.now = time.Now().UnixNano()
+	l.now = l.ex.Now().UnixNano()
 	for c := l.conns; c != nil; {
 		next := c.next
 		if c.deadline != 0 && l.now >= c.deadline && (len(c.reqs) == 0 || c.streaming != nil) {
@@ -496,9 +464,12 @@ func (l *loopState) closeAll() {
 	}
 }
 
-// dateLine returns the Date header line, made again once a second.
+// dateLine returns the Date header line, made again once a second. The
+// date is the loop's clock (Executor.Now): the wall clock on a loop of its
+// own, the simulation's fake time on a loop that package sim steps, so a
+// simulated run's responses are the same in every run of its seed.
 func (l *loopState) dateLine() []byte {
-	now := time.Now()
+	now := l.ex.Now()
 	if sec := now.Unix(); sec != l.dateSec || l.date == nil {
 		l.dateSec = sec
 		b := append(l.date[:0], "Date: "...)

@@ -1,10 +1,11 @@
 package web
 
-// Request bodies streamed to mounted http.Handlers.
+// Request bodies streamed to handlers that take them as they arrive.
 //
-// A request with a Content-Length body for a route served by an
-// http.Handler (Mount, FromHTTP) is dispatched as soon as its head is
-// parsed; its body goes to the handler's goroutine as it arrives.
+// A request with a Content-Length body whose handler asks for it
+// (BodyStreamer: a mounted http.Handler, a Mux route to one, any handler
+// of the program's) is dispatched as soon as its head is parsed; its body
+// goes to the handler's goroutine as it arrives.
 //
 // Invariants:
 //   - the request's strings are parts of its own copy of its head, so
@@ -16,6 +17,7 @@ package web
 //   - every piece is a copy, handed over under the pipe's lock.
 
 import (
+	"errors"
 	"io"
 	"sync"
 
@@ -73,8 +75,15 @@ func (p *bodyPipe) fail(err error) {
 	p.signal()
 }
 
+// errReadOnLoop fails a read of a streamed body on the loop, which would
+// wait for the loop itself.
+var errReadOnLoop = errors.New("web: a streamed request body read on the connection's loop; read it from another goroutine")
+
 // Read is the handler's Body.Read.
 func (p *bodyPipe) Read(b []byte) (int, error) {
+	if p.ex.OnLoop() {
+		return 0, errReadOnLoop
+	}
 	for {
 		p.mu.Lock()
 		if len(p.buf) > 0 {
@@ -104,34 +113,62 @@ func (p *bodyPipe) Read(b []byte) (int, error) {
 
 func (p *bodyPipe) Close() error { return nil }
 
-// streams reports whether the handler of r reads its body as a stream (a
-// mounted http.Handler).
-func (s *Server) streams(r *Request) bool {
-	switch h := s.Handler.(type) {
-	case stdHandler:
-		return true
-	case *Mux:
-		return h.streams(r)
-	}
-	return false
+// BodyStreamer is a Handler that takes the bodies of some requests as
+// they arrive rather than whole. The server asks it, on the loop, once the
+// head of a request with a Content-Length body is parsed and the body has
+// not all come with it; if StreamBody reports true, ServeHTTP is called at
+// once, and the handler reads the body from Request.BodyStream on a
+// goroutine of its own (it calls Later, and ends the response on the loop
+// once it is done: Executor().Submit). The loop receives the next piece of
+// the body once the goroutine has read the last, so a fast client is held
+// back by TCP and the server holds one piece at a time. A body that came
+// whole with its head, a chunked one (read whole first, as for every
+// handler) and one StreamBody declines reach ServeHTTP whole: BodyStream
+// is nil and Body has it. MaxBodyBytes bounds streamed bodies too. A
+// handler that answers before it has read all of a streamed body gets its
+// connection closed after the response.
+//
+// A handler made by FromHTTP (Mount) streams every such body. Mux is a
+// BodyStreamer that asks the handler of the route that matches and keeps
+// the match for ServeHTTP, so that the route is found once; a middleware
+// that wraps a handler passes the question on in the same way. The server
+// knows nothing else of its Handler.
+type BodyStreamer interface {
+	Handler
+	// StreamBody reports whether ServeHTTP takes r's body as a stream. r's
+	// head is parsed; its Body is not there yet. It is called at most once
+	// per request, on the loop, and should be quick.
+	StreamBody(r *Request) bool
 }
 
-// streams reports whether the route of r is a mounted http.Handler.
-func (m *Mux) streams(r *Request) bool {
+// StreamBody asks the handler of the route that matches r, and keeps the
+// match for ServeHTTP.
+func (m *Mux) StreamBody(r *Request) bool {
 	p := r.Path()
 	if r.method == "CONNECT" || p == "" || !isClean(p) {
+		return false // ServeHTTP redirects or matches otherwise
+	}
+	pat, slash := m.find(stripPort(r.Host()), p, r.path.off, r)
+	r.router, r.route, r.slash = m, pat, slash
+	if pat == nil || slash {
 		return false
 	}
-	pat := m.match(stripPort(r.Host()), r.method, p, r.path.off, r)
-	r.values = r.values[:0] // matched again when served
-	if pat == nil || !pat.exact(p) && !hasSlashSuffix(p) {
-		return false
-	}
-	_, ok := pat.h.(stdHandler)
-	return ok
+	bs, ok := pat.h.(BodyStreamer)
+	return ok && bs.StreamBody(r)
 }
 
-func hasSlashSuffix(p string) bool { return p != "" && p[len(p)-1] == '/' }
+// BodyStream returns the body of a request whose handler takes it as a
+// stream (BodyStreamer), to be read on a goroutine other than the loop's
+// (a read on the loop fails at once: it would wait for the loop itself);
+// Read returns io.EOF at its end, io.ErrUnexpectedEOF if the connection
+// ended first, executor.ErrClosed once the loop has closed. For any other
+// request it returns nil: read Body. Close does nothing.
+func (r *Request) BodyStream() io.ReadCloser {
+	if r.pipe == nil {
+		return nil
+	}
+	return r.pipe
+}
 
 // startStream dispatches c.cur, whose head is parsed and whose body is
 // still arriving, to a handler that streams it. b is the input from the

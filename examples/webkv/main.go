@@ -23,6 +23,9 @@
 //	GET /slow/{ms}        "slept {ms}" after {ms} milliseconds (0-10000), from a loop timer
 //	GET /ws/echo          WebSocket echo of text and binary messages up to 1 MiB
 //	GET /ws/watch         WebSocket: "put KEY" or "del KEY" for every change, on any shard
+//	GET, HEAD /static/... with -static DIR: the files of DIR, with http.FileServer's answers
+//	                      (Range, conditional requests, index.html, directory redirects,
+//	                      no escape by ".."), bodies by sendfile on plain TCP; without it, 404
 //
 // {key} is the escaped path after /kv/ (the query is ignored). SIGINT and
 // SIGTERM shut it down gracefully: requests in flight are answered, idle
@@ -47,9 +50,17 @@ func main() {
 	tlsAddr := flag.String("tls-addr", "", "also serve HTTPS on this address (needs -tls-cert-file and -tls-key-file)")
 	tlsCert := flag.String("tls-cert-file", "", "the HTTPS listener's certificate chain (PEM)")
 	tlsKey := flag.String("tls-key-file", "", "the HTTPS listener's private key (PEM)")
+	static := flag.String("static", "", "serve the files of this directory at /static/")
 	flag.Parse()
 
 	s := NewServer(*shards)
+	if *static != "" {
+		if fi, err := os.Stat(*static); err != nil || !fi.IsDir() {
+			s.Close()
+			log.Fatalf("webkv: -static %s: not a directory", *static)
+		}
+		s.ServeStatic(*static)
+	}
 	if err := s.Listen("tcp", *addr); err != nil {
 		s.Close()
 		log.Fatal(err)

@@ -31,7 +31,15 @@ func start(t *testing.T) (*Server, string) {
 // startShards is start with n shards.
 func startShards(t *testing.T, n int) (*Server, string) {
 	t.Helper()
+	return startWith(t, n, func(*Server) {})
+}
+
+// startWith is startShards with setup run on the server before it
+// listens.
+func startWith(t *testing.T, n int, setup func(*Server)) (*Server, string) {
+	t.Helper()
 	s := NewServer(n)
+	setup(s)
 	if err := s.Listen("tcp", "127.0.0.1:0"); err != nil {
 		s.Close()
 		t.Fatal(err)

@@ -50,6 +50,7 @@ type Server struct {
 	g    *shard.Group
 	st   *shard.Sharded[store]
 	web  *web.Server
+	mux  *web.Mux
 	seed maphash.Seed
 	ls   []*netio.Listener
 	tls  []*netio.Listener
@@ -79,7 +80,16 @@ func NewServer(n int) *Server {
 	mux.HandleFunc("GET /ws/echo", s.wsEcho)
 	mux.HandleFunc("GET /ws/watch", s.wsWatch)
 	s.web = &web.Server{Handler: mux, MaxBodyBytes: MaxValue}
+	s.mux = mux
 	return s
+}
+
+// ServeStatic serves the files of dir at /static/ (GET and HEAD) with
+// web's file server: http.FileServer's answers (Range, conditional
+// requests, index.html, directory redirects, no escape by ".."), the
+// bodies sent by sendfile on plain TCP. Call it before Listen.
+func (s *Server) ServeStatic(dir string) {
+	s.mux.Handle("GET /static/", web.StripPrefix("/static", web.FileServer(http.Dir(dir))))
 }
 
 // Listen serves address with one listener per shard (SO_REUSEPORT).

@@ -66,6 +66,11 @@ func (f *Frame) Len() int {
 	return n
 }
 
+// PanicObserverKey is the key under which a frame binds the observer of
+// its continuations' panics (hooks.ObservePanics; the loop tells it,
+// loop.Loop.ObservePanic).
+type PanicObserverKey struct{}
+
 // Find returns the value bound to key k in f, comparing keys as values of
 // type K (a type word and a pointer for a pointer K) rather than as
 // interfaces, which needs no runtime call.

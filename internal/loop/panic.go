@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 
+	"github.com/spindle-rt/spindle/hooks"
 	"github.com/spindle-rt/spindle/internal/frame"
 )
 
@@ -67,26 +68,19 @@ func (e *Loop) catchPanic(r Runnable, v any, stack []byte) {
 }
 
 // PanicObserver is told of the panics of the continuations that run under
-// a frame it is bound to (frame.With(PanicObserverKey, o)), after the
-// panic has been reported (to the continuation's future or the panic
-// handler): package web binds the responses that finish later, so that a
-// panic in a callback that was to finish one ends it instead of leaving
-// its client waiting.
-type PanicObserver interface {
-	ObservePanic(v any)
-}
-
-type panicObserverKey struct{}
+// a frame it is bound to (hooks.ObservePanics), after the panic has been
+// reported (to the continuation's future or the panic handler).
+type PanicObserver = hooks.PanicObserver
 
 // PanicObserverKey is the frame key of a PanicObserver.
-var PanicObserverKey any = panicObserverKey{}
+var PanicObserverKey any = frame.PanicObserverKey{}
 
 // ObservePanic tells the PanicObserver of the current frame, if it has
 // one, of the panic v that escaped the running continuation (a task body
 // too: package future calls it). Loop only. A panic in the observer goes
 // to the panic handler.
 func (e *Loop) ObservePanic(v any) {
-	o, ok := frame.Find(e.Cur, panicObserverKey{})
+	o, ok := frame.Find(e.Cur, frame.PanicObserverKey{})
 	if !ok {
 		return
 	}

@@ -134,6 +134,11 @@ func (n *Net) Advance(t int64) {
 	}
 }
 
+// After runs fn d from now, on the network's clock, among its own events
+// (the simulated disk's completions use it): events due at one instant
+// run in the order they were scheduled.
+func (n *Net) After(d time.Duration, fn func()) { n.after(d, fn) }
+
 // after runs fn d from now.
 func (n *Net) after(d time.Duration, fn func()) {
 	n.seq++
@@ -156,6 +161,7 @@ func (n *Net) chance(p float64) bool { return p > 0 && n.Rand.Float64() < p }
 type Host struct {
 	Name string
 	IP   net.IP
+	Disk any // the host's simulated disk (an *internal/simdisk.Disk), set by package sim
 	net  *Net
 	id   int
 }

@@ -1,5 +1,5 @@
-// Package webtest runs web handlers on requests without sockets, as
-// net/http/httptest does for net/http.
+// Package webtest runs web handlers on requests, as net/http/httptest does
+// for net/http: one call, the request's bytes in, the responses out.
 //
 // Do sends one request to a handler and returns what it answered:
 //
@@ -8,20 +8,30 @@
 //
 // The handler runs on the loop of an executor the package starts for the
 // call (Serve and Do) or on one the test gives (ServeOn), exactly as the
-// server would run it: it may answer later (ResponseWriter.Later, then End
-// from a timer or a task), and pipelined requests are answered in order.
+// server runs it, because it is the server: the bytes go to
+// web.Server.ServeConn over a loopback TCP connection the call opens on
+// 127.0.0.1 and closes (the client's side sends them, then shuts its
+// writing down, and reads the responses until the server closes). A
+// handler may answer later (ResponseWriter.Later, then End from a timer
+// or a task), pipelined requests are answered in order, and
+// Request.Conn, RemoteAddr and Hijack are those of a real connection.
 package webtest
 
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/netio"
 	"github.com/spindle-rt/spindle/web"
 )
 
@@ -101,18 +111,59 @@ func Serve(srv *web.Server, raw []byte, methods ...string) ([]*Recorder, error) 
 }
 
 // ServeOn is Serve on ex, a running executor: the handlers run on its
-// loop, so they may reach state the test keeps there.
+// loop, so they may reach state the test keeps there. The connection is a
+// loopback one on ex, served by srv.ServeConn; the server closes it once
+// every request of raw is answered (or after a malformed one).
 func ServeOn(ex *executor.Executor, srv *web.Server, raw []byte, methods ...string) ([]*Recorder, error) {
-	var out bytes.Buffer
-	done := srv.Exchange(ex, raw, &out)
-	select {
-	case <-done:
-	case <-time.After(Timeout):
+	out, err := exchange(ex, srv, raw)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResponses(out, methods...)
+}
+
+// exchange sends raw to srv over a loopback connection served on ex, then
+// shuts the sending side, and returns what srv answered until it closed
+// the connection.
+func exchange(ex *executor.Executor, srv *web.Server, raw []byte) ([]byte, error) {
+	l, err := netio.Listen(ex, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	accepted := l.Accept()
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", l.Addr().String())
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	nc, err := accepted.Await(ctx)
+	if err != nil {
+		return nil, err
+	}
+	srv.ServeConn(nc)
+	deadline, _ := ctx.Deadline()
+	c.SetDeadline(deadline)
+	// Send while reading: a server that answers as it reads would
+	// otherwise fill both sides' buffers. The server may stop reading (a
+	// malformed request), so the write's error is not the test's.
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		if _, err := c.Write(raw); err == nil {
+			c.(*net.TCPConn).CloseWrite()
+		}
+	}()
+	out, err := io.ReadAll(c)
+	c.Close()
+	<-sent
+	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return nil, fmt.Errorf("handler did not answer within %v", Timeout)
 	}
-	// The output was written on the loop; done's close orders it before
-	// this read.
-	return ParseResponses(out.Bytes(), methods...)
+	return out, err
 }
 
 // ParseResponses reads the responses in raw with net/http's reader.

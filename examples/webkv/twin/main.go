@@ -31,12 +31,13 @@ const maxValue = 1 << 20
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8081", "listen address")
+	static := flag.String("static", "", "serve the files of this directory at /static/")
 	flag.Parse()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv := &http.Server{Handler: newTwin(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	srv := &http.Server{Handler: newTwin(*static), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	log.Printf("listening on http://%s", ln.Addr())
 	go srv.Serve(ln)
 	stop, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -54,7 +55,9 @@ type twin struct {
 	up       websocket.Upgrader
 }
 
-func newTwin() http.Handler {
+// newTwin returns the twin's routes; with static, the files of that
+// directory at /static/.
+func newTwin(static string) http.Handler {
 	t := &twin{kv: map[string][]byte{}, watchers: map[*websocket.Conn]*sync.Mutex{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", t.page)
@@ -63,6 +66,9 @@ func newTwin() http.Handler {
 	mux.HandleFunc("GET /slow/{ms}", t.slow)
 	mux.HandleFunc("GET /ws/echo", t.wsEcho)
 	mux.HandleFunc("GET /ws/watch", t.wsWatch)
+	if static != "" {
+		mux.Handle("GET /static/", http.StripPrefix("/static", http.FileServer(http.Dir(static))))
+	}
 	return mux
 }
 

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // startWebkv builds examples/webkv and runs it on a free port with two
 // shards; it is stopped with SIGINT when the test ends, and must exit 0.
-func startWebkv(t *testing.T) string {
+func startWebkv(t *testing.T, args ...string) string {
 	t.Helper()
 	exe := filepath.Join(t.TempDir(), "webkv")
 	build := exec.Command("go", "build", "-o", exe, "./examples/webkv")
@@ -41,7 +41,7 @@ func startWebkv(t *testing.T) string {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(exe, "-addr", "127.0.0.1:0", "-shards", "2")
+	cmd := exec.Command(exe, append([]string{"-addr", "127.0.0.1:0", "-shards", "2"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -69,13 +69,13 @@ func startWebkv(t *testing.T) string {
 }
 
 // startTwin serves the twin in this process.
-func startTwin(t *testing.T) string {
+func startTwin(t *testing.T, static string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: newTwin()}
+	srv := &http.Server{Handler: newTwin(static)}
 	done := make(chan struct{})
 	go func() { srv.Serve(ln); close(done) }()
 	t.Cleanup(func() {
@@ -161,7 +161,7 @@ func put(target, body string) string {
 const upgrade = "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="
 
 func TestHTTP(t *testing.T) {
-	spindle, twin := startWebkv(t), startTwin(t)
+	spindle, twin := startWebkv(t), startTwin(t, "")
 	big := strings.Repeat("b", 1<<20)
 	cases := []struct {
 		name    string
@@ -264,7 +264,7 @@ func frames(fs ...wsclient.Frame) []byte {
 type fr = wsclient.Frame
 
 func TestWebSocket(t *testing.T) {
-	spindle, twin := startWebkv(t), startTwin(t)
+	spindle, twin := startWebkv(t), startTwin(t, "")
 	closeOK := fr{Fin: true, Op: wsclient.OpClose, Payload: wsclient.ClosePayload(1000, "")}
 	big := bytes.Repeat([]byte("z"), 1<<20)
 	cases := []struct {
@@ -323,7 +323,7 @@ func TestWebSocket(t *testing.T) {
 // TestWatch: the watchers of both see the same lines for the same
 // changes, made over several connections (so on both shards of webkv).
 func TestWatch(t *testing.T) {
-	for name, addr := range map[string]string{"webkv": startWebkv(t), "twin": startTwin(t)} {
+	for name, addr := range map[string]string{"webkv": startWebkv(t), "twin": startTwin(t, "")} {
 		t.Run(name, func(t *testing.T) {
 			w, err := wsclient.Dial(addr, "/ws/watch")
 			if err != nil {
@@ -354,5 +354,62 @@ func TestWatch(t *testing.T) {
 				t.Errorf("%s: %q, want %q", name, got, want)
 			}
 		})
+	}
+}
+
+// TestStatic compares /static/ with -static DIR: webkv's file server
+// against http.FileServer in the twin, over the same directory (the
+// answers' bodies byte for byte; multipart ranges are web's differential
+// test's, their boundaries being random).
+func TestStatic(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"a.txt": "hello", "page.html": "<p>x</p>", "noext": "plain text\n",
+		"big.bin": strings.Repeat("0123456789abcdef", 1<<16), "site/index.html": "<h1>i</h1>", "dir/b.txt": "b",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spindle, twin := startWebkv(t, "-static", dir), startTwin(t, dir)
+	plain := startWebkv(t)
+	for _, tc := range []struct {
+		name    string
+		raw     string
+		methods []string
+	}{
+		{"file", req("GET", "/static/a.txt"), []string{"GET"}},
+		{"html", req("GET", "/static/page.html"), []string{"GET"}},
+		{"sniffed", req("GET", "/static/noext"), []string{"GET"}},
+		{"big", req("GET", "/static/big.bin"), []string{"GET"}},
+		{"head", req("HEAD", "/static/big.bin"), []string{"HEAD"}},
+		{"range", req("GET", "/static/big.bin", "Range: bytes=1000-500000"), []string{"GET"}},
+		{"range past end", req("GET", "/static/a.txt", "Range: bytes=10-20"), []string{"GET"}},
+		{"range malformed", req("GET", "/static/a.txt", "Range: bytes=x"), []string{"GET"}},
+		{"not modified", req("GET", "/static/a.txt", "If-None-Match: *"), []string{"GET"}},
+		{"precondition failed", req("GET", "/static/a.txt", "If-Match: \"x\""), []string{"GET"}},
+		{"index", req("GET", "/static/site/"), []string{"GET"}},
+		{"index redirect", req("GET", "/static/site/index.html"), []string{"GET"}},
+		{"directory redirect", req("GET", "/static/dir"), []string{"GET"}},
+		{"listing", req("GET", "/static/dir/"), []string{"GET"}},
+		{"root listing", req("GET", "/static/"), []string{"GET"}},
+		{"missing", req("GET", "/static/nope"), []string{"GET"}},
+		{"dotdot", req("GET", "/static/../../etc/passwd"), []string{"GET"}},
+		{"dotdot escaped", req("GET", "/static/%2e%2e/%2e%2e/etc/passwd"), []string{"GET"}},
+		{"put", req("PUT", "/static/a.txt", "Content-Length: 0"), []string{"PUT"}},
+		{"pipelined", req("GET", "/static/big.bin") + req("GET", "/static/a.txt") + req("HEAD", "/static/dir"), []string{"GET", "GET", "HEAD"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, aOpen := exchange(t, spindle, tc.raw, tc.methods, true)
+			b, bOpen := exchange(t, twin, tc.raw, tc.methods, true)
+			if fmt.Sprint(a) != fmt.Sprint(b) || aOpen != bOpen {
+				t.Errorf("webkv: %.500v open %v\ntwin:  %.500v open %v", a, aOpen, b, bOpen)
+			}
+		})
+	}
+	if a, _ := exchange(t, plain, req("GET", "/static/a.txt"), []string{"GET"}, true); a[0].Status != 404 {
+		t.Errorf("without -static: %+v, want 404", a[0])
 	}
 }
