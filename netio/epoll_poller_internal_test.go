@@ -35,6 +35,16 @@ func epollOf(t *testing.T) *epollBackend {
 	return r
 }
 
+// mustRegister registers fd for h, or fails the test.
+func mustRegister(t *testing.T, r *epollBackend, fd int, h handler) int32 {
+	t.Helper()
+	i, err := r.register(fd, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return i
+}
+
 // The epoll backend alone, without a loop: events reach the socket registered in
 // their slot, a wake-up reaches nobody, and an event read before its
 // socket closed is dropped, also when the slot was taken again by a new
@@ -46,10 +56,7 @@ func TestEpollPoller(t *testing.T) {
 	a, b := pairOf(t)
 	defer unix.Close(b)
 	h1 := &recorder{}
-	i, err := r.register(a, h1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	i := mustRegister(t, r, a, h1)
 	poll() // the first edge: writable
 	if h1.n != 1 {
 		t.Fatalf("after registering: %d events, want 1", h1.n)
@@ -93,10 +100,7 @@ func TestEpollPoller(t *testing.T) {
 	defer unix.Close(c)
 	defer unix.Close(d)
 	h2 := &recorder{}
-	j, err := r.register(c, h2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := mustRegister(t, r, c, h2)
 	if j != i {
 		t.Fatalf("c took slot %d, want a's slot %d", j, i)
 	}
