@@ -1,7 +1,8 @@
 package netio_test
 
-// Tests whose one body runs on every backend: the host's (epoll, or the
-// portable one with -tags purego) and the simulated network of package sim.
+// Tests whose one body runs on every backend, each by name: the host's
+// (epoll and io_uring, or the portable one with -tags purego) and the
+// simulated network of package sim.
 // The body spawns tasks on the env's executors and waits on their futures;
 // the env runs them (a started executor on the host, a seeded sim.World on
 // the simulation, whose clock is fake).
@@ -34,16 +35,23 @@ type env struct {
 	srv, cli *executor.Executor
 	w        *sim.World // nil on the host
 	srvHost  *sim.Host
+	host     netio.Backend // on the host: the backend chosen for srv and cli
 }
 
-// onAll runs body on the host backend and on the simulation, one subtest
-// each (the simulation's once per seed, the first seed twice): the first
-// seed's second run must give the same trace.
+// onAll runs body on each of the host's backends, chosen by name
+// (netio.Use; one the kernel refuses is skipped, saying why), and on the
+// simulation, one subtest each (the simulation's once per seed, the first
+// seed twice): the first seed's second run must give the same trace.
 func onAll(t *testing.T, body func(t *testing.T, e *env)) {
-	t.Run("host", func(t *testing.T) {
-		e := &env{t: t, srv: started(t), cli: started(t)}
-		body(t, e)
-	})
+	for _, b := range onHost {
+		t.Run(string(b), func(t *testing.T) {
+			if err := refusal(b); err != nil {
+				t.Skipf("the kernel refuses %s here: %v", b, err)
+			}
+			e := &env{t: t, srv: startedOn(t, b), cli: startedOn(t, b), host: b}
+			body(t, e)
+		})
+	}
 	traces := map[int64]string{}
 	for i, seed := range append(simSeeds, simSeeds[0]) { // the first seed twice: same trace
 		t.Run(fmt.Sprintf("sim/seed=%d", seed), func(t *testing.T) {
@@ -67,13 +75,27 @@ func onAll(t *testing.T, body func(t *testing.T, e *env)) {
 }
 
 // backend is the name Stats.Backend gives the env's server once it has
-// served a socket: "sim" on the simulation, one of hostBackends on the
-// host (servedBy).
+// served a socket: "sim" on the simulation, the one chosen on the host.
 func (e *env) backend() string {
 	if e.w != nil {
 		return "sim"
 	}
-	return servedBy(e.t, e.srv)
+	if b := netio.StatsOf(e.srv).Backend; b != string(e.host) {
+		e.t.Errorf("Stats.Backend = %q, want %q (chosen by netio.Use)", b, e.host)
+	}
+	return string(e.host)
+}
+
+// startedOn returns a started executor whose sockets b serves.
+func startedOn(t *testing.T, b netio.Backend) *executor.Executor {
+	t.Helper()
+	ex := executor.New(executor.WithName(t.Name()))
+	if err := netio.Use(ex, b); err != nil {
+		t.Fatal(err)
+	}
+	ex.Start()
+	t.Cleanup(func() { ex.Close() })
+	return ex
 }
 
 // listen opens a listener on the server executor.

@@ -70,7 +70,7 @@ type Conn struct {
 	wtimeout bool // the write deadline has passed
 	idle     bool // an idle timeout is set: receives and writes record the time
 
-	sk sock // the backend's part
+	sk sock // the backend's part, and only there (backend.go)
 }
 
 // connFlag is one of a connection's loop-owned flags, kept in one field
@@ -120,8 +120,6 @@ type connExt struct {
 	// limit with the socket full, and how much the kernel had taken then.
 	stallAt    time.Duration // on the loop's clock; 0: no stall
 	stallTaken uint64
-	dialExt             // the host backend's dial state
-	sim        *simConn // the simulated backend's state (backend_sim.go)
 
 	ly *layerRef // the layer over the bytes, when fLayer is set (layer.go)
 

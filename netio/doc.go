@@ -39,6 +39,22 @@
 // behaviour runs a reader and a writer goroutine per connection over
 // package net and hands their results to the loop.
 //
+// # Backends
+//
+// What serves a loop's sockets is its backend, one of four, each a type of
+// its own behind one contract (backend.go): epoll and io_uring (Linux; the
+// loop waits in epoll_wait, or in its io_uring, which other components of
+// the loop may submit to as well), the portable one (package net), and the
+// simulation's (package sim). Use chooses one per executor before its
+// first socket; otherwise the environment variable SPINDLE_NETIO does
+// ("uring" or "epoll"), so a built program switches without rebuilding;
+// otherwise epoll on Linux, the portable backend with -tags purego and
+// elsewhere. An io_uring the kernel refuses falls back to epoll and says
+// so once (log/slog). Stats.Backend names what serves each executor.
+// A backend's files carry its name as a prefix: epoll_*.go, uring_*.go,
+// portable_*.go, sim_*.go; kernel_*.go is the socket code epoll and
+// io_uring share.
+//
 // # Who may call what
 //
 // Listen, Dial, Listener.Accept, Listener.Close, Conn.Recv, Conn.Close
@@ -299,19 +315,22 @@
 //	tls_priority.go   the process's CPU slots and priority for handshakes (and why they are the process's)
 //	tls_sched_*.go    lowering a handshake's thread to SCHED_IDLE (Linux; nothing elsewhere)
 //
-// The backends:
+// The backends (a prefix per backend; see Backends above):
 //
-//	backend.go                 the backend contract, and the host backend chosen at build time
-//	poller_epoll.go            epoll (Linux): the loop waits in epoll_wait
-//	conn_epoll.go              epoll: a connection's reads, writes and closes
-//	dial_epoll.go              epoll: non-blocking connects
-//	listen_epoll.go            epoll: listening sockets and accepts
-//	addr_epoll.go              epoll: sockaddrs to and from net.Addr
-//	uring_linux.go             io_uring (SPINDLE_NETIO=uring): the loop's ring
-//	uring_conn_linux.go        io_uring: receives, sends and accepts as ring operations
-//	sock_net.go                the portable backend (-tags purego, other systems): goroutines over package net
-//	peek_unix.go, peek_other.go                    portable: peeking at a socket for a peer that left
-//	unacked_portable_linux.go, unacked_other.go    portable: the output not yet acknowledged
-//	reuseport_unix.go, reuseport_other.go          SO_REUSEPORT for the listeners package net makes
-//	backend_sim.go             the simulated network (package sim), chosen per loop
+//	backend.go             the backend contract and its rules; Backend, Use, and how a loop's backend is chosen
+//	kernel_sock.go         the kernel's sockets (epoll and io_uring): a connection's part, the slot table, socket calls
+//	kernel_listen.go       the kernel's listening sockets and what an accept made
+//	kernel_dial.go         the kernel's non-blocking connects
+//	kernel_addr.go         sockaddrs to and from net.Addr
+//	epoll_poller.go        epoll (Linux): the loop waits in epoll_wait; events to their sockets
+//	epoll_conn.go          epoll: a connection's reads, writes and closes; accepts
+//	epoll_sendfile.go      epoll: SendFile by sendfile(2)
+//	uring_ring.go          io_uring: the backend on the loop's ring (internal/uring), completions to their sockets
+//	uring_conn.go          io_uring: receives, sends and accepts as ring operations
+//	portable_sock.go       the portable backend (-tags purego, other systems): goroutines over package net
+//	portable_peek_*.go     portable: peeking at a socket for a peer that left
+//	portable_unacked_*.go  portable: the output not yet acknowledged
+//	portable_reuseport_*.go  SO_REUSEPORT for the listeners package net makes
+//	portable_sendfile.go   portable builds: SendFile copies
+//	sim_backend.go         the simulated network (package sim), chosen per loop
 package netio

@@ -89,3 +89,12 @@ func ExampleServeGroup() {
 	nc.Close()
 	// Output: hello to you too
 }
+
+// Use chooses the backend that serves an executor's sockets, before its
+// first socket; a backend the build lacks is refused.
+func ExampleUse() {
+	ex := executor.New()
+	defer ex.Close()
+	fmt.Println(netio.Use(ex, "carrier-pigeon"))
+	// Output: netio: Use("carrier-pigeon"): not a backend of this build
+}

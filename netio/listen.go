@@ -46,10 +46,9 @@ type Listener struct {
 	done    bool  // pending accepts have been failed for good
 	doneErr error // what they failed with
 
-	be backend      // what serves the listener (backend.go)
-	ls lsock        // the host backend's part
-	sl *simListener // the simulated backend's part
-	tl listenTLS    // the handshakes of a TLS listener (tls.go)
+	be backend   // what serves the listener (backend.go): the reactor's once l.r is set
+	ls lsock     // the backend's part
+	tl listenTLS // the handshakes of a TLS listener (tls.go)
 }
 
 // Listen opens a listening socket on address and binds it to ex: accepts,
@@ -165,6 +164,9 @@ func (l *Listener) acceptOn(p *future.Promise[*Conn]) {
 			return
 		}
 		l.r = r
+		l.mu.Lock()
+		l.be = r.be // closeListener reads it under mu
+		l.mu.Unlock()
 		if r.draining {
 			l.closeSocket()
 			l.finish(executor.ErrClosed)

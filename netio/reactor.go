@@ -25,6 +25,8 @@ package netio
 //     and closes the backend's own descriptors.
 
 import (
+	"errors"
+
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/internal/loop"
 )
@@ -48,15 +50,12 @@ type reactor struct {
 	conns  int  // connections attached and not yet released
 	closed bool // the executor has closed: no connection is attached any more
 	watch  loop.CloseWatch
-	be     backend     // what serves the loop's sockets (backend.go)
-	sim    *simBackend // be, when the loop is simulated; nil on the host backend
+	be     backend // what serves the loop's sockets (backend.go)
 	stats  *counters
 
 	// Shutdown (drain.go)
 	draining  bool                   // the executor drains: no accept, no read for a receive
 	listeners map[*Listener]struct{} // those accepting on this loop, closed when the drain begins
-
-	poller // the backend's part (epoll on Linux, nothing for the fallback)
 }
 
 // reactorOf returns lp's reactor, making it on first use. Loop only.
@@ -64,9 +63,20 @@ func reactorOf(lp *loop.Loop) (*reactor, error) {
 	if r, ok := lp.Local(reactorKey{}).(*reactor); ok {
 		return r, nil
 	}
-	r := &reactor{lp: lp, ex: (*executor.Executor)(lp), be: backendOf(lp), stats: &counters{}}
-	r.sim, _ = r.be.(*simBackend)
+	r := &reactor{lp: lp, ex: (*executor.Executor)(lp), be: loopBackendOf(lp), stats: &counters{}}
+	if r.be.name() == BackendEpoll && lp.HasIO() {
+		// The loop waits in its io_uring already (another component made
+		// it, internal/uring): epoll cannot be its wait, the ring serves.
+		setKind(lp, BackendURing)
+		r.be = newHostBackend(BackendURing)
+	}
 	io, err := r.be.init(r)
+	if errors.Is(err, errRefused) {
+		refused(err) // epoll serves the loop instead
+		setKind(lp, BackendEpoll)
+		r.be = newHostBackend(BackendEpoll)
+		io, err = r.be.init(r)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +89,7 @@ func reactorOf(lp *loop.Loop) (*reactor, error) {
 		r.be.shut(r)
 		return nil, executor.ErrClosed
 	}
-	r.stats.backend = r.be.name(r)
+	r.stats.backend = string(r.be.name())
 	register(lp, r.stats)
 	lp.AddDrainer(r)
 	return r, nil
@@ -93,6 +103,9 @@ type reactorWatch reactor
 
 func (w *reactorWatch) Interrupt(error) {
 	r := (*reactor)(w)
+	if r.closed {
+		return // told twice: by its own watch and by the loop's ring (uring_ring.go)
+	}
 	r.closed = true
 	for _, c := range r.be.conns(r) {
 		c.interrupt()
@@ -114,30 +127,15 @@ func (r *reactor) Flush() {
 			c.dirty = false
 			if !c.released {
 				c.seal()
-				r.flushOut(c)
+				r.be.flushOut(c)
 			}
 		}
 		r.spare = d[:0]
 	}
 }
 
-// readNow is r.be.readNow, and flushOut r.be.flushOut: on the two paths
-// every request takes, the host backend is called directly (a branch
-// rather than an interface call).
-func (r *reactor) readNow(c *Conn) (int, error, bool) {
-	if r.sim == nil {
-		return c.readNow()
-	}
-	return r.sim.readNow(c)
-}
-
-func (r *reactor) flushOut(c *Conn) {
-	if r.sim == nil {
-		c.flushOut()
-		return
-	}
-	r.sim.flushOut(c)
-}
+// readNow is r.be.readNow.
+func (r *reactor) readNow(c *Conn) (int, error, bool) { return r.be.readNow(c) }
 
 // pop takes a buffer from a pool, or returns nil.
 func pop(pool *[][]byte) []byte {

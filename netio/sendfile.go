@@ -7,7 +7,7 @@ package netio
 //     (zero copy: handed to the kernel; copy: appended to the output), or
 //     the send fails; while it is set, Write and WriteString fail with
 //     ErrSendFilePending, so nothing can come between the file's bytes;
-//   - zero copy (sendfile_linux.go) starts once the output written
+//   - zero copy (epoll_sendfile.go) starts once the output written
 //     before has been taken: then written grows by the file's length at
 //     once, and the kernel's takes count through took, as for a Write;
 //   - the copy path reads the file on the loop, a piece at a time, and
@@ -35,7 +35,7 @@ type fileOut struct {
 	left    int64
 	p       *future.Promise[struct{}]
 	buf     []byte // the copy path's piece
-	zc      bool   // zero copy: the kernel reads the file (sendfile_linux.go)
+	zc      bool   // zero copy: the kernel reads the file (epoll_sendfile.go)
 	started bool   // zero copy: the output before it has left, and written counts the file
 	copying bool   // the copy path is writing a piece
 }

@@ -46,11 +46,11 @@ type Stats struct {
 	// ErrOutputLimit: peers that stopped reading while their output grew
 	// past the output limit (Conn.SetOutputLimit).
 	OutputLimitDisconnects uint64
-	// Backend names what serves the executor's sockets: "epoll",
-	// "io_uring" (on Linux with SPINDLE_NETIO=uring, where the kernel
-	// grants the ring), "portable" (package net's sockets: -tags purego,
-	// and systems other than Linux) or "sim" (a loop that package sim
-	// steps). It is "" until the executor serves its first socket (an
+	// Backend names what serves the executor's sockets (a Backend):
+	// "epoll", "io_uring" (on Linux when Use or SPINDLE_NETIO=uring asks
+	// for it and the kernel grants the ring), "portable" (package net's
+	// sockets: -tags purego, and systems other than Linux) or "sim" (a
+	// loop that package sim steps). It is "" until the executor serves its first socket (an
 	// accept or a dial).
 	Backend string
 }

@@ -15,6 +15,22 @@ import (
 	"github.com/spindle-rt/spindle/future"
 )
 
+// checkTCPOptions checks c's TCP options: as package net sets them
+// (keep-alive finds half-open connections out).
+func checkTCPOptions(t *testing.T, ctx context.Context, ex *executor.Executor, c *Conn) {
+	t.Helper()
+	opts, _ := future.Call(ex, func() ([3]int, error) {
+		fd := int(c.sk.fd)
+		a, _ := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY)
+		b, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE)
+		d, _ := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE)
+		return [3]int{a, b, d}, nil
+	}).Await(ctx)
+	if opts != [3]int{1, 1, keepAlive} {
+		t.Fatalf("TCP_NODELAY, SO_KEEPALIVE, TCP_KEEPIDLE = %v", opts)
+	}
+}
+
 // An idle connection holds no buffer, and an output buffer that grew for a
 // burst is not kept once the burst has drained.
 func TestBuffersComeAndGo(t *testing.T) {
@@ -38,18 +54,7 @@ func TestBuffersComeAndGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// TCP options as package net sets them (keep-alive finds half-open
-	// connections out).
-	opts, _ := future.Call(ex, func() ([3]int, error) {
-		fd := int(c.sk.fd)
-		a, _ := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY)
-		b, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE)
-		d, _ := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE)
-		return [3]int{a, b, d}, nil
-	}).Await(ctx)
-	if opts != [3]int{1, 1, keepAlive} {
-		t.Fatalf("TCP_NODELAY, SO_KEEPALIVE, TCP_KEEPIDLE = %v", opts)
-	}
+	checkTCPOptions(t, ctx, ex, c)
 	type state struct{ rbuf, out bool }
 	held := func() state {
 		v, _ := future.Call(ex, func() (state, error) { return state{c.rbuf != nil, c.out != nil}, nil }).Await(ctx)

@@ -2,8 +2,8 @@
 
 package netio
 
-// The Linux backend's socket addresses: resolving an address to a
-// sockaddr, and converting sockaddrs back to net.Addr.
+// The kernel's socket addresses (epoll and io_uring): resolving an
+// address to a sockaddr, and converting sockaddrs back to net.Addr.
 
 import (
 	"net"
@@ -13,32 +13,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// inAddr is a TCP address kept inline (no allocation per connection).
+// inAddr is a TCP address kept inline (no allocation per connection);
+// whether it is IPv4 is kept beside it (sock.kf, lsock.local4).
 type inAddr struct {
 	ip   [16]byte
 	port uint16
-	v4   bool
 }
 
-func inAddrOf(sa unix.Sockaddr) inAddr {
+func inAddrOf(sa unix.Sockaddr) (ia inAddr, v4 bool) {
 	switch a := sa.(type) {
 	case *unix.SockaddrInet4:
-		ia := inAddr{port: uint16(a.Port), v4: true}
+		ia = inAddr{port: uint16(a.Port)}
 		copy(ia.ip[:], a.Addr[:])
-		return ia
+		return ia, true
 	case *unix.SockaddrInet6:
-		return inAddr{ip: a.Addr, port: uint16(a.Port)}
+		return inAddr{ip: a.Addr, port: uint16(a.Port)}, false
 	}
-	return inAddr{}
+	return inAddr{}, false
 }
 
-// addr builds the local or remote address kept inline.
-func (s *sock) addr(remote bool) net.Addr {
-	a := &s.la
-	if remote {
-		a = &s.ra
-	}
-	if a.v4 {
+// tcp builds the address; v4 says it is an IPv4 one.
+func (a *inAddr) tcp(v4 bool) net.Addr {
+	if v4 {
 		return &net.TCPAddr{IP: net.IPv4(a.ip[0], a.ip[1], a.ip[2], a.ip[3]).To4(), Port: int(a.port)}
 	}
 	ip := make(net.IP, net.IPv6len)
@@ -128,6 +124,3 @@ func netAddr(network string, sa unix.Sockaddr) net.Addr {
 	}
 	return &net.TCPAddr{}
 }
-
-// dial connects without blocking: connect returns EINPROGRESS and the
-// socket's EPOLLOUT edge ends it (SO_ERROR). A host name is resolved off

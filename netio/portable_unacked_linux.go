@@ -11,7 +11,7 @@ import (
 // unacked returns how many bytes of output the kernel took that the peer
 // has not acknowledged yet: the socket's TIOCOUTQ, read through its raw
 // connection.
-func (c *Conn) unacked() int {
+func (*portableBackend) unacked(c *Conn) int {
 	sc, ok := c.sk.nc.(syscall.Conn)
 	if !ok {
 		return 0

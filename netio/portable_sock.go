@@ -40,37 +40,52 @@ import (
 	"github.com/spindle-rt/spindle/internal/loop"
 )
 
-// poller is the backend's per-loop state: the connections, for the
-// executor's close.
-type poller struct {
+// portableBackend serves a loop's sockets through package net. Its
+// per-loop state is the open connections, for the executor's close.
+type portableBackend struct {
 	all map[*Conn]struct{}
 }
 
-func (r *reactor) initPoller() error {
-	r.poller.all = make(map[*Conn]struct{})
-	return nil
+var _ backend = (*portableBackend)(nil)
+
+// init returns no IO: the goroutines hand their results through the
+// inbox, and the loop waits as it does without sockets.
+func (b *portableBackend) init(*reactor) (loop.IO, error) {
+	b.all = make(map[*Conn]struct{})
+	return nil, nil
 }
 
-// loopIO is nil: the goroutines hand their results through the inbox,
-// and the loop waits as it does without sockets.
-func (r *reactor) loopIO() loop.IO { return nil }
+func (b *portableBackend) name() Backend { return BackendPortable }
 
-// backendName names the backend: package net's sockets.
-func (r *reactor) backendName() string { return "portable" }
-
-// allConns returns the open connections.
-func (r *reactor) allConns() []*Conn {
-	cs := make([]*Conn, 0, len(r.poller.all))
-	for c := range r.poller.all {
+// conns returns the open connections.
+func (b *portableBackend) conns(*reactor) []*Conn {
+	cs := make([]*Conn, 0, len(b.all))
+	for c := range b.all {
 		cs = append(cs, c)
 	}
 	return cs
 }
 
-// shutPoller has nothing to close.
-func (r *reactor) shutPoller() {}
+// shut has nothing to close.
+func (b *portableBackend) shut(*reactor) {}
 
-// sock is the backend's part of a connection.
+// newHostBackend returns the backend of this build: the portable one.
+func newHostBackend(Backend) backend { return &portableBackend{} }
+
+// hostProto returns a backend of this build that keeps no loop's state,
+// for Listen and Dial.
+func hostProto(Backend) backend { return portableProto }
+
+var portableProto = &portableBackend{}
+
+// hostDefault is the backend of a host loop.
+const hostDefault = BackendPortable
+
+// hostHas reports whether this build has backend b for host loops.
+func hostHas(b Backend) bool { return b == BackendPortable }
+
+// sock is the backend's part of a connection (Conn.sk): package net's
+// socket, or a simulated socket (sim).
 type sock struct {
 	nc   net.Conn
 	want chan []byte
@@ -90,21 +105,19 @@ type sock struct {
 	pk   peeker // watchEnd's state (peek_unix.go)
 	wn   int
 	werr error
+
+	sim *simConn // the simulated backend's part (sim_backend.go)
 }
 
-// dialExt is the state of a connection being dialled: the fallback dials
-// on a goroutine and keeps none in the connection.
-type dialExt struct{}
-
-// newConn makes a connection of r's loop over nc. Loop only. It returns nil
-// (and closes nc) once the executor has closed.
-func newConn(r *reactor, nc net.Conn, cfg *listenConfig) *Conn {
+// newPortableConn makes a connection of r's loop over nc. Loop only. It
+// returns nil (and closes nc) once the executor has closed.
+func newPortableConn(r *reactor, nc net.Conn, cfg *listenConfig) *Conn {
 	c := newConnOf(nc.LocalAddr(), nc.RemoteAddr())
 	if !c.attach(r, cfg) {
 		nc.Close()
 		return nil
 	}
-	r.poller.all[c] = struct{}{}
+	r.be.(*portableBackend).all[c] = struct{}{}
 	s := &c.sk
 	s.nc = nc
 	s.want = make(chan []byte, 1)
@@ -142,7 +155,7 @@ func (c *Conn) readLoop() {
 			}
 		}
 		if failed != nil {
-			s.rn, s.rerr = 0, c.opError(failed)
+			s.rn, s.rerr = 0, peekError(c, failed)
 		} else {
 			s.rn, s.rerr = s.nc.Read(b)
 		}
@@ -162,7 +175,7 @@ func (g *peerGone) Run() {
 		return // a receive will say so
 	}
 	if err := c.sk.perr; err != nil {
-		c.leave(c.opError(err))
+		c.leave(peekError(c, err))
 		return
 	}
 	c.leave(io.EOF)
@@ -201,7 +214,7 @@ func (s *sock) serve(lp *loop.Loop, req <-chan []byte, op func([]byte) (int, err
 }
 
 // readNow returns what the reader goroutine read, or asks it to read.
-func (c *Conn) readNow() (int, error, bool) {
+func (*portableBackend) readNow(c *Conn) (int, error, bool) {
 	s := &c.sk
 	if s.got {
 		s.got = false
@@ -237,7 +250,7 @@ func (c *Conn) readDone() {
 // on the loop spares most writes two handoffs between goroutines and the
 // loop a wake-up; where the socket cannot be written without waiting
 // (tryWrite), the writer goroutine writes everything.
-func (c *Conn) flushOut() {
+func (*portableBackend) flushOut(c *Conn) {
 	s := &c.sk
 	if s.writing || len(c.out) == 0 {
 		return
@@ -283,24 +296,27 @@ func (c *Conn) writeDone() {
 	c.took(s.wn)
 }
 
-// addr is never asked for: the fallback keeps the addresses in the Conn's
+// addr is never asked for: the backend keeps the addresses in the Conn's
 // extension.
-func (s *sock) addr(remote bool) net.Addr { return nil }
-
-var _ = connExt{}.dialExt
+func (*portableBackend) addr(c *Conn, remote bool) net.Addr {
+	if remote {
+		return c.ext.raddr
+	}
+	return c.ext.laddr
+}
 
 // lastWrite sends what the socket takes at once of the buffered output,
 // before the executor's close drops the rest; while the writer goroutine
 // writes (and may wait for the peer) what it has not yet written is
 // dropped.
-func (c *Conn) lastWrite() {
+func (*portableBackend) lastWrite(c *Conn) {
 	if !c.released && !c.sk.writing && len(c.out) > 0 {
 		c.sk.tryWrite(c.out)
 	}
 }
 
 // shutWrite shuts the write side of the socket.
-func (c *Conn) shutWrite() error {
+func (*portableBackend) shutWrite(c *Conn) error {
 	if cw, ok := c.sk.nc.(interface{ CloseWrite() error }); ok {
 		return sockErr(cw.CloseWrite())
 	}
@@ -310,25 +326,25 @@ func (c *Conn) shutWrite() error {
 // full reports whether output is waiting for the kernel: a write is in
 // flight on the writer goroutine (package net's Write returns once the
 // kernel has taken all of it).
-func (c *Conn) full() bool { return c.sk.writing }
+func (*portableBackend) full(c *Conn) bool { return c.sk.writing }
 
 // mayReset reports whether closing the socket now could make the kernel
 // reset the connection and lose output: package net does not say whether
 // input waits unread or output is unacknowledged, so any connection that
 // was written to may.
-func (c *Conn) mayReset() bool { return c.written > 0 }
+func (*portableBackend) mayReset(c *Conn) bool { return c.written > 0 }
 
 // reset sets the socket's linger to 0 (package net's SetLinger), so that
 // closing it resets the connection and drops the output the kernel holds.
-func (c *Conn) reset() {
+func (*portableBackend) reset(c *Conn) {
 	if s, ok := c.sk.nc.(interface{ SetLinger(int) error }); ok {
 		_ = s.SetLinger(0)
 	}
 }
 
 // closeSock closes the socket; the goroutines see quit and exit.
-func (c *Conn) closeSock() {
-	delete(c.r.poller.all, c)
+func (b *portableBackend) closeSock(c *Conn) {
+	delete(b.all, c)
 	s := &c.sk
 	close(s.quit)
 	s.nc.Close()
@@ -338,9 +354,9 @@ func (c *Conn) closeSock() {
 	c.out = nil
 }
 
-// opError wraps a socket's error from a peek as package net would a
+// peekError wraps a socket's error from a peek as package net would a
 // read's.
-func (c *Conn) opError(err error) error {
+func peekError(c *Conn, err error) error {
 	return &net.OpError{Op: "read", Net: c.ext.laddr.Network(), Source: c.ext.laddr, Addr: c.ext.raddr, Err: os.NewSyscallError("read", err)}
 }
 
@@ -376,9 +392,11 @@ type lsock struct {
 
 	// loop-owned
 	accepting bool
+
+	sim *simListener // the simulated backend's part (sim_backend.go)
 }
 
-func (l *Listener) listenSock(network, address string) (net.Addr, error) {
+func (*portableBackend) listen(l *Listener, network, address string) (net.Addr, error) {
 	lc := net.ListenConfig{}
 	if l.cfg.reusePort {
 		lc.Control = reusePortControl
@@ -433,7 +451,7 @@ func (l *Listener) acceptLoop() {
 
 // acceptNow returns the connection the acceptor goroutine accepted, or
 // asks it to accept one.
-func (l *Listener) acceptNow() (*Conn, error, bool) {
+func (*portableBackend) acceptNow(l *Listener) (*Conn, error, bool) {
 	s := &l.ls
 	if a := s.accepted; a != nil {
 		s.accepted = nil
@@ -447,7 +465,7 @@ func (l *Listener) acceptNow() (*Conn, error, bool) {
 			a.nc.Close()
 			return nil, net.ErrClosed, true
 		}
-		return newConn(l.r, a.nc, &l.cfg), nil, true
+		return newPortableConn(l.r, a.nc, &l.cfg), nil, true
 	}
 	if !s.accepting {
 		s.accepting = true
@@ -456,11 +474,11 @@ func (l *Listener) acceptNow() (*Conn, error, bool) {
 	return nil, nil, false
 }
 
-// forget lets the loop's state of the listener go: the fallback keeps none.
-func (l *Listener) forget() {}
+// forget lets the loop's state of the listener go: the backend keeps none.
+func (*portableBackend) forget(*Listener) {}
 
-// closeSock closes the listening socket. Called under l.mu.
-func (l *Listener) closeSock() error {
+// closeListener closes the listening socket. Called under l.mu.
+func (*portableBackend) closeListener(l *Listener) error {
 	close(l.ls.quit)
 	if a := l.ls.accepted; a != nil && a.nc != nil {
 		_ = a // the loop closes it when it takes it (acceptNow sees closed)
@@ -470,7 +488,7 @@ func (l *Listener) closeSock() error {
 
 // dial connects on a goroutine of its own, watched so that the executor's
 // closing cancels it.
-func dial(ctx context.Context, lp *loop.Loop, network, address string, p *future.Promise[*Conn]) {
+func (*portableBackend) dial(ctx context.Context, lp *loop.Loop, network, address string, p *future.Promise[*Conn]) {
 	d := &dialing{p: p, lp: lp}
 	var dctx context.Context
 	dctx, d.cancel = context.WithCancel(ctx)
@@ -517,7 +535,7 @@ func (d *dialing) Run() {
 		return
 	}
 	cfg := defaultListenConfig()
-	c := newConn(r, d.nc, &cfg)
+	c := newPortableConn(r, d.nc, &cfg)
 	if c == nil {
 		d.p.Reject(executor.ErrClosed)
 		return

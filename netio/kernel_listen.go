@@ -2,8 +2,9 @@
 
 package netio
 
-// The Linux backend's listening sockets: bind, listen and accept on a
-// non-blocking socket registered with the poller (poller_epoll.go).
+// The kernel's listening sockets (epoll and io_uring): bind and listen on
+// a non-blocking socket, registered with the backend at the first accept;
+// what an accept returned made a connection.
 
 import (
 	"net"
@@ -15,21 +16,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lsock is the backend's part of a listener.
+// lsock is the backend's part of a listener (Listener.ls).
 type lsock struct {
 	local   inAddr // the listening address (TCP)
+	local4  bool   // it is an IPv4 one
 	anyIP   bool   // it is unspecified: each connection asks for its own
 	fd      int
 	family  int
 	unixp   string // the socket file of a unix listener, removed by Close
 	slot    int32
-	rready  bool
 	network string
-	ring    *ringAccept // the accept on the ring (uring_conn_linux.go), once one was asked for
+	rready  bool         // epoll: an accept may find a connection (epoll_conn.go)
+	ur      *ringAccept  // io_uring: its accept, once one was asked for (uring_conn.go)
+	sim     *simListener // the simulated backend's part (sim_backend.go)
 }
 
-// listenSock opens the listening socket.
-func (l *Listener) listenSock(network, address string) (net.Addr, error) {
+// listenSock opens l's listening socket.
+func listenSock(l *Listener, network, address string) (net.Addr, error) {
 	sa, family, err := sockaddrOf("listen", network, address, true)
 	if err != nil {
 		return nil, err
@@ -75,7 +78,7 @@ func (l *Listener) listenSock(network, address string) (net.Addr, error) {
 	if family == unix.AF_UNIX {
 		l.ls.unixp = address
 	} else {
-		l.ls.local = inAddrOf(lsa)
+		l.ls.local, l.ls.local4 = inAddrOf(lsa)
 		l.ls.anyIP = l.ls.local.ip == [16]byte{}
 	}
 	return netAddr(network, lsa), nil
@@ -93,51 +96,25 @@ var somaxconn = sync.OnceValue(func() int {
 
 func backlog() int { return somaxconn() }
 
-// event handles the listening socket's readiness.
-func (l *Listener) event(uint32) {
-	l.ls.rready = true
-	l.acceptable()
-}
-
-// acceptNow accepts one connection, registering the listening socket on
-// its first call.
-func (l *Listener) acceptNow() (*Conn, error, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// acceptReady prepares an accept on the loop (under l.mu): the
+// listener is open and registered with kb; done with err when not.
+func acceptReady(kb kernBackend, l *Listener) (err error, done bool) {
 	s := &l.ls
 	if l.closed {
-		return nil, net.ErrClosed, true
+		return net.ErrClosed, true
 	}
 	if s.slot < 0 {
-		i, err := l.r.register(s.fd, l)
+		i, err := kb.register(s.fd, l)
 		if err != nil {
-			return nil, err, true
+			return err, true
 		}
 		s.slot = i
 	}
-	if l.r.ring != nil {
-		return l.ringAcceptNow()
-	}
-	if !s.rready {
-		return nil, nil, false
-	}
-	for {
-		fd, rsa, err := unix.Accept4(s.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
-		switch {
-		case err == unix.EINTR || err == unix.ECONNABORTED:
-			continue
-		case err == unix.EAGAIN:
-			s.rready = false
-			return nil, nil, false
-		case err != nil:
-			return nil, os.NewSyscallError("accept4", err), true
-		}
-		return l.accepted(fd, rsa)
-	}
+	return nil, false
 }
 
 // accepted makes the connection of fd, accepted from rsa.
-func (l *Listener) accepted(fd int, rsa unix.Sockaddr) (*Conn, error, bool) {
+func accepted(l *Listener, fd int, rsa unix.Sockaddr) (*Conn, error, bool) {
 	s := &l.ls
 	if s.family != unix.AF_UNIX {
 		tcpOptions(fd)
@@ -145,16 +122,17 @@ func (l *Listener) accepted(fd int, rsa unix.Sockaddr) (*Conn, error, bool) {
 	var c *Conn
 	var err error
 	if s.family == unix.AF_UNIX {
-		c, err = newConn(l.r, fd, &l.cfg, l.addr, netAddr(s.network, rsa))
+		c, err = newKernConn(l.r, fd, &l.cfg, l.addr, netAddr(s.network, rsa))
 	} else {
-		c, err = newConn(l.r, fd, &l.cfg, nil, nil)
+		c, err = newKernConn(l.r, fd, &l.cfg, nil, nil)
 		if c != nil {
-			c.sk.ra = inAddrOf(rsa)
-			c.sk.la = s.local
+			setAddrs(c, rsa, s.local, s.local4)
 			if s.anyIP {
 				// The listener's IP is unspecified: ask which one.
 				if lsa, err := unix.Getsockname(fd); err == nil {
-					c.sk.la = inAddrOf(lsa)
+					la, l4 := inAddrOf(lsa)
+					c.sk.la = la
+					c.sk.kf = c.sk.kf&^kLocal4 | b2k(l4, kLocal4)
 				}
 			}
 		}
@@ -165,11 +143,27 @@ func (l *Listener) accepted(fd int, rsa unix.Sockaddr) (*Conn, error, bool) {
 	return c, nil, true
 }
 
+// setAddrs keeps c's addresses inline: the peer's rsa, and local.
+func setAddrs(c *Conn, rsa unix.Sockaddr, local inAddr, local4 bool) {
+	var r4 bool
+	c.sk.ra, r4 = inAddrOf(rsa)
+	c.sk.la = local
+	c.sk.kf |= b2k(r4, kRemote4) | b2k(local4, kLocal4)
+}
+
+// b2k is bit when on is true, else 0.
+func b2k(on bool, bit uint8) uint8 {
+	if on {
+		return bit
+	}
+	return 0
+}
+
 // forget frees the listener's slot once it is closed. Loop only.
-func (l *Listener) forget() {
+func forget(kb kernBackend, l *Listener) {
 	l.mu.Lock()
 	if l.closed && l.ls.slot >= 0 && l.r != nil {
-		l.r.unregister(l.ls.slot)
+		kb.unregister(l.ls.slot)
 		l.ls.slot = -1
 	}
 	l.mu.Unlock()
@@ -190,19 +184,16 @@ func tcpOptions(fd int) {
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, keepAlive)
 }
 
-// closeSock closes the listening socket. Called under l.mu.
-func (l *Listener) closeSock() error {
+// closeListener closes the listening socket. Called under l.mu.
+func closeListener(kb kernBackend, l *Listener) error {
 	s := &l.ls
 	if s.slot >= 0 && l.r != nil {
 		// The slot is loop-owned; a Close from elsewhere leaves it to
 		// the loop, which sees the listener closed and frees it.
 		if l.lp.OnLoop() {
-			l.r.unregister(s.slot)
+			kb.unregister(s.slot)
 			s.slot = -1
 		}
-	}
-	if s.ring != nil {
-		l.ringCloseListener()
 	}
 	err := unix.Close(s.fd)
 	if s.unixp != "" {

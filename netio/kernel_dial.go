@@ -2,12 +2,10 @@
 
 package netio
 
-// The Linux backend's dialling: a non-blocking connect whose EPOLLOUT
-// edge ends it.
-//
-// Invariants (loop-owned):
-//   - a connection being dialled (dialP set) is not yet seen by its user:
-//     its EPOLLOUT edge ends the connect (SO_ERROR), resolving or failing
+// The kernel's dialling (epoll and io_uring): a non-blocking connect
+// whose end the backend watches (armDial: epoll's EPOLLOUT edge, the
+// ring's one-shot poll); connected reads SO_ERROR. A connection being
+// dialled is not seen by its user until then (kernel_sock.go).
 
 import (
 	"context"
@@ -22,20 +20,8 @@ import (
 	"github.com/spindle-rt/spindle/internal/loop"
 )
 
-// dialExt is the state of a connection being dialled.
-type dialExt struct {
-	dialP *future.Promise[*Conn] // the Dial this connection ends
-	stop  func() bool            // stops watching the Dial's ctx
-}
-
-// dialP is the Dial this connection ends, if it is being dialled.
-func (c *Conn) dialP() *future.Promise[*Conn] {
-	if c.ext == nil {
-		return nil
-	}
-	return c.ext.dialP
-}
-
+// dial connects without blocking: connect returns EINPROGRESS and the
+// backend hears when it ends (SO_ERROR). A host name is resolved off
 // the loop first.
 func dial(ctx context.Context, lp *loop.Loop, network, address string, p *future.Promise[*Conn]) {
 	ex := (*executor.Executor)(lp)
@@ -121,7 +107,7 @@ func connect(ctx context.Context, lp *loop.Loop, network, address string, p *fut
 		return
 	}
 	cfg := defaultListenConfig()
-	c, cerr := newConn(r, fd, &cfg, nil, netAddr(network, sa))
+	c, cerr := newKernConn(r, fd, &cfg, nil, netAddr(network, sa))
 	if cerr != nil {
 		p.Reject(cerr)
 		return
@@ -129,18 +115,30 @@ func connect(ctx context.Context, lp *loop.Loop, network, address string, p *fut
 	if network == "unix" {
 		c.ext.laddr = &net.UnixAddr{Net: "unix"}
 	}
-	c.x().dialP = p
+	watchDial(ctx, r, c, p, inProgress)
+}
+
+// watchDial makes c the connection being dialled for p: it ends now when
+// the connect did, else when the backend hears of its end, ctx ends or
+// c closes.
+func watchDial(ctx context.Context, r *reactor, c *Conn, p *future.Promise[*Conn], inProgress bool) {
+	kb := r.be.(kernBackend)
+	k := kb.kern()
+	if k.dials == nil {
+		k.dials = make(map[*Conn]*dialState)
+	}
+	d := &dialState{p: p}
+	k.dials[c] = d
+	c.sk.kf |= kDial
 	if !inProgress {
-		c.connected()
+		k.connected(c)
 		return
 	}
-	if r.ring != nil {
-		c.ringDialPoll()
-	}
+	kb.armDial(c)
 	if ctx.Done() != nil {
-		c.ext.stop = context.AfterFunc(ctx, func() {
-			toLoop(lp, func() {
-				if c.dialP() == p {
+		d.stop = context.AfterFunc(ctx, func() {
+			toLoop(r.lp, func() {
+				if k.dials[c] == d {
 					c.abort(ctx.Err())
 				}
 			}, func() {})
@@ -149,10 +147,8 @@ func connect(ctx context.Context, lp *loop.Loop, network, address string, p *fut
 }
 
 // connected ends a connect: SO_ERROR says how it went.
-func (c *Conn) connected() {
+func (k *kernel) connected(c *Conn) {
 	s := &c.sk
-	x := c.ext
-	p := x.dialP
 	serr, err := unix.GetsockoptInt(int(s.fd), unix.SOL_SOCKET, unix.SO_ERROR)
 	if err == nil && serr != 0 {
 		err = unix.Errno(serr)
@@ -162,17 +158,17 @@ func (c *Conn) connected() {
 		c.abort(&net.OpError{Op: "dial", Net: ra.Network(), Addr: ra, Err: os.NewSyscallError("connect", err)})
 		return
 	}
-	x.dialP = nil
-	if x.stop != nil {
-		x.stop()
-		x.stop = nil
+	d := k.dials[c]
+	delete(k.dials, c)
+	s.kf &^= kDial
+	if d.stop != nil {
+		d.stop()
 	}
-	if x.laddr == nil {
+	if x := c.ext; x.laddr == nil {
 		lsa, _ := unix.Getsockname(int(s.fd))
 		x.laddr = netAddr(x.raddr.Network(), lsa)
 	}
-	s.wready = true
-	if !p.Resolve(c) {
+	if !d.p.Resolve(c) {
 		c.abort(net.ErrClosed) // the Dial was cancelled meanwhile
 	}
 }

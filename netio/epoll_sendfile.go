@@ -14,8 +14,8 @@ import (
 // socket of the epoll backend (the ring's sends and TLS's records take
 // the copy path).
 func (c *Conn) zeroCopy() bool {
-	_, host := c.r.be.(hostBackend)
-	return host && c.r.ring == nil && c.tlsOf() == nil
+	_, ep := c.r.be.(*epollBackend)
+	return ep && c.tlsOf() == nil
 }
 
 // startZeroCopy starts sf once the output written before it has been
@@ -23,7 +23,7 @@ func (c *Conn) zeroCopy() bool {
 func (c *Conn) startZeroCopy(sf *fileOut) *future.Future[struct{}] {
 	sf.zc, sf.fd = true, int(sf.f.Fd())
 	if c.out != nil {
-		c.flushOut() // the output before the file goes first, now
+		c.r.be.flushOut(c) // the output before the file goes first, now
 	}
 	if c.werr != nil {
 		c.ext.sf = nil
@@ -51,7 +51,7 @@ func (c *Conn) beginZeroCopy(sf *fileOut) *future.Future[struct{}] {
 	sf.started = true
 	c.written += uint64(sf.left)
 	f := c.Flush()
-	if c.sk.wready {
+	if c.sk.ep.f&eWready != 0 {
 		c.sendFileOut()
 	}
 	return f
@@ -61,17 +61,17 @@ func (c *Conn) beginZeroCopy(sf *fileOut) *future.Future[struct{}] {
 // the rest at the next EPOLLOUT edge.
 func (c *Conn) sendFileOut() {
 	sf, s := c.ext.sf, &c.sk
-	for s.wready && sf.left > 0 {
+	for s.ep.f&eWready != 0 && sf.left > 0 {
 		k, err := unix.Sendfile(int(s.fd), sf.fd, &sf.off, int(min(sf.left, 1<<30)))
 		switch {
 		case err == unix.EINTR:
 			continue
 		case err == unix.EAGAIN:
-			s.wready = false
+			s.ep.f &^= eWready
 			return
 		case err != nil:
 			c.ext.sf = nil
-			c.abort(c.opError("sendfile", err))
+			c.abort(sysOpError(c, "sendfile", err))
 			return
 		case k == 0:
 			c.ext.sf = nil

@@ -9,8 +9,8 @@ package netio
 // and nothing here starts a goroutine or touches the kernel.
 //
 // Invariants (all loop-owned, on the simulation's one goroutine):
-//   - a simulated connection has c.addrs set and c.ext.sim holds its
-//     socket; a simulated listener has l.sl set;
+//   - a simulated connection has c.addrs set and c.sk.sim holds its
+//     socket; a simulated listener has l.ls.sim set;
 //   - out[woff:] is the output not yet taken, as on epoll; a write the
 //     socket took in part is resumed by its Writable event;
 //   - a connection being dialled (dialP set) is not seen by its user until
@@ -82,7 +82,7 @@ func (b *simBackend) conns(r *reactor) []*Conn { return append([]*Conn(nil), b.o
 
 func (b *simBackend) shut(r *reactor) {}
 
-func (b *simBackend) name(r *reactor) string { return "sim" }
+func (b *simBackend) name() Backend { return BackendSim }
 
 // newConn attaches the simulated socket s to r. Loop only.
 func (b *simBackend) newConn(r *reactor, s *simnet.Sock, cfg *listenConfig) *Conn {
@@ -92,7 +92,7 @@ func (b *simBackend) newConn(r *reactor, s *simnet.Sock, cfg *listenConfig) *Con
 		return nil
 	}
 	x := &simConn{c: c, s: s, idx: len(b.open)}
-	c.ext.sim = x
+	c.sk.sim = x
 	b.open = append(b.open, c)
 	s.SetHandler(x)
 	return c
@@ -157,7 +157,7 @@ func (b *simBackend) readNow(c *Conn) (int, error, bool) {
 	if c.released {
 		return 0, net.ErrClosed, true
 	}
-	x := c.ext.sim
+	x := c.sk.sim
 	if c.rbuf == nil {
 		c.rbuf = c.r.getR()
 	}
@@ -173,7 +173,7 @@ func (b *simBackend) readNow(c *Conn) (int, error, bool) {
 }
 
 func (b *simBackend) flushOut(c *Conn) {
-	x := c.ext.sim
+	x := c.sk.sim
 	if c.out == nil || x.dialP != nil {
 		return
 	}
@@ -197,24 +197,24 @@ func (b *simBackend) flushOut(c *Conn) {
 	c.took(n)
 }
 
-func (b *simBackend) full(c *Conn) bool { return c.ext.sim.full && c.out != nil }
+func (b *simBackend) full(c *Conn) bool { return c.sk.sim.full && c.out != nil }
 
 func (b *simBackend) lastWrite(c *Conn) {
-	if x := c.ext.sim; !c.released && c.out != nil && x.dialP == nil {
+	if x := c.sk.sim; !c.released && c.out != nil && x.dialP == nil {
 		_, _ = x.s.Write(c.out[x.woff:])
 	}
 }
 
 func (b *simBackend) shutWrite(c *Conn) error {
-	c.ext.sim.s.ShutWrite()
+	c.sk.sim.s.ShutWrite()
 	return nil
 }
 
-func (b *simBackend) mayReset(c *Conn) bool { return c.ext.sim.s.Unsettled() }
+func (b *simBackend) mayReset(c *Conn) bool { return c.sk.sim.s.Unsettled() }
 
-func (b *simBackend) unacked(c *Conn) int { return c.ext.sim.s.Unacked() }
+func (b *simBackend) unacked(c *Conn) int { return c.sk.sim.s.Unacked() }
 
-func (b *simBackend) reset(c *Conn) { c.ext.sim.s.Reset() }
+func (b *simBackend) reset(c *Conn) { c.sk.sim.s.Reset() }
 
 // addr is never asked: a simulated connection keeps its addresses.
 func (b *simBackend) addr(c *Conn, remote bool) net.Addr {
@@ -225,12 +225,12 @@ func (b *simBackend) addr(c *Conn, remote bool) net.Addr {
 }
 
 func (b *simBackend) closeSock(c *Conn) {
-	x := c.ext.sim
+	x := c.sk.sim
 	x.s.Close()
 	if i := x.idx; i < len(b.open) && b.open[i] == c {
 		last := b.open[len(b.open)-1]
 		b.open[i] = last
-		last.ext.sim.idx = i
+		last.sk.sim.idx = i
 		b.open[len(b.open)-1] = nil
 		b.open = b.open[:len(b.open)-1]
 	}
@@ -249,8 +249,8 @@ func (b *simBackend) listen(l *Listener, network, address string) (net.Addr, err
 	if err != nil {
 		return nil, &net.OpError{Op: "listen", Net: network, Addr: simAddr{network, address}, Err: os.NewSyscallError("bind", err)}
 	}
-	l.sl = &simListener{l: l, ln: ln}
-	ln.SetHandler(l.sl)
+	l.ls.sim = &simListener{l: l, ln: ln}
+	ln.SetHandler(l.ls.sim)
 	return ln.Addr, nil
 }
 
@@ -261,7 +261,7 @@ func (b *simBackend) acceptNow(l *Listener) (*Conn, error, bool) {
 	if l.isClosed() {
 		return nil, net.ErrClosed, true
 	}
-	s := l.sl.ln.Accept()
+	s := l.ls.sim.ln.Accept()
 	if s == nil {
 		return nil, nil, false
 	}
@@ -275,7 +275,7 @@ func (b *simBackend) acceptNow(l *Listener) (*Conn, error, bool) {
 func (b *simBackend) forget(l *Listener) {}
 
 func (b *simBackend) closeListener(l *Listener) error {
-	l.sl.ln.Close()
+	l.ls.sim.ln.Close()
 	return nil
 }
 
@@ -313,11 +313,11 @@ func (b *simBackend) connect(ctx context.Context, lp *loop.Loop, network, addres
 		p.Reject(executor.ErrClosed)
 		return
 	}
-	c.ext.sim.dialP = p
+	c.sk.sim.dialP = p
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, func() {
 			toLoop(lp, func() {
-				if c.ext.sim.dialP == p {
+				if c.sk.sim.dialP == p {
 					c.abort(ctx.Err())
 				}
 			}, func() {})
