@@ -240,7 +240,11 @@ func (s *Server) openAOF() error {
 	default:
 		return fmt.Errorf("redis: %w", err)
 	}
-	f, err := openAOFFile(path)
+	open := s.openFile
+	if open == nil {
+		open = func(path string) (aofFile, error) { return openAOFFile(path) }
+	}
+	f, err := open(path)
 	if err != nil {
 		return fmt.Errorf("redis: opening the AOF: %w", err)
 	}

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
@@ -49,9 +50,10 @@ var errAOFClosed = errors.New("redis: the AOF is closed")
 
 // fileAOF is aofFile over an *os.File and a writer goroutine.
 type fileAOF struct {
-	f    *os.File
-	kick chan struct{} // wakes the writer (capacity 1)
-	done chan struct{} // closed when the writer has returned
+	f     *os.File
+	kick  chan struct{} // wakes the writer (capacity 1)
+	done  chan struct{} // closed when the writer has returned
+	syncs atomic.Int64  // fdatasyncs done
 
 	mu      sync.Mutex
 	pend    []byte
@@ -145,6 +147,7 @@ func (a *fileAOF) writer() {
 			if serr := fdatasync(a.f); serr != nil {
 				err = fmt.Errorf("redis: syncing the AOF: %w", serr)
 			}
+			a.syncs.Add(1)
 		}
 		if cap(buf) > 1<<20 {
 			buf = nil // a burst made it large

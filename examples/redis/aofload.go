@@ -465,8 +465,7 @@ func rdbLength(r *bufio.Reader) (n uint64, special bool, err error) {
 	return 0, false, errors.New("bad RDB length")
 }
 
-// rdbString reads an RDB string: raw, or an integer; LZF-compressed
-// strings are refused.
+// rdbString reads an RDB string: raw, an integer, or LZF-compressed.
 func rdbString(r *bufio.Reader) ([]byte, error) {
 	n, special, err := rdbLength(r)
 	if err != nil {
@@ -492,8 +491,25 @@ func rdbString(r *bufio.Reader) ([]byte, error) {
 				return nil, errors.New("RDB cut")
 			}
 			v = int64(int32(binary.LittleEndian.Uint32(buf[:4])))
+		case 3: // LZF: the compressed length, the length, the bytes
+			clen, _, err := rdbLength(r)
+			if err != nil {
+				return nil, err
+			}
+			n, _, err := rdbLength(r)
+			if err != nil {
+				return nil, err
+			}
+			if clen > uint64(DefaultMaxBulk) || n > uint64(DefaultMaxBulk) {
+				return nil, errors.New("RDB string too long")
+			}
+			in := make([]byte, clen)
+			if _, err := io.ReadFull(r, in); err != nil {
+				return nil, errors.New("RDB cut")
+			}
+			return lzfDecompress(in, int(n))
 		default:
-			return nil, errors.New("an LZF-compressed RDB string")
+			return nil, errors.New("bad RDB string encoding")
 		}
 		return strconv.AppendInt(nil, v, 10), nil
 	}
@@ -505,4 +521,47 @@ func rdbString(r *bufio.Reader) ([]byte, error) {
 		return nil, errors.New("RDB cut")
 	}
 	return b, nil
+}
+
+// lzfDecompress decompresses LZF data (liblzf's format, as RDB files
+// hold it) into n bytes.
+func lzfDecompress(in []byte, n int) ([]byte, error) {
+	bad := errors.New("bad LZF string in the RDB")
+	out := make([]byte, 0, n)
+	for i := 0; i < len(in); {
+		ctrl := int(in[i])
+		i++
+		if ctrl < 32 { // a literal run of ctrl+1 bytes
+			k := ctrl + 1
+			if i+k > len(in) || len(out)+k > n {
+				return nil, bad
+			}
+			out = append(out, in[i:i+k]...)
+			i += k
+			continue
+		}
+		k := ctrl >> 5 // a back reference of k+2 bytes
+		if k == 7 {
+			if i >= len(in) {
+				return nil, bad
+			}
+			k += int(in[i])
+			i++
+		}
+		if i >= len(in) {
+			return nil, bad
+		}
+		ref := len(out) - (ctrl&0x1f)<<8 - 1 - int(in[i])
+		i++
+		if ref < 0 || len(out)+k+2 > n {
+			return nil, bad
+		}
+		for j := range k + 2 {
+			out = append(out, out[ref+j])
+		}
+	}
+	if len(out) != n {
+		return nil, bad
+	}
+	return out, nil
 }

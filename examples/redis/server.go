@@ -163,6 +163,9 @@ type Server struct {
 	aof     *aofLog // the AOF, once open (aof.go)
 	aofOnce sync.Once
 	aofErr  error
+	// openFile opens the AOF's file; default openAOFFile (tests put
+	// another in its place).
+	openFile func(path string) (aofFile, error)
 }
 
 // NewServer starts a shard group of cfg.Shards shards and a server on it;
