@@ -239,9 +239,9 @@ func TestAOFDamage(t *testing.T) {
 		{"unfinished MULTI", whole + multibulk("MULTI") + set("c", "3") + set("d", "4"), "12--", len(whole), ""},
 		{"MULTI cut in a command", whole + multibulk("MULTI") + set("c", "3") + set("d", "4")[:10], "12--", len(whole), ""},
 		{"MULTI", whole + multibulk("MULTI") + set("c", "3") + set("d", "4") + multibulk("EXEC"), "1234", 0, ""},
-		{"garbage in the middle", string(selectDB0) + set("a", "1") + "garbage\r\n" + set("b", "2"), "", 0, "Bad file format reading the append only file"},
+		{"garbage in the middle", string(selectDB0) + set("a", "1") + "garbage\r\n" + set("b", "2"), "", 0, "bad file format reading the append only file"},
 		{"bad length", string(selectDB0) + "*2\r\n$x\r\n", "", 0, "at offset 23"},
-		{"no CRLF after a value", string(selectDB0) + "*1\r\n$4\r\nPINGxx*1\r\n", "", 0, "Bad file format"},
+		{"no CRLF after a value", string(selectDB0) + "*1\r\n$4\r\nPINGxx*1\r\n", "", 0, "bad file format"},
 		{"unknown command", string(selectDB0) + multibulk("FOO", "a") + set("a", "1"), "", 0, "unknown command 'FOO'"},
 		{"another database", multibulk("SELECT", "1") + set("a", "1"), "", 0, "database 0 only"},
 	}

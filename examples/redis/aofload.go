@@ -147,7 +147,7 @@ func (l *loader) load(path string, last bool, keep *[]byte) error {
 		}
 		if err != nil {
 			if errors.Is(err, errCorrupt) {
-				return fmt.Errorf("Bad file format reading the append only file %s at offset %d: make a backup of your AOF file, then use redis-check-aof --fix %s", path, off, path)
+				return fmt.Errorf("redis: bad file format reading the append only file %s at offset %d: make a backup of your AOF file, then use redis-check-aof --fix %s", path, off, path)
 			}
 			cut = err
 			break

@@ -88,6 +88,7 @@ func init() {
 		{name: "select", since: "1.0.0", arity: 2, conn: cmdSelect, flags: []string{"loading", "stale", "fast"}, group: "connection", summary: "Changes the selected database."},
 		{name: "client", since: "2.4.0", arity: -2, conn: cmdClient, check: checkSub, flags: []string{"sentinel"}, group: "connection", summary: "A container for client connection commands."},
 		{name: "command", since: "2.8.13", arity: -1, conn: cmdCommand, check: checkSub, flags: []string{"loading", "stale"}, group: "server", summary: "Returns detailed information about all commands."},
+		{name: "bgrewriteaof", since: "1.0.0", arity: 1, conn: cmdBgRewriteAOF, flags: []string{"admin", "noscript", "no_async_loading"}, group: "server", summary: "Asynchronously rewrites the append-only file to disk."},
 		{name: "config", since: "2.0.0", arity: -2, conn: cmdConfig, check: checkSub, flags: []string{"admin", "noscript"}, group: "server", summary: "A container for server configuration commands."},
 		{name: "memory", since: "4.0.0", arity: -2, conn: cmdMemory, check: checkSub, flags: []string{"readonly"}, group: "server", summary: "A container for memory diagnostics commands."},
 
@@ -357,6 +358,12 @@ func cmdConfig(c *client, argv [][]byte, out []byte) []byte {
 		return out
 	}
 	return appendError(out, errSubcommand(argv))
+}
+
+// cmdBgRewriteAOF answers that the AOF is not rewritten by this server
+// (README: Persistence).
+func cmdBgRewriteAOF(c *client, argv [][]byte, out []byte) []byte {
+	return appendError(out, "ERR BGREWRITEAOF is not supported: this server's AOF grows until it is compacted offline (see its README)")
 }
 
 func cmdMemory(c *client, argv [][]byte, out []byte) []byte {
