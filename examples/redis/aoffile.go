@@ -7,7 +7,10 @@ package main
 // fileAOF does the system calls on a goroutine of its own, the writer:
 // Append copies the bytes into the pending buffer (under a mutex: the
 // order of the appends, whatever shards make them, is the order of the
-// file) and wakes the writer; Sync registers a promise. The writer takes
+// file) and wakes the writer; Sync registers a promise (one per loop until
+// the writer takes it) and wakes the writer after the tasks queued on the
+// loop, so that the syncs of one batch of the loop go together. The
+// writer takes
 // everything pending at once, writes it in one write, and, if a sync was
 // asked for, calls fdatasync once for all of them, then completes their
 // promises (each on its own loop). So the appends of one loop batch, and
@@ -119,7 +122,13 @@ func (a *fileAOF) Sync(ex *executor.Executor) *future.Future[struct{}] {
 	a.slots[ex] = p
 	a.reqs = append(a.reqs, p)
 	a.mu.Unlock()
-	a.wake()
+	if ex.OnLoop() {
+		// The writer is woken once the tasks queued on the loop now have
+		// run: the other connections of this batch ask for the same sync.
+		ex.Post(a.wake)
+	} else {
+		a.wake()
+	}
 	return p.Future()
 }
 
