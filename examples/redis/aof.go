@@ -155,7 +155,7 @@ func (d *db) propagateAll(ops [][][]byte) {
 
 // appendAOF appends a record to the file and counts it.
 func (d *db) appendAOF(rec []byte) {
-	d.aof.file.Append(rec)
+	d.aof.file.Append(d.shard.ex, rec)
 	d.appends++
 	if cap(d.scratch) > 64<<10 {
 		d.scratch = nil
@@ -249,8 +249,8 @@ func (s *Server) openAOF() error {
 		return fmt.Errorf("redis: opening the AOF: %w", err)
 	}
 	if fresh {
-		f.Append(selectDB0)
-		f.Append(ld.imported) // the commands of a redis-server directory, if any
+		f.Append(nil, selectDB0)
+		f.Append(nil, ld.imported) // the commands of a redis-server directory, if any
 	}
 	a := &aofLog{file: f, path: path, always: s.cfg.AppendFsync == FsyncAlways}
 	s.aof = a

@@ -176,7 +176,7 @@ func TestAOFRecordsAsRedis(t *testing.T) {
 		{"SET", "a", "1"}, {"SET", "b", "2", "EX", "100"}, {"SET", "c", "3", "PX", "100000", "NX"},
 		{"SET", "d", "4", "EXAT", "99999999999", "GET"}, {"SET", "e", "5", "PXAT", "99999999999999", "XX"},
 		{"set", "a", "9", "KEEPTTL", "GET"}, {"SET", "k2", "v", "NX", "GET", "get"}, {"expire", "a", "100"},
-		{"PEXPIRE", "a", "100000", "GT"}, {"EXPIRE", "a", "-1"}, {"EXPIRE", "nosuch", "10"},
+		{"PEXPIRE", "a", "50000", "GT"}, {"PEXPIRE", "a", "500000", "GT"}, {"EXPIRE", "a", "-1"}, {"EXPIRE", "nosuch", "10"},
 		{"PEXPIREAT", "k2", "99999999999999", "NX"}, {"EXPIREAT", "d", "99999999998"}, {"PERSIST", "d"}, {"PERSIST", "d"},
 		{"incr", "n"}, {"INCRBY", "n", "5"}, {"DECR", "n"}, {"DECRBY", "n", "2"},
 		{"MSET", "x", "1", "y", "2"}, {"MSETNX", "x", "1", "z", "2"}, {"MSETNX", "z", "1", "w", "2"},
@@ -295,7 +295,7 @@ type heldFile struct {
 	pending []*future.Promise[struct{}]
 }
 
-func (f *heldFile) Append(b []byte) {
+func (f *heldFile) Append(_ *executor.Executor, b []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.data = append(f.data, b...)

@@ -7,7 +7,7 @@ package main
 // fileAOF does the system calls on a goroutine of its own, the writer:
 // Append copies the bytes into the pending buffer (under a mutex: the
 // order of the appends, whatever shards make them, is the order of the
-// file) and wakes the writer; Sync registers a promise (one per loop until
+// file) and wakes the writer after the tasks queued on the loop; Sync registers a promise (one per loop until
 // the writer takes it) and wakes the writer after the tasks queued on the
 // loop, so that the syncs of one batch of the loop go together. The
 // writer takes
@@ -38,9 +38,9 @@ import (
 // aofFile is the AOF's file, written by every shard.
 type aofFile interface {
 	// Append writes b (copied) at the end of the file, after everything
-	// appended before it on any loop. Loop code; it never blocks on the
-	// disk.
-	Append(b []byte)
+	// appended before it on any loop. Called on ex's loop (or, with ex
+	// nil, before any loop appends); it never blocks on the disk.
+	Append(ex *executor.Executor, b []byte)
 	// Sync returns a future, completed on ex's loop, once every byte
 	// appended before the call is written and on disk (fdatasync), or
 	// failed with the write's or the sync's error.
@@ -62,6 +62,7 @@ type fileAOF struct {
 	pend    []byte
 	reqs    []*future.Promise[struct{}]
 	slots   map[*executor.Executor]*future.Promise[struct{}]
+	posted  map[*executor.Executor]bool // a wake-up is queued on the loop
 	err     error
 	closing bool
 }
@@ -74,10 +75,11 @@ func openAOFFile(path string) (*fileAOF, error) {
 		return nil, err
 	}
 	a := &fileAOF{
-		f:     f,
-		kick:  make(chan struct{}, 1),
-		done:  make(chan struct{}),
-		slots: map[*executor.Executor]*future.Promise[struct{}]{},
+		f:      f,
+		kick:   make(chan struct{}, 1),
+		done:   make(chan struct{}),
+		slots:  map[*executor.Executor]*future.Promise[struct{}]{},
+		posted: map[*executor.Executor]bool{},
 	}
 	go a.writer()
 	return a, nil
@@ -90,16 +92,29 @@ func (a *fileAOF) wake() {
 	}
 }
 
-func (a *fileAOF) Append(b []byte) {
+func (a *fileAOF) Append(ex *executor.Executor, b []byte) {
 	a.mu.Lock()
 	if a.closing {
 		a.mu.Unlock()
 		return
 	}
-	idle := len(a.pend) == 0 && len(a.reqs) == 0
 	a.pend = append(a.pend, b...)
+	post := ex != nil && !a.posted[ex]
+	if post {
+		a.posted[ex] = true
+	}
 	a.mu.Unlock()
-	if idle {
+	switch {
+	case post:
+		// The writer is woken once per batch of the loop, after the
+		// batch's tasks: their appends go in one write.
+		ex.Post(func() {
+			a.mu.Lock()
+			a.posted[ex] = false
+			a.mu.Unlock()
+			a.wake()
+		})
+	case ex == nil:
 		a.wake()
 	}
 }
