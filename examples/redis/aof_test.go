@@ -468,25 +468,8 @@ func runRedis(t *testing.T, bin, dir string, args ...string) *redisProc {
 	}
 	r := &redisProc{sock: sock, cmd: cmd, dir: dir}
 	t.Cleanup(r.stop)
-	deadline := time.Now().Add(spindletest.Safety)
-	for {
-		if c, err := net.Dial("unix", sock); err == nil {
-			_, err = c.Write([]byte("PING\r\n"))
-			buf := make([]byte, 7)
-			if err == nil {
-				_, err = io.ReadFull(c, buf)
-			}
-			c.Close()
-			if err == nil && string(buf) == "+PONG\r\n" {
-				return r
-			}
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(logf)
-			t.Fatalf("redis-server did not answer: %s", log)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a process that is starting, not synchronising the test
-	}
+	waitRedis(t, sock, logf)
+	return r
 }
 
 // stop shuts redis-server down (SIGTERM: it syncs its AOF) and waits.

@@ -49,6 +49,14 @@ func startRedis(t testing.TB) *refServer {
 		cancel()
 		_ = cmd.Wait()
 	})
+	waitRedis(t, sock, filepath.Join(dir, "redis.log"))
+	return &refServer{sock: sock}
+}
+
+// waitRedis waits for a redis-server that is starting to answer PING on
+// the Unix socket sock; it fails the test with its log if it does not.
+func waitRedis(t testing.TB, sock, logFile string) {
+	t.Helper()
 	deadline := time.Now().Add(spindletest.Safety)
 	for {
 		if c, err := net.Dial("unix", sock); err == nil {
@@ -59,11 +67,11 @@ func startRedis(t testing.TB) *refServer {
 			}
 			c.Close()
 			if err == nil && string(buf) == "+PONG\r\n" {
-				return &refServer{sock: sock}
+				return
 			}
 		}
 		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
+			log, _ := os.ReadFile(logFile)
 			t.Fatalf("redis-server did not answer on %s: %s", sock, log)
 		}
 		time.Sleep(10 * time.Millisecond) // polling a process that is starting, not synchronising the test
