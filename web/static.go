@@ -3,8 +3,9 @@ package web
 // The file server: net/http's FileServer, ServeFile and their rules
 // (net/http/fs.go), served from the loop.
 //
-// A request goes through these steps, each job's done on the connection's
-// loop, each work off it (static_pool.go):
+// A request goes through these steps, each a fileio.Job: its Run off
+// the loop, on the executor's file workers (fileio), its Done on the
+// connection's loop:
 //
 //	open:   Open, Stat, the index.html of a directory, its listing, the
 //	        Content-Type (by extension, else sniffed from the first 512
@@ -14,14 +15,16 @@ package web
 //	        bytes sent by netio's SendFile (an *os.File, the response at
 //	        the front of the connection's order) or read off the loop in
 //	        pieces and written, a piece once the one before has left
-//	close:  the files closed and the fileReq put back — off the loop
+//	close:  the files closed off the loop, the fileReq put back on it
 //
 // Invariants:
 //   - no call of an http.FileSystem or http.File runs on the loop;
 //   - the response is Later from the start and ends once, at finish;
 //   - a fileReq is used by one request at a time, and goes back to its
 //     pool after the files are closed;
-//   - at most one job of a fileReq is out at a time.
+//   - at most one job of a fileReq is out at a time: Run and Done never
+//     overlap, and Done with an error (the executor closed) touches
+//     nothing of the loop's, only closes the files.
 
 import (
 	"bytes"
@@ -41,6 +44,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/fileio"
 )
 
 // FileServer returns a handler that serves requests with the contents of
@@ -58,8 +64,9 @@ import (
 //	mux.Handle("GET /static/", web.StripPrefix("/static", web.FileServer(http.Dir("/srv/www"))))
 //
 // The handler runs on the loop but never calls root there: opening,
-// stat, directory reads and file reads run on a small pool of goroutines,
-// and the loop goes on serving meanwhile. The body of an *os.File (what
+// stat, directory reads and file reads run on the executor's file workers
+// (package fileio's, a few goroutines per executor; under package sim, on
+// the simulated disk's clock), and the loop goes on serving meanwhile. The body of an *os.File (what
 // http.Dir opens) goes by netio's Conn.SendFile: on a plain TCP or Unix
 // connection of the epoll backend that is sendfile(2), with no copy
 // through user space; elsewhere (TLS, io_uring, the portable and
@@ -157,7 +164,15 @@ func serveFile(w *ResponseWriter, r *Request, root http.FileSystem, upath, name 
 	fr.haveType = w.Header().Has("Content-Type")
 	fr.step = stepOpen
 	w.Later()
-	files.run(w.Executor(), fr)
+	fr.start(w.Executor())
+}
+
+// start hands fr's step to the executor's file workers; if the executor
+// has closed, the files are closed here and the response left alone.
+func (fr *fileReq) start(ex *executor.Executor) {
+	if fileio.Start(ex, fr) != nil {
+		fr.closeFiles()
+	}
 }
 
 // The steps of a fileReq.
@@ -205,7 +220,6 @@ type fileReq struct {
 	rerr  error
 	mp    bytes.Buffer // multipart framing
 
-	onDone    func()
 	onFlushed func(struct{}, error)
 }
 
@@ -223,21 +237,12 @@ func getFileReq() *fileReq {
 		return fr
 	}
 	fr := &fileReq{}
-	fr.onDone = fr.done
 	fr.onFlushed = fr.flushed
 	return fr
 }
 
-// doneFunc is done, bound once: queuing it allocates nothing. Closing
-// the files has nothing to do on the loop.
-func (fr *fileReq) doneFunc() func() {
-	if fr.step == stepClose {
-		return nil
-	}
-	return fr.onDone
-}
-
-func (fr *fileReq) work() {
+// Run is fileio.Job's: the step's blocking calls, off the loop.
+func (fr *fileReq) Run() {
 	switch fr.step {
 	case stepOpen:
 		fr.open()
@@ -245,20 +250,32 @@ func (fr *fileReq) work() {
 		fr.readPiece()
 	case stepClose:
 		fr.closeFiles()
+	}
+}
+
+// Done is fileio.Job's: on the loop after Run, or with an error once the
+// executor has closed (then only the files are closed: the connection is
+// gone).
+func (fr *fileReq) Done(err error) {
+	if errors.Is(err, executor.ErrClosed) {
+		fr.closeFiles()
+		return
+	}
+	switch fr.step {
+	case stepOpen:
+		if err != nil { // root panicked: a *future.PanicError
+			fr.found, fr.err = foundError, err
+		}
+		fr.answer()
+	case stepRead:
+		if err != nil {
+			fr.rerr = err
+		}
+		fr.wrote()
+	case stepClose:
 		fr.recycle()
 	}
 }
-
-func (fr *fileReq) done() {
-	switch fr.step {
-	case stepOpen:
-		fr.answer()
-	case stepRead:
-		fr.wrote()
-	}
-}
-
-func (fr *fileReq) abandon() { fr.closeFiles() }
 
 // open runs off the loop: what serveFile does up to serveContent, with
 // what the loop then needs.
@@ -527,7 +544,7 @@ func (fr *fileReq) next() {
 				fr.buf = make([]byte, pieceSize)
 			}
 			fr.step = stepRead
-			files.run(w.Executor(), fr)
+			fr.start(w.Executor())
 			return
 		}
 	}
@@ -569,8 +586,13 @@ func (fr *fileReq) wrote() {
 	fr.flushed(struct{}{}, nil)
 }
 
-// flushed runs on the loop once the bytes sent have left.
+// flushed runs on the loop once the bytes sent have left (off it, if the
+// executor closed meanwhile: then the files are closed, nothing else).
 func (fr *fileReq) flushed(_ struct{}, err error) {
+	if !fr.w.Executor().OnLoop() {
+		fr.closeFiles()
+		return
+	}
 	if err != nil {
 		fr.finish()
 		return
@@ -591,7 +613,10 @@ func (fr *fileReq) finish() {
 		return
 	}
 	fr.step = stepClose
-	files.run(ex, fr)
+	if fileio.Start(ex, fr) != nil {
+		fr.closeFiles() // the executor has closed: nothing waits for the loop
+		fr.recycle()
+	}
 }
 
 func (fr *fileReq) closeFiles() {
@@ -606,10 +631,10 @@ func (fr *fileReq) closeFiles() {
 
 func (fr *fileReq) recycle() {
 	buf, parts := fr.buf, fr.parts[:0]
-	onDone, onFlushed := fr.onDone, fr.onFlushed
+	onFlushed := fr.onFlushed
 	mp := fr.mp
 	mp.Reset()
-	*fr = fileReq{buf: buf, parts: parts, onDone: onDone, onFlushed: onFlushed, mp: mp}
+	*fr = fileReq{buf: buf, parts: parts, onFlushed: onFlushed, mp: mp}
 	fileReqs.Put(fr)
 }
 
