@@ -125,7 +125,8 @@ type connExt struct {
 
 	ly *layerRef // the layer over the bytes, when fLayer is set (layer.go)
 
-	sf *fileOut // a SendFile under way (sendfile.go)
+	sf      *fileOut // a SendFile under way (sendfile.go)
+	sfSpare *fileOut // one that finished whole, for the next
 }
 
 // newConnOf returns a connection whose addresses are laddr and raddr, or,

@@ -20,6 +20,9 @@ package netio
 //   - a piece's slot in the ring is used again only once its Done has
 //     run; after a failure no read starts, and the future fails once the
 //     reads out have landed, so that the caller may close f then;
+//   - a fileOut that finished whole (the kernel took it all, or every
+//     piece landed and was written) is kept for the connection's next
+//     SendFile; one that failed is not, as pieces may still hold it;
 //   - a read whose Done learns that the executor has closed touches
 //     nothing but its buffer and the promise (whose methods any goroutine
 //     may call).
@@ -127,8 +130,9 @@ func (c *Conn) SendFile(f *os.File, off, n int64) *future.Future[struct{}] {
 	case n == 0:
 		return c.Flush()
 	}
-	sf := &fileOut{f: f, off: off, left: n}
-	c.x().sf = sf
+	sf := c.newFileOut()
+	sf.f, sf.off, sf.left = f, off, n
+	c.ext.sf = sf
 	if c.zeroCopy() {
 		return c.startZeroCopy(sf)
 	}
@@ -136,6 +140,20 @@ func (c *Conn) SendFile(f *os.File, off, n int64) *future.Future[struct{}] {
 	sf.c, sf.next, sf.end = c, off, off+n
 	c.pumpFile(sf)
 	return sf.p.Future()
+}
+
+// newFileOut returns a fileOut for a SendFile of c: the one the last
+// send that finished whole left (no piece of it is out), or a new one.
+func (c *Conn) newFileOut() *fileOut {
+	x := c.x()
+	sf := x.sfSpare
+	if sf == nil {
+		return &fileOut{}
+	}
+	x.sfSpare = nil
+	onFlush := sf.onFlush // bound to sf and c, which stay the same
+	*sf = fileOut{onFlush: onFlush}
+	return sf
 }
 
 // sendingFile reports whether a SendFile is under way.
@@ -185,8 +203,9 @@ func (c *Conn) pumpFile(sf *fileOut) {
 		}
 	}
 	if sf.left == 0 {
-		c.ext.sf = nil
-		c.Flush().OnComplete(func(_ struct{}, err error) { sf.p.Complete(struct{}{}, err) })
+		p := sf.p
+		c.ext.sf, c.ext.sfSpare = nil, sf // no piece is out: sf may serve the next send
+		c.Flush().OnComplete(func(_ struct{}, err error) { p.Complete(struct{}{}, err) })
 		return
 	}
 	for sf.next < sf.end && sf.n < len(sf.pieces) && int64(c.buffered())+sf.ahead < copyAhead {

@@ -80,7 +80,7 @@ func (c *Conn) sendFileOut() {
 		}
 		sf.left -= int64(k)
 		if sf.left == 0 {
-			c.ext.sf = nil
+			c.ext.sf, c.ext.sfSpare = nil, sf
 		}
 		c.took(k)
 	}

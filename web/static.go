@@ -163,7 +163,7 @@ func serveFile(w *ResponseWriter, r *Request, root http.FileSystem, upath, name 
 	fr.w, fr.r, fr.root, fr.upath, fr.name, fr.redirect = w, r, root, upath, name, redirect
 	fr.haveType = w.Header().Has("Content-Type")
 	fr.step = stepOpen
-	w.Later()
+	w.laterOwn()
 	fr.start(w.Executor())
 }
 
@@ -219,6 +219,12 @@ type fileReq struct {
 	n     int
 	rerr  error
 	mp    bytes.Buffer // multipart framing
+	sniff [512]byte    // the first bytes, for the Content-Type
+
+	// The last Last-Modified formatted, kept across requests (a string
+	// never changes, so handing it out again is safe).
+	modT time.Time
+	modS string
 
 	onFlushed func(struct{}, error)
 }
@@ -331,9 +337,8 @@ func (fr *fileReq) open() {
 	if !fr.haveType {
 		fr.ctype = mime.TypeByExtension(filepath.Ext(d.Name()))
 		if fr.ctype == "" {
-			var b [512]byte
-			n, _ := io.ReadFull(fr.f, b[:])
-			fr.ctype = http.DetectContentType(b[:n])
+			n, _ := io.ReadFull(fr.f, fr.sniff[:])
+			fr.ctype = http.DetectContentType(fr.sniff[:n])
 			if _, err := fr.f.Seek(0, io.SeekStart); err != nil {
 				fr.err = errSeeker
 			}
@@ -427,7 +432,12 @@ func (fr *fileReq) serveContent() {
 	w, r := fr.w, fr.r
 	h := w.Header()
 	modtime := fr.d.ModTime()
-	setLastModified(w, modtime)
+	if !isZeroTime(modtime) {
+		if !modtime.Equal(fr.modT) || fr.modS == "" {
+			fr.modT, fr.modS = modtime, modtime.UTC().Format(http.TimeFormat)
+		}
+		h.Set("Last-Modified", fr.modS)
+	}
 	done, rangeReq := checkPreconditions(w, r, modtime)
 	if done {
 		fr.finish()
@@ -532,11 +542,17 @@ func (fr *fileReq) next() {
 		if fr.left < 0 {
 			fr.off, fr.left = p.off, p.n
 			if osf, ok := fr.f.(*os.File); ok {
-				fr.left = 0 // before: done may run at once
-				if w.sendFile(osf, p.off, p.n, fr.onFlushed) {
+				if fut, ok := w.sendFile(osf, p.off, p.n); ok {
+					if r, ready := fut.Peek(); ready { // the kernel took it all at once
+						if r.Err != nil {
+							break
+						}
+						continue
+					}
+					fr.left = 0
+					fut.OnComplete(fr.onFlushed)
 					return
 				}
-				fr.left = p.n
 			}
 		}
 		if fr.left > 0 {
@@ -634,7 +650,8 @@ func (fr *fileReq) recycle() {
 	onFlushed := fr.onFlushed
 	mp := fr.mp
 	mp.Reset()
-	*fr = fileReq{buf: buf, parts: parts, onFlushed: onFlushed, mp: mp}
+	modT, modS := fr.modT, fr.modS
+	*fr = fileReq{buf: buf, parts: parts, onFlushed: onFlushed, mp: mp, modT: modT, modS: modS}
 	fileReqs.Put(fr)
 }
 
