@@ -65,15 +65,18 @@ import (
 //
 // The handler runs on the loop but never calls root there: opening,
 // stat, directory reads and file reads run on the executor's file workers
-// (package fileio's, a few goroutines per executor; under package sim, on
-// the simulated disk's clock), and the loop goes on serving meanwhile. The body of an *os.File (what
-// http.Dir opens) goes by netio's Conn.SendFile: on a plain TCP or Unix
-// connection of the epoll backend that is sendfile(2), with no copy
-// through user space; elsewhere (TLS, io_uring, the portable and
-// simulated backends) netio reads it on the loop and writes it. sendfile
-// and those reads take the file's bytes from the page cache on the loop,
-// as nginx does: a file that is not in the cache makes the loop wait for
-// the disk. Other files are read off the loop, a piece at a time.
+// (fileio jobs: package fileio's few goroutines per executor; under
+// package sim, on the simulated disk's clock), and the loop goes on
+// serving meanwhile. A panic in root's code is recovered there and the
+// request gets a 500. The body of an *os.File (what http.Dir opens) goes
+// by netio's Conn.SendFile: on a plain TCP or Unix connection of the
+// epoll backend that is sendfile(2), with no copy through user space;
+// elsewhere (TLS, io_uring, the portable and simulated backends) netio
+// reads it on the file workers and writes it. sendfile(2) runs on the
+// loop: it takes the file's bytes from the page cache, as nginx does,
+// and a part of the file that is not cached makes the loop wait while
+// the kernel reads the disk. Other files are read on the file workers,
+// a piece at a time.
 //
 // Differences from net/http: the boundary of a multipart/byteranges body
 // is random, as net/http's, but made differently; Content-Type "" set by
