@@ -75,15 +75,14 @@ func TestDo(t *testing.T) {
 
 // countJob records its Run and Done calls; Run waits for release, if set.
 type countJob struct {
-	release   chan struct{}
-	running   chan struct{}
-	runs      atomic.Int32
-	dones     atomic.Int32
-	err       atomic.Value
-	afterRun  atomic.Bool // Done came after Run returned, or Run never ran
-	finished  chan struct{}
-	inRun     atomic.Bool
-	onDoneRun func()
+	release  chan struct{}
+	running  chan struct{}
+	runs     atomic.Int32
+	dones    atomic.Int32
+	err      atomic.Value
+	afterRun atomic.Bool // Done came after Run returned, or Run never ran
+	finished chan struct{}
+	inRun    atomic.Bool
 }
 
 func (j *countJob) Run() {
