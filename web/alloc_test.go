@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/spindle-rt/spindle/web"
@@ -75,24 +74,8 @@ func TestAllocsPerStaticRequest(t *testing.T) {
 		if _, err := c.Write(req); err != nil {
 			t.Fatal(err)
 		}
-		n := 0
-		for {
-			line, err := br.ReadSlice('\n')
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(line) == 2 {
-				break
-			}
-			if v, ok := bytes.CutPrefix(line, []byte("Content-Length: ")); ok {
-				n, _ = strconv.Atoi(string(bytes.TrimSpace(v)))
-			}
-		}
-		if n != 4<<10 {
+		if n := readStaticResponse(t, br); n != 4<<10 {
 			t.Fatalf("Content-Length %d", n)
-		}
-		if _, err := br.Discard(n); err != nil {
-			t.Fatal(err)
 		}
 	}
 	for range 100 {
