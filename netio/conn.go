@@ -125,8 +125,7 @@ type connExt struct {
 
 	ly *layerRef // the layer over the bytes, when fLayer is set (layer.go)
 
-	sf      *fileOut // a SendFile under way (sendfile.go)
-	sfSpare *fileOut // one that finished whole, for the next
+	sf *fileOut // a SendFile under way (sendfile.go)
 }
 
 // newConnOf returns a connection whose addresses are laddr and raddr, or,

@@ -51,6 +51,7 @@ type reactor struct {
 	be     backend     // what serves the loop's sockets (backend.go)
 	sim    *simBackend // be, when the loop is simulated; nil on the host backend
 	stats  *counters
+	sfFree []*fileOut // SendFiles that finished whole, for the next (sendfile.go)
 
 	// Shutdown (drain.go)
 	draining  bool                   // the executor drains: no accept, no read for a receive

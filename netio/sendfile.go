@@ -21,8 +21,9 @@ package netio
 //     run; after a failure no read starts, and the future fails once the
 //     reads out have landed, so that the caller may close f then;
 //   - a fileOut that finished whole (the kernel took it all, or every
-//     piece landed and was written) is kept for the connection's next
-//     SendFile; one that failed is not, as pieces may still hold it;
+//     piece landed and was written) is kept on the reactor for the
+//     loop's next SendFile; one that failed is not, as pieces may still
+//     hold it;
 //   - a read whose Done learns that the executor has closed touches
 //     nothing but its buffer and the promise (whose methods any goroutine
 //     may call).
@@ -132,7 +133,7 @@ func (c *Conn) SendFile(f *os.File, off, n int64) *future.Future[struct{}] {
 	}
 	sf := c.newFileOut()
 	sf.f, sf.off, sf.left = f, off, n
-	c.ext.sf = sf
+	c.x().sf = sf
 	if c.zeroCopy() {
 		return c.startZeroCopy(sf)
 	}
@@ -142,18 +143,32 @@ func (c *Conn) SendFile(f *os.File, off, n int64) *future.Future[struct{}] {
 	return sf.p.Future()
 }
 
-// newFileOut returns a fileOut for a SendFile of c: the one the last
-// send that finished whole left (no piece of it is out), or a new one.
+// newFileOut returns a fileOut for a SendFile of c: one that a send of
+// the loop that finished whole left (no piece of it is out), or a new one.
 func (c *Conn) newFileOut() *fileOut {
-	x := c.x()
-	sf := x.sfSpare
-	if sf == nil {
+	r := c.r
+	n := len(r.sfFree)
+	if n == 0 {
 		return &fileOut{}
 	}
-	x.sfSpare = nil
-	onFlush := sf.onFlush // bound to sf and c, which stay the same
+	sf := r.sfFree[n-1]
+	r.sfFree[n-1] = nil
+	r.sfFree = r.sfFree[:n-1]
+	onFlush := sf.onFlush // bound to sf only
 	*sf = fileOut{onFlush: onFlush}
 	return sf
+}
+
+// maxFreeFileOuts bounds the fileOuts a loop keeps.
+const maxFreeFileOuts = 64
+
+// keepFileOut keeps sf, which finished whole and is no longer c's, for
+// the loop's next SendFile. Loop only.
+func (c *Conn) keepFileOut(sf *fileOut) {
+	sf.f = nil
+	if r := c.r; len(r.sfFree) < maxFreeFileOuts {
+		r.sfFree = append(r.sfFree, sf)
+	}
 }
 
 // sendingFile reports whether a SendFile is under way.
@@ -204,8 +219,9 @@ func (c *Conn) pumpFile(sf *fileOut) {
 	}
 	if sf.left == 0 {
 		p := sf.p
-		c.ext.sf, c.ext.sfSpare = nil, sf // no piece is out: sf may serve the next send
+		c.ext.sf = nil
 		c.Flush().OnComplete(func(_ struct{}, err error) { p.Complete(struct{}{}, err) })
+		c.keepFileOut(sf) // no piece is out: sf may serve the next send
 		return
 	}
 	for sf.next < sf.end && sf.n < len(sf.pieces) && int64(c.buffered())+sf.ahead < copyAhead {
@@ -232,10 +248,10 @@ func (c *Conn) pumpFile(sf *fileOut) {
 		if sf.onFlush == nil {
 			sf.onFlush = func(_ struct{}, err error) {
 				if err != nil {
-					c.failFile(sf, err)
+					sf.c.failFile(sf, err)
 					return
 				}
-				c.pumpFile(sf)
+				sf.c.pumpFile(sf)
 			}
 		}
 		c.Flush().OnComplete(sf.onFlush)

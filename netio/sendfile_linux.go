@@ -80,7 +80,10 @@ func (c *Conn) sendFileOut() {
 		}
 		sf.left -= int64(k)
 		if sf.left == 0 {
-			c.ext.sf, c.ext.sfSpare = nil, sf
+			c.ext.sf = nil
+			c.took(k)
+			c.keepFileOut(sf) // after took, whose callbacks may start another send
+			return
 		}
 		c.took(k)
 	}
