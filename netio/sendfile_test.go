@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/spindle-rt/spindle/fileio"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 	"github.com/spindle-rt/spindle/netio"
 )
 
@@ -142,4 +143,40 @@ func sendFileShort(t *testing.T, e *env) {
 	})
 	must(e, srv)
 	must(e, cli)
+}
+
+// TestSendFileTLS: over TLS the file is read on fileio's workers (never
+// on the loop) and sealed in order: the client gets the bytes written
+// before, the range, and those written after.
+func TestSendFileTLS(t *testing.T) {
+	f, data := sendFileData(t)
+	ex := started(t)
+	l := listenTLS(t, ex, serverConfig())
+	const off, n = 777, 2<<20 + 5
+	errs := make(chan error, 1)
+	netio.Serve(l, func(c *netio.Conn) {
+		c.WriteString("head")
+		c.SendFile(f, off, n).OnComplete(func(_ struct{}, err error) {
+			if err == nil {
+				_, err = c.WriteString("tail")
+			}
+			c.Close()
+			errs <- err
+		})
+	})
+	tc := mustDialTLS(t, l, clientConfig())
+	got, err := io.ReadAll(tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spindletest.Recv(t, errs); err != nil {
+		t.Fatalf("SendFile over TLS: %v", err)
+	}
+	want := append(append([]byte("head"), data[off:off+n]...), "tail"...)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("got %d bytes, want %d: first difference at %d", len(got), len(want), firstDiff(got, want))
+	}
+	if ops := fileio.StatsOf(ex).Ops; ops < (n+64<<10-1)/(64<<10) {
+		t.Fatalf("%d file operations for a %d-byte range: not read on the workers", ops, n)
+	}
 }
