@@ -81,6 +81,9 @@ func (c *Conn) sendFileOut() {
 		sf.left -= int64(k)
 		if sf.left == 0 {
 			c.ext.sf = nil
+			c.took(k)
+			c.keepFileOut(sf) // after took, whose callbacks may start another send
+			return
 		}
 		c.took(k)
 	}

@@ -52,6 +52,7 @@ type reactor struct {
 	watch  loop.CloseWatch
 	be     backend // what serves the loop's sockets (backend.go)
 	stats  *counters
+	sfFree []*fileOut // SendFiles that finished whole, for the next (sendfile.go)
 
 	// Shutdown (drain.go)
 	draining  bool                   // the executor drains: no accept, no read for a receive
