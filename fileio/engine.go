@@ -51,6 +51,7 @@ package fileio
 
 import (
 	"io/fs"
+	"os"
 
 	"github.com/spindle-rt/spindle/internal/loop"
 	"github.com/spindle-rt/spindle/internal/simdisk"
@@ -63,10 +64,19 @@ type engine interface {
 	start(o *op)
 	shut()
 	release(h handle)
+	// wait blocks until no goroutine of the engine is left (they end
+	// once it has shut and their system calls have returned). For tests.
+	wait()
 }
 
-// handle is an engine's open file: *poolFile or *simFile.
-type handle interface{}
+// handle is an engine's open file: *poolFile, *ringFile or *simFile. It
+// counts its references (the open one and one per op in flight on it);
+// unref drops one, and the last closes the file and returns the close's
+// error.
+type handle interface {
+	ref()
+	unref() error
+}
 
 // opKind says what an op does.
 type opKind uint8
@@ -109,6 +119,8 @@ type op struct {
 	done   func(o *op)     // runs on the loop with the result
 	failFn func(err error) // fails the op's waiters when the executor closes
 	f      *File           // the file the op serves, if any
+	stage  uint8           // an engine's progress through an op of several steps
+	aux    any             // what an engine keeps for the op while it is in flight
 }
 
 // fail fails the op's waiters (the executor closes). Loop only.
@@ -133,12 +145,31 @@ func (o *op) Drop() {
 }
 
 // engineOf returns the engine of lp's files: the simulated disk of the
-// host of a loop that package sim steps, the worker pool otherwise.
-func engineOf(lp *loop.Loop, workers int) engine {
+// host of a loop that package sim steps; else the loop's io_uring where
+// cfg (or the environment) chooses it and the loop has or may have one
+// (ringEngineOf); the worker pool otherwise. Loop only.
+func engineOf(lp *loop.Loop, cfg Config) engine {
 	if p, ok := lp.Sim().(*simnet.Poller); ok {
 		if d, ok := p.Host.Disk.(*simdisk.Disk); ok {
 			return newSimEngine(d)
 		}
 	}
-	return newPool(workers)
+	if e := ringEngineOf(lp, cfg); e != nil {
+		return e
+	}
+	return newPool(cfg.Workers)
+}
+
+// wantRing reports whether the loop's io_uring should serve its files
+// when the loop has none yet: Config.Engine says so, or it is EngineAuto
+// and SPINDLE_NETIO asks for io_uring (as it does of netio).
+func wantRing(cfg Config) bool {
+	switch cfg.Engine {
+	case EngineURing:
+		return true
+	case EngineAuto:
+		v := os.Getenv("SPINDLE_NETIO")
+		return v == "uring" || v == "io_uring"
+	}
+	return false
 }

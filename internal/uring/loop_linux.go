@@ -33,7 +33,8 @@ type Ring struct {
 	lp       *loop.Loop
 	handlers [maxTags]Handler
 	ntags    int
-	bufs     []*BufRing // the rings of provided buffers registered on it
+	bufs     []*BufRing      // the rings of provided buffers registered on it
+	probed   *[probeOps]bool // the kernel's operations, once asked (Supports)
 	closing  bool
 	watch    loop.CloseWatch
 
@@ -128,6 +129,18 @@ func Of(lp *loop.Loop) (*Ring, error) {
 	}
 	return r, nil
 }
+
+// Existing returns lp's ring if it has one already (another component
+// made it), nil otherwise; it never makes one. Loop only.
+func Existing(lp *loop.Loop) *Ring {
+	r, _ := lp.Local(ringKey{}).(*Ring)
+	return r
+}
+
+// Closing reports whether the ring has begun to close (its handlers have
+// been told): nothing may be submitted to it but what ends work. Loop
+// only.
+func (r *Ring) Closing() bool { return r.closing }
 
 // newLoopRing sets a ring up with its eventfd's poll armed.
 func newLoopRing() (*Ring, error) {
