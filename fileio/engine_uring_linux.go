@@ -6,10 +6,13 @@ package fileio
 // (internal/uring), the ring the loop waits in. Each op is one entry,
 // handed to the kernel by the loop's next io_uring_enter (the one that
 // also waits, so a batch's writes and fsyncs cost no system call of their
-// own) and handed back from its completion, on the loop: OPENAT then a
-// STATX of the new descriptor (the size Append starts at), READ and
-// WRITE (resubmitted from where a short one stopped until whole, or the
-// end of the file for a read), FSYNC (IORING_FSYNC_DATASYNC for
+// own) and handed back from its completion, on the loop. The kernel
+// carries out on its own workers what would wait (an fsync, a read that
+// misses the page cache), and the copy of a large read or write
+// (inlineRW), so the loop's enter never stalls on it. The ops: OPENAT
+// then a STATX of the new descriptor (the size Append starts at), READ
+// and WRITE (resubmitted from where a short one stopped until whole, or
+// the end of the file for a read), FSYNC (IORING_FSYNC_DATASYNC for
 // DataSync), STATX (of a path, or AT_EMPTY_PATH of a descriptor),
 // FTRUNCATE, RENAMEAT, UNLINKAT (then UNLINKAT with AT_REMOVEDIR, as
 // os.Remove), CLOSE. An op whose operation the kernel's ring lacks (its
@@ -62,6 +65,13 @@ import (
 // maxRW is the most one READ or WRITE entry asks for; a longer op goes on
 // in further entries.
 const maxRW = 1 << 30
+
+// inlineRW is the size from which a READ or WRITE goes to the kernel's
+// workers at once (IOSQE_ASYNC): below it the kernel copies the bytes
+// within the loop's io_uring_enter when it can do so without waiting
+// (the page cache), as cheap as a hand-off; above it that copy would be
+// a stall of the loop's own.
+const inlineRW = 16 << 10
 
 // ringFile is the io_uring engine's handle: a descriptor.
 type ringFile struct {
@@ -276,6 +286,9 @@ func (e *ringEngine) submit(o *op) {
 		s.Addr = addr(o.buf[o.n:])
 		s.Len = uint32(min(len(o.buf)-o.n, maxRW))
 		s.Off = uint64(o.off + int64(o.n))
+		if s.Len >= inlineRW {
+			s.Flags |= uring.SQEAsync // the copy on a kernel worker, not in the loop's enter
+		}
 	case opSync, opDataSync:
 		s.Opcode = uring.OpFsync
 		s.Fd = fd

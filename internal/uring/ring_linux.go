@@ -43,6 +43,7 @@ const (
 // Flags of a submission entry, of a cancel, of a poll and of a completion.
 const (
 	SQEHardLink     = 1 << 3 // IOSQE_IO_HARDLINK
+	SQEAsync        = 1 << 4 // IOSQE_ASYNC: straight to the kernel's workers
 	SQEBufferSelect = 1 << 5 // IOSQE_BUFFER_SELECT
 	SQESkipSuccess  = 1 << 6 // IOSQE_CQE_SKIP_SUCCESS
 
