@@ -7,23 +7,22 @@ package fileio
 // and rules: what is in flight, which writes a sync covers, when a file
 // may be closed, what fails when the executor closes. An engine only
 // carries out one operation at a time (an op) and hands it back. There
-// are two now:
+// are three:
 //
 //   - the pool (engine_pool.go): a small bounded pool of worker
 //     goroutines per executor doing the blocking system calls through
 //     package os, on every system (libuv's and tokio's way);
+//   - the io_uring engine (engine_uring_linux.go): on Linux, each op one
+//     or a few entries of the loop's io_uring (internal/uring), handed
+//     back from their completions on the loop; what the kernel's ring
+//     lacks goes to a pool of its own (per op kind, from the ring's
+//     probe). engineOf picks it when the loop waits in its ring already,
+//     or Config.Engine or SPINDLE_NETIO asks for io_uring and the loop
+//     may have a ring (uring.Of refuses one to a loop that waits in
+//     epoll);
 //   - the simulated disk (engine_sim.go): a loop that package sim steps
 //     is served by its host's internal/simdisk.Disk, on the world's clock,
 //     whatever the build.
-//
-// THE IO_URING ENGINE GOES HERE. On Linux a loop that has an io_uring
-// (netio's, once the ring is a component of its own that other packages
-// submit to) is to be served by an engine that turns each op into one SQE
-// (OPENAT, READ, WRITE, FSYNC with IORING_FSYNC_DATASYNC, STATX, CLOSE,
-// RENAMEAT, UNLINKAT, FTRUNCATE where the kernel has it) and hands the op
-// back from the CQE, on the loop; engineOf picks it when the loop's ring
-// accepts file operations, and the pool otherwise (and where the kernel
-// refuses an opcode, for that op).
 //
 // The contract every engine keeps:
 //   - start runs on the loop, never blocks it and never completes o

@@ -125,17 +125,20 @@ var opcodes = [opClose + 1][]uint8{
 
 // ringEngineOf returns an io_uring engine for lp's files, or nil for the
 // pool: the loop waits in its ring already, or cfg (or SPINDLE_NETIO)
-// asks for one and the loop can have it (not one that waits in epoll).
-// Loop only.
+// asks for one and the loop can have it: not one that waits in epoll,
+// nor, on SPINDLE_NETIO's word alone, one whose sockets netio.Use gave
+// to epoll (uring.Declined). Loop only.
 func ringEngineOf(lp *loop.Loop, cfg Config) engine {
 	if cfg.Engine == EnginePool {
 		return nil
 	}
 	r := uring.Existing(lp)
-	if r == nil && wantRing(cfg) {
+	if r == nil && wantRing(cfg) && (cfg.Engine == EngineURing || !uring.Declined(lp)) {
 		var err error
 		if r, err = uring.Of(lp); err != nil {
-			ringRefused(err)
+			if cfg.Engine == EngineURing || !errors.Is(err, uring.ErrOtherIO) {
+				ringRefused(err) // asked for by name, or refused by the kernel
+			}
 			return nil
 		}
 	}

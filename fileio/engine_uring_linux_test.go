@@ -53,6 +53,8 @@ func TestEngineChoice(t *testing.T) {
 		{"Config io_uring", "", EngineURing, "", EngineURing},
 		{"Config pool, the loop's ring", "uring", EnginePool, "ring", EnginePool},
 		{"SPINDLE_NETIO=uring, the loop waits in epoll", "uring", EngineAuto, "other", EnginePool},
+		{"SPINDLE_NETIO=uring, netio.Use chose epoll", "uring", EngineAuto, "declined", EnginePool},
+		{"Config io_uring, netio.Use chose epoll", "", EngineURing, "declined", EngineURing},
 		{"Config io_uring, the loop waits in epoll", "", EngineURing, "other", EnginePool},
 	}
 	for _, c := range cases {
@@ -73,13 +75,15 @@ func TestEngineChoice(t *testing.T) {
 					}
 				case "other":
 					lp.SetIO(&otherIO{wake: make(chan struct{}, 1)})
+				case "declined":
+					uring.Decline(lp, true)
 				}
 				st, err := stateOf(lp)
 				if err != nil {
 					return "", err
 				}
-				if c.setup == "other" && uring.Existing(lp) != nil {
-					t.Error("a ring was made on a loop that waits in another IO")
+				if c.want == EnginePool && c.setup != "ring" && uring.Existing(lp) != nil {
+					t.Error("a ring was made for the loop, which the pool serves")
 				}
 				return Engine(st.eng.name()), nil
 			}))

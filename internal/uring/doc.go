@@ -1,8 +1,8 @@
 // Package uring is a loop's io_uring: one ring per loop, which the loop
 // waits in (it is the loop's [loop.IO]) and which any component serving
 // something on the loop submits to. netio's io_uring backend moves socket
-// bytes through it; other components (files read, written or synced on the
-// loop) may submit their own operations to the same ring.
+// bytes through it; fileio's io_uring engine reads, writes, syncs, opens
+// and closes files through the same ring.
 //
 // [Of] returns the loop's ring, made and attached on first use; [Existing]
 // returns it only if some component made it already. It is nil
