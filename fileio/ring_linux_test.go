@@ -32,7 +32,7 @@ func TestRingLacks(t *testing.T) {
 		run  func(t *testing.T, eng fileio.Engine)
 	}{
 		{"ops", testOps}, {"errors", testErrors}, {"group commit", testGroupCommit},
-		{"file size limit", testFileSizeLimit}, {"shutdown", testShutdownWaits},
+		{"file size limit", testFileSizeLimit}, {"shutdown", testShutdownWaits}, {"like os", testLikeOS},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
