@@ -12,6 +12,7 @@ import (
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/internal/loop"
 	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
+	"github.com/spindle-rt/spindle/internal/uring"
 )
 
 // openFDs counts the process's open descriptors (Linux), -1 elsewhere.
@@ -37,12 +38,33 @@ func wait[T any](t *testing.T, f *future.Future[T]) (T, error) {
 // closed once, after the system calls in flight on it, and no worker
 // remains.
 func TestExecutorCloseRaces(t *testing.T) {
+	for _, eng := range []Engine{EnginePool, EngineURing} {
+		t.Run(string(eng), func(t *testing.T) { executorCloseRaces(t, eng) })
+	}
+}
+
+// onRing skips a test of the io_uring engine where the kernel refuses it.
+func onRing(t *testing.T, eng Engine) {
+	if eng != EngineURing {
+		return
+	}
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	_, err := wait(t, future.Call(ex, func() (*uring.Ring, error) { return uring.Of((*loop.Loop)(ex)) }))
+	if err != nil {
+		t.Skipf("the kernel refuses io_uring here: %v", err)
+	}
+}
+
+func executorCloseRaces(t *testing.T, eng Engine) {
+	onRing(t, eng)
 	for round := 0; round < 20; round++ {
 		t.Run(fmt.Sprint(round), func(t *testing.T) {
 			fds := openFDs(t)
 			dir := t.TempDir()
 			ex := executor.New()
-			Configure(ex, Config{Workers: 1 + round%4})
+			Configure(ex, Config{Workers: 1 + round%4, Engine: eng})
 			ex.Start()
 			var futs []func() error
 			var files []*File
@@ -53,11 +75,14 @@ func TestExecutorCloseRaces(t *testing.T) {
 				}
 				files = append(files, f)
 			}
-			var pl *pool
+			var eg engine
 			done := make(chan struct{})
 			ex.Submit(func() {
 				st, _ := stateOf((*loop.Loop)(ex))
-				pl = st.eng.(*pool)
+				eg = st.eng
+				if eg.name() != string(eng) {
+					t.Errorf("engine %s, want %s", eg.name(), eng)
+				}
 				for i, f := range files {
 					w := f.WriteAt(make([]byte, 4096), 0)
 					a := f.Append([]byte("x"), Durable)
@@ -93,7 +118,7 @@ func TestExecutorCloseRaces(t *testing.T) {
 					t.Fatalf("an operation failed with %v, want its result or executor.ErrClosed", err)
 				}
 			}
-			pl.wg.Wait() // the workers end as their system calls return
+			eg.wait() // the workers end as their system calls return
 			if fds >= 0 {
 				if n := openFDs(t); n != fds {
 					t.Fatalf("%d descriptors open after the executor closed, %d before", n, fds)
@@ -112,11 +137,22 @@ func TestExecutorCloseRaces(t *testing.T) {
 // before it finish, closes the descriptor once, and refuses what comes
 // after.
 func TestCloseWaitsForOps(t *testing.T) {
-	fds := openFDs(t)
+	for _, eng := range []Engine{EnginePool, EngineURing} {
+		t.Run(string(eng), func(t *testing.T) { closeWaitsForOps(t, eng) })
+	}
+}
+
+func closeWaitsForOps(t *testing.T, eng Engine) {
+	onRing(t, eng)
 	ex := executor.New()
+	Configure(ex, Config{Engine: eng})
 	ex.Start()
 	defer ex.Close()
 	p := filepath.Join(t.TempDir(), "f")
+	if _, err := wait(t, Stat(ex, filepath.Dir(p))); err != nil { // the engine (and its ring) made first
+		t.Fatal(err)
+	}
+	fds := openFDs(t)
 	f, err := wait(t, Create(ex, p))
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/fileio"
 	"github.com/spindle-rt/spindle/future"
 )
@@ -14,7 +13,9 @@ import (
 // TestGroupCommit checks that the syncs asked for in one batch of the loop
 // share one fsync, whatever asks for them: Sync, DataSync, Durable writes
 // and appends.
-func TestGroupCommit(t *testing.T) {
+func TestGroupCommit(t *testing.T) { onEngines(t, testGroupCommit) }
+
+func testGroupCommit(t *testing.T, eng fileio.Engine) {
 	cases := []struct {
 		name      string
 		n         int
@@ -41,7 +42,7 @@ func TestGroupCommit(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ex := started(t)
+			ex := startedOn(t, eng)
 			f, _ := create(t, ex, "f")
 			before := fileio.StatsOf(ex)
 			var all *future.Future[[]struct{}]
@@ -71,8 +72,10 @@ func TestGroupCommit(t *testing.T) {
 // TestSyncCoversOnlyEarlierWrites checks that a write accepted after a
 // sync round has started is never reported covered by it: its Durable
 // completion waits for the next fsync.
-func TestSyncCoversOnlyEarlierWrites(t *testing.T) {
-	ex := started(t)
+func TestSyncCoversOnlyEarlierWrites(t *testing.T) { onEngines(t, testSyncCoversOnlyEarlierWrites) }
+
+func testSyncCoversOnlyEarlierWrites(t *testing.T, eng fileio.Engine) {
+	ex := startedOn(t, eng)
 	f, p := create(t, ex, "f")
 	type result struct {
 		fsyncs uint64
@@ -107,8 +110,10 @@ func TestSyncCoversOnlyEarlierWrites(t *testing.T) {
 
 // TestSyncWaitsForWritesInFlight checks that a Sync asked for while writes
 // are in flight starts its fsync only once they have completed.
-func TestSyncWaitsForWritesInFlight(t *testing.T) {
-	ex := started(t)
+func TestSyncWaitsForWritesInFlight(t *testing.T) { onEngines(t, testSyncWaitsForWritesInFlight) }
+
+func testSyncWaitsForWritesInFlight(t *testing.T, eng fileio.Engine) {
+	ex := startedOn(t, eng)
 	f, _ := create(t, ex, "f")
 	const n = 32
 	var writes []*future.Future[int]
@@ -138,8 +143,10 @@ func TestSyncWaitsForWritesInFlight(t *testing.T) {
 
 // TestShutdownWaits checks that a Shutdown lets the appends and syncs
 // accepted before it finish: nothing accepted is lost.
-func TestShutdownWaits(t *testing.T) {
-	ex := executor.New()
+func TestShutdownWaits(t *testing.T) { onEngines(t, testShutdownWaits) }
+
+func testShutdownWaits(t *testing.T, eng fileio.Engine) {
+	ex := newOn(t, eng)
 	ex.Start()
 	p := filepath.Join(t.TempDir(), "f")
 	f := must(t, fileio.Create(ex, p))

@@ -39,18 +39,32 @@
 //
 // # What runs where
 //
-// The loop only keeps each File's state and hands operations on. A pool
-// of worker goroutines per executor (DefaultWorkers, 4, as libuv's; set
-// with Configure before the first operation) carries out the system
-// calls, at most that many at once, and hands each result back to the
-// loop through its inbox. Workers are started when there is work and
-// none is free, and end when the executor closes, as soon as the system
-// call they are in returns. On a loop that package sim steps, the same
-// operations run on the host's simulated disk instead (sim.Host.Disk), on
-// the world's clock, with the latencies and faults its seed draws: a
-// failed fsync, a full disk, and a crash that keeps, loses or tears what
-// was not synced. On Linux, the loop's io_uring is to carry them out
-// where the loop has one; until then the pool does everywhere.
+// The loop only keeps each File's state and hands operations on. What
+// carries them out is chosen once per executor, at its first file
+// operation (Stats.Engine names it):
+//
+//   - On Linux, the loop's io_uring, when the loop waits in one already
+//     (netio's io_uring backend made it) or when SPINDLE_NETIO=uring asks
+//     for io_uring, as it does of netio, so a built program switches
+//     without rebuilding (Config.Engine chooses too). Each operation is
+//     one entry of the ring (OPENAT, READ, WRITE, FSYNC, STATX, FTRUNCATE,
+//     RENAMEAT, UNLINKAT, CLOSE), handed to the kernel by the same
+//     io_uring_enter that the loop waits in, and completed from its
+//     completion on the loop; the kernel's own workers carry out what
+//     would wait. An operation the kernel's ring lacks (FTRUNCATE before
+//     Linux 6.9) goes to the worker pool, and fileio says so once
+//     (log/slog). A ring is never made for a loop that waits in epoll
+//     (netio's default backend): the pool serves it.
+//   - Elsewhere, a pool of worker goroutines per executor
+//     (DefaultWorkers, 4, as libuv's; set with Configure before the first
+//     operation) carries out the system calls, at most that many at once,
+//     and hands each result back to the loop through its inbox. Workers
+//     are started when there is work and none is free, and end when the
+//     executor closes, as soon as the system call they are in returns.
+//   - On a loop that package sim steps, the same operations run on the
+//     host's simulated disk instead (sim.Host.Disk), on the world's clock,
+//     with the latencies and faults its seed draws: a failed fsync, a full
+//     disk, and a crash that keeps, loses or tears what was not synced.
 //
 // # Appends and group commit
 //
@@ -87,25 +101,29 @@
 // for its other work. Close of the executor does not wait: what is
 // pending fails with executor.ErrClosed at once, and each open file is
 // closed exactly once, as soon as the system calls in flight on it have
-// returned; no worker outlives its system call.
+// returned (the ring's operations are cancelled, and their completions
+// awaited, before the ring closes); no worker outlives its system call.
 //
 // # Buffers
 //
 // WriteAt, Append and Writer.Write copy the bytes they are given, which
 // may be reused as soon as the call returns; ReadAt and Reader.Read return
 // a new slice the caller owns. A cancelled future stops the waiting, not
-// the system call.
+// the system call. The bytes an operation on the ring reads or writes
+// stay referenced until its completion.
 //
 // # Files
 //
-//	doc.go          this guide
-//	file.go         File, Open/Create/OpenFile, Stat, Rename, Remove, ReadAt, WriteAt, Truncate, Close
-//	commit.go       appends, the writes a sync covers, sync rounds (group commit)
-//	stream.go       Reader and Writer
-//	job.go          Job, Start and Do: the caller's blocking work on the workers
-//	state.go        the per-loop state: flusher, drainer, the executor's close
-//	engine.go       the engine contract (and where the io_uring engine goes)
-//	engine_pool.go  the worker pool
-//	engine_sim.go   the simulated disk's engine (package sim)
-//	stats.go        Stats, Configure
+//	doc.go                 this guide
+//	file.go                File, Open/Create/OpenFile, Stat, Rename, Remove, ReadAt, WriteAt, Truncate, Close
+//	commit.go              appends, the writes a sync covers, sync rounds (group commit)
+//	stream.go              Reader and Writer
+//	job.go                 Job, Start and Do: the caller's blocking work on the workers
+//	state.go               the per-loop state: flusher, drainer, the executor's close
+//	engine.go              the engine contract, and the choice of engine
+//	engine_pool.go         the worker pool
+//	engine_uring_linux.go  the loop's io_uring (internal/uring), and the pool's system calls on its descriptors
+//	engine_nouring.go      builds without io_uring
+//	engine_sim.go          the simulated disk's engine (package sim)
+//	stats.go               Stats, Configure
 package fileio

@@ -7,23 +7,22 @@ package fileio
 // and rules: what is in flight, which writes a sync covers, when a file
 // may be closed, what fails when the executor closes. An engine only
 // carries out one operation at a time (an op) and hands it back. There
-// are two now:
+// are three:
 //
 //   - the pool (engine_pool.go): a small bounded pool of worker
 //     goroutines per executor doing the blocking system calls through
 //     package os, on every system (libuv's and tokio's way);
+//   - the io_uring engine (engine_uring_linux.go): on Linux, each op one
+//     or a few entries of the loop's io_uring (internal/uring), handed
+//     back from their completions on the loop; what the kernel's ring
+//     lacks goes to a pool of its own (per op kind, from the ring's
+//     probe). engineOf picks it when the loop waits in its ring already,
+//     or Config.Engine or SPINDLE_NETIO asks for io_uring and the loop
+//     may have a ring (uring.Of refuses one to a loop that waits in
+//     epoll);
 //   - the simulated disk (engine_sim.go): a loop that package sim steps
 //     is served by its host's internal/simdisk.Disk, on the world's clock,
 //     whatever the build.
-//
-// THE IO_URING ENGINE GOES HERE. On Linux a loop that has an io_uring
-// (netio's, once the ring is a component of its own that other packages
-// submit to) is to be served by an engine that turns each op into one SQE
-// (OPENAT, READ, WRITE, FSYNC with IORING_FSYNC_DATASYNC, STATX, CLOSE,
-// RENAMEAT, UNLINKAT, FTRUNCATE where the kernel has it) and hands the op
-// back from the CQE, on the loop; engineOf picks it when the loop's ring
-// accepts file operations, and the pool otherwise (and where the kernel
-// refuses an opcode, for that op).
 //
 // The contract every engine keeps:
 //   - start runs on the loop, never blocks it and never completes o
@@ -54,6 +53,7 @@ package fileio
 
 import (
 	"io/fs"
+	"os"
 
 	"github.com/spindle-rt/spindle/executor"
 
@@ -68,10 +68,19 @@ type engine interface {
 	start(o *op)
 	shut()
 	release(h handle)
+	// wait blocks until no goroutine of the engine is left (they end
+	// once it has shut and their system calls have returned). For tests.
+	wait()
 }
 
-// handle is an engine's open file: *poolFile or *simFile.
-type handle interface{}
+// handle is an engine's open file: *poolFile, *ringFile or *simFile. It
+// counts its references (the open one and one per op in flight on it);
+// unref drops one, and the last closes the file and returns the close's
+// error.
+type handle interface {
+	ref()
+	unref() error
+}
 
 // opKind says what an op does.
 type opKind uint8
@@ -116,6 +125,8 @@ type op struct {
 	done   func(o *op)     // runs on the loop with the result
 	failFn func(err error) // fails the op's waiters when the executor closes
 	f      *File           // the file the op serves, if any
+	stage  uint8           // an engine's progress through an op of several steps
+	aux    any             // what an engine keeps for the op while it is in flight
 }
 
 // fail fails the op's waiters (the executor closes). Loop only.
@@ -143,12 +154,31 @@ func (o *op) Drop() {
 }
 
 // engineOf returns the engine of lp's files: the simulated disk of the
-// host of a loop that package sim steps, the worker pool otherwise.
-func engineOf(lp *loop.Loop, workers int) engine {
+// host of a loop that package sim steps; else the loop's io_uring where
+// cfg (or the environment) chooses it and the loop has or may have one
+// (ringEngineOf); the worker pool otherwise. Loop only.
+func engineOf(lp *loop.Loop, cfg Config) engine {
 	if p, ok := lp.Sim().(*simnet.Poller); ok {
 		if d, ok := p.Host.Disk.(*simdisk.Disk); ok {
 			return newSimEngine(d)
 		}
 	}
-	return newPool(workers)
+	if e := ringEngineOf(lp, cfg); e != nil {
+		return e
+	}
+	return newPool(cfg.Workers)
+}
+
+// wantRing reports whether the loop's io_uring should serve its files
+// when the loop has none yet: Config.Engine says so, or it is EngineAuto
+// and SPINDLE_NETIO asks for io_uring (as it does of netio).
+func wantRing(cfg Config) bool {
+	switch cfg.Engine {
+	case EngineURing:
+		return true
+	case EngineAuto:
+		v := os.Getenv("SPINDLE_NETIO")
+		return v == "uring" || v == "io_uring"
+	}
+	return false
 }

@@ -38,6 +38,8 @@ type poolFile struct {
 	refs atomic.Int32
 }
 
+func (p *poolFile) ref() { p.refs.Add(1) }
+
 // unref drops one reference; the last one closes the file and returns
 // the close's error.
 func (p *poolFile) unref() error {
@@ -49,6 +51,7 @@ func (p *poolFile) unref() error {
 
 type pool struct {
 	size    int
+	do      func(o *op) // carries out an op: run, or an engine's own for its handles
 	mu      sync.Mutex
 	cond    sync.Cond
 	q       []*op
@@ -60,7 +63,7 @@ type pool struct {
 }
 
 func newPool(size int) *pool {
-	p := &pool{size: size}
+	p := &pool{size: size, do: run}
 	p.cond.L = &p.mu
 	return p
 }
@@ -68,8 +71,8 @@ func newPool(size int) *pool {
 func (p *pool) name() string { return "pool" }
 
 func (p *pool) start(o *op) {
-	if h, ok := o.h.(*poolFile); ok && o.kind != opClose {
-		h.refs.Add(1)
+	if o.h != nil && o.kind != opClose {
+		o.h.ref()
 	}
 	p.mu.Lock()
 	p.q = append(p.q, o)
@@ -105,7 +108,7 @@ func (p *pool) work() {
 			p.q, p.head = p.q[:0], 0
 		}
 		p.mu.Unlock()
-		run(o)
+		p.do(o)
 		_ = o.st.lp.ScheduleOffLoop(o, nil, 0)
 		p.mu.Lock()
 	}
@@ -123,13 +126,15 @@ func (p *pool) shut() {
 			o.job.Done(executor.ErrClosed) // never begun
 			continue
 		}
-		if h, ok := o.h.(*poolFile); ok {
-			_ = h.unref() // the op's reference, or for opClose the open one
+		if o.h != nil {
+			_ = o.h.unref() // the op's reference, or for opClose the open one
 		}
 	}
 }
 
-func (p *pool) release(h handle) { _ = h.(*poolFile).unref() }
+func (p *pool) release(h handle) { _ = h.unref() }
+
+func (p *pool) wait() { p.wg.Wait() }
 
 // run carries out o's system call and drops its reference to the handle.
 // Off the loop.

@@ -20,6 +20,8 @@ type simFile struct {
 	refs int
 }
 
+func (s *simFile) ref() { s.refs++ }
+
 func (s *simFile) unref() error {
 	s.refs--
 	if s.refs == 0 {
@@ -35,8 +37,8 @@ func newSimEngine(d *simdisk.Disk) *simEngine { return &simEngine{d: d} }
 func (e *simEngine) name() string { return "sim" }
 
 func (e *simEngine) start(o *op) {
-	if h, ok := o.h.(*simFile); ok && o.kind != opClose {
-		h.refs++
+	if o.h != nil && o.kind != opClose {
+		o.h.ref()
 	}
 	sync := o.kind == opSync || o.kind == opDataSync // a job takes a read's latency
 	e.d.After(e.d.Latency(sync), func() {
@@ -47,7 +49,9 @@ func (e *simEngine) start(o *op) {
 
 func (e *simEngine) shut() {} // every op started is an event of the world: it lands, or is dropped
 
-func (e *simEngine) release(h handle) { _ = h.(*simFile).unref() }
+func (e *simEngine) release(h handle) { _ = h.unref() }
+
+func (e *simEngine) wait() {}
 
 // run carries out o on the disk.
 func (e *simEngine) run(o *op) {

@@ -111,3 +111,33 @@ func ExampleDo() {
 	// Output:
 	// hello from a worker
 }
+
+// Choosing the engine: Config.Engine forces the worker pool (or asks for
+// the loop's io_uring by name); without it, the loop's io_uring serves
+// the files on Linux where the loop waits in one or SPINDLE_NETIO=uring
+// asks, and the pool otherwise. Stats.Engine says which serves them.
+func ExampleConfigure() {
+	ex := executor.New()
+	if err := fileio.Configure(ex, fileio.Config{Engine: fileio.EnginePool, Workers: 2}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	ex.Start()
+	defer ex.Close()
+	dir, err := os.MkdirTemp("", "fileio-engine")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	if _, err := fileio.Stat(ex, dir).Await(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(fileio.StatsOf(ex).Engine)
+	fmt.Println(fileio.Configure(ex, fileio.Config{}) == fileio.ErrConfigured)
+	// Output:
+	// pool
+	// true
+}

@@ -17,8 +17,10 @@ import (
 
 // TestOps runs every operation against a temp dir and checks the result
 // against the file system (package os).
-func TestOps(t *testing.T) {
-	ex := started(t)
+func TestOps(t *testing.T) { onEngines(t, testOps) }
+
+func testOps(t *testing.T, eng fileio.Engine) {
+	ex := startedOn(t, eng)
 	cases := []struct {
 		name string
 		run  func(t *testing.T, dir string)
@@ -163,8 +165,10 @@ func TestOps(t *testing.T) {
 }
 
 // TestErrors checks that every failure is a value that says what failed.
-func TestErrors(t *testing.T) {
-	ex := started(t)
+func TestErrors(t *testing.T) { onEngines(t, testErrors) }
+
+func testErrors(t *testing.T, eng fileio.Engine) {
+	ex := startedOn(t, eng)
 	dir := t.TempDir()
 	closed := must(t, fileio.Create(ex, filepath.Join(dir, "closed")))
 	must(t, closed.Close())
@@ -251,8 +255,10 @@ func TestNilArguments(t *testing.T) {
 
 // TestAfterExecutorClose checks that operations on a closed executor fail
 // with executor.ErrClosed.
-func TestAfterExecutorClose(t *testing.T) {
-	ex := executor.New()
+func TestAfterExecutorClose(t *testing.T) { onEngines(t, testAfterExecutorClose) }
+
+func testAfterExecutorClose(t *testing.T, eng fileio.Engine) {
+	ex := newOn(t, eng)
 	ex.Start()
 	f := must(t, fileio.Create(ex, filepath.Join(t.TempDir(), "f")))
 	ex.Close()
@@ -269,7 +275,7 @@ func TestAfterExecutorClose(t *testing.T) {
 			t.Errorf("%s after the executor closed: %v, want executor.ErrClosed", name, err)
 		}
 	}
-	if s := fileio.StatsOf(ex); s.Open != 0 || s.Engine != "pool" {
+	if s := fileio.StatsOf(ex); s.Open != 0 || s.Engine != string(eng) {
 		t.Fatalf("stats after close: %+v", s)
 	}
 }

@@ -19,58 +19,60 @@ import (
 // loop; a panic comes back as a *future.PanicError; a closed executor
 // refuses the work.
 func TestDo(t *testing.T) {
-	ex := started(t)
-	for _, tc := range []struct {
-		name    string
-		fn      func() (int, error)
-		want    int
-		wantErr func(error) bool
-	}{
-		{name: "value", fn: func() (int, error) { return 7, nil }, want: 7},
-		{name: "error", fn: func() (int, error) { return 0, fs.ErrNotExist },
-			wantErr: func(err error) bool { return errors.Is(err, fs.ErrNotExist) }},
-		{name: "panic", fn: func() (int, error) { panic("boom") },
-			wantErr: func(err error) bool {
-				var pe *future.PanicError
-				return errors.As(err, &pe) && pe.Value == "boom" && len(pe.Stack) > 0
-			}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var ranOnLoop, doneOffLoop atomic.Bool
-			completed := make(chan struct{})
-			f := fileio.Do(ex, func() (int, error) {
-				ranOnLoop.Store(ex.OnLoop())
-				return tc.fn()
-			})
-			f.OnComplete(func(int, error) {
-				doneOffLoop.Store(!ex.OnLoop())
-				close(completed)
-			})
-			v, err := await(t, f)
-			<-completed
-			if ranOnLoop.Load() || doneOffLoop.Load() {
-				t.Fatalf("fn on the loop: %v; completed off it: %v", ranOnLoop.Load(), doneOffLoop.Load())
-			}
-			if tc.wantErr != nil {
-				if err == nil || !tc.wantErr(err) {
-					t.Fatalf("got %v, %v; want the error", v, err)
+	onEngines(t, func(t *testing.T, eng fileio.Engine) {
+		ex := startedOn(t, eng)
+		for _, tc := range []struct {
+			name    string
+			fn      func() (int, error)
+			want    int
+			wantErr func(error) bool
+		}{
+			{name: "value", fn: func() (int, error) { return 7, nil }, want: 7},
+			{name: "error", fn: func() (int, error) { return 0, fs.ErrNotExist },
+				wantErr: func(err error) bool { return errors.Is(err, fs.ErrNotExist) }},
+			{name: "panic", fn: func() (int, error) { panic("boom") },
+				wantErr: func(err error) bool {
+					var pe *future.PanicError
+					return errors.As(err, &pe) && pe.Value == "boom" && len(pe.Stack) > 0
+				}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				var ranOnLoop, doneOffLoop atomic.Bool
+				completed := make(chan struct{})
+				f := fileio.Do(ex, func() (int, error) {
+					ranOnLoop.Store(ex.OnLoop())
+					return tc.fn()
+				})
+				f.OnComplete(func(int, error) {
+					doneOffLoop.Store(!ex.OnLoop())
+					close(completed)
+				})
+				v, err := await(t, f)
+				<-completed
+				if ranOnLoop.Load() || doneOffLoop.Load() {
+					t.Fatalf("fn on the loop: %v; completed off it: %v", ranOnLoop.Load(), doneOffLoop.Load())
 				}
-				return
-			}
-			if err != nil || v != tc.want {
-				t.Fatalf("got %v, %v; want %v", v, err, tc.want)
-			}
-		})
-	}
+				if tc.wantErr != nil {
+					if err == nil || !tc.wantErr(err) {
+						t.Fatalf("got %v, %v; want the error", v, err)
+					}
+					return
+				}
+				if err != nil || v != tc.want {
+					t.Fatalf("got %v, %v; want %v", v, err, tc.want)
+				}
+			})
+		}
 
-	closed := executor.New()
-	closed.Close()
-	if _, err := fileio.Do(closed, func() (int, error) { return 1, nil }).Await(context.Background()); !errors.Is(err, executor.ErrClosed) {
-		t.Fatalf("Do on a closed executor: %v, want executor.ErrClosed", err)
-	}
-	if err := fileio.Start(closed, &countJob{}); !errors.Is(err, executor.ErrClosed) {
-		t.Fatalf("Start on a closed executor: %v, want executor.ErrClosed", err)
-	}
+		closed := executor.New()
+		closed.Close()
+		if _, err := fileio.Do(closed, func() (int, error) { return 1, nil }).Await(context.Background()); !errors.Is(err, executor.ErrClosed) {
+			t.Fatalf("Do on a closed executor: %v, want executor.ErrClosed", err)
+		}
+		if err := fileio.Start(closed, &countJob{}); !errors.Is(err, executor.ErrClosed) {
+			t.Fatalf("Start on a closed executor: %v, want executor.ErrClosed", err)
+		}
+	})
 }
 
 // countJob records its Run and Done calls; Run waits for release, if set.
@@ -145,42 +147,44 @@ func TestStartClose(t *testing.T) {
 // TestStartManyOffLoop: jobs started from other goroutines all run, each
 // Done once on the loop, and at most the pool's workers run at once.
 func TestStartManyOffLoop(t *testing.T) {
-	ex := started(t)
-	const n = 500
-	var active, peak, dones atomic.Int32
-	var offLoop atomic.Bool
-	fin := make(chan struct{})
-	for range n {
-		j := &funcJob{
-			run: func() {
-				a := active.Add(1)
-				for p := peak.Load(); a > p && !peak.CompareAndSwap(p, a); p = peak.Load() {
-				}
-				active.Add(-1)
-			},
-			done: func(err error) {
-				if err != nil || !ex.OnLoop() {
-					offLoop.Store(true)
-				}
-				if dones.Add(1) == n {
-					close(fin)
-				}
-			},
-		}
-		go func() {
-			if err := fileio.Start(ex, j); err != nil {
-				t.Error(err)
+	onEngines(t, func(t *testing.T, eng fileio.Engine) {
+		ex := startedOn(t, eng)
+		const n = 500
+		var active, peak, dones atomic.Int32
+		var offLoop atomic.Bool
+		fin := make(chan struct{})
+		for range n {
+			j := &funcJob{
+				run: func() {
+					a := active.Add(1)
+					for p := peak.Load(); a > p && !peak.CompareAndSwap(p, a); p = peak.Load() {
+					}
+					active.Add(-1)
+				},
+				done: func(err error) {
+					if err != nil || !ex.OnLoop() {
+						offLoop.Store(true)
+					}
+					if dones.Add(1) == n {
+						close(fin)
+					}
+				},
 			}
-		}()
-	}
-	select {
-	case <-fin:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%d of %d jobs done", dones.Load(), n)
-	}
-	if offLoop.Load() || peak.Load() > fileio.DefaultWorkers {
-		t.Fatalf("a Done off the loop or failed: %v; %d at once, at most %d", offLoop.Load(), peak.Load(), fileio.DefaultWorkers)
-	}
+			go func() {
+				if err := fileio.Start(ex, j); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		select {
+		case <-fin:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%d of %d jobs done", dones.Load(), n)
+		}
+		if offLoop.Load() || peak.Load() > fileio.DefaultWorkers {
+			t.Fatalf("a Done off the loop or failed: %v; %d at once, at most %d", offLoop.Load(), peak.Load(), fileio.DefaultWorkers)
+		}
+	})
 }
 
 type funcJob struct {

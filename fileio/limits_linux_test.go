@@ -12,11 +12,13 @@ import (
 
 // TestFullDevice writes to /dev/full, which answers every write with
 // ENOSPC as a full file system does: the error is the write's value.
-func TestFullDevice(t *testing.T) {
+func TestFullDevice(t *testing.T) { onEngines(t, testFullDevice) }
+
+func testFullDevice(t *testing.T, eng fileio.Engine) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full:", err)
 	}
-	ex := started(t)
+	ex := startedOn(t, eng)
 	cases := []struct {
 		name  string
 		write func(f *fileio.File) error
@@ -42,12 +44,14 @@ func TestFullDevice(t *testing.T) {
 // TestFileSizeLimit lowers RLIMIT_FSIZE so that a write past it fails with
 // EFBIG (Go ignores SIGXFSZ): the appends it carried fail, the part that
 // was written is truncated away, and appends go on once there is room.
-func TestFileSizeLimit(t *testing.T) {
+func TestFileSizeLimit(t *testing.T) { onEngines(t, testFileSizeLimit) }
+
+func testFileSizeLimit(t *testing.T, eng fileio.Engine) {
 	var old syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
 		t.Skip(err)
 	}
-	ex := started(t)
+	ex := startedOn(t, eng)
 	f, p := create(t, ex, "big")
 	must(t, f.Append(make([]byte, 1000)))
 	lim := syscall.Rlimit{Cur: 1500, Max: old.Max}

@@ -59,7 +59,7 @@ func stateOf(lp *loop.Loop) (*state, error) {
 		return nil, executor.ErrClosed
 	}
 	cfg := configOf(lp)
-	st := &state{lp: lp, ex: (*executor.Executor)(lp), eng: engineOf(lp, cfg.Workers), stats: &counters{}}
+	st := &state{lp: lp, ex: (*executor.Executor)(lp), eng: engineOf(lp, cfg), stats: &counters{}}
 	st.stats.engine = st.eng.name()
 	if !lp.Attach(loop.Attachment{
 		Key: stateKey{}, Value: st,
@@ -164,6 +164,9 @@ type stateWatch state
 
 func (w *stateWatch) Interrupt(err error) {
 	st := (*state)(w)
+	if st.closed {
+		return // the engine's ring closed first and told the state (engine_uring_linux.go)
+	}
 	st.closed = true
 	flight := st.flight
 	st.flight = nil

@@ -12,6 +12,7 @@ package fileio
 
 import (
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"weak"
@@ -23,9 +24,10 @@ import (
 // Stats are the figures of one executor's files.
 type Stats struct {
 	// Engine names what carries out the executor's file operations:
-	// "pool" (worker goroutines doing the system calls) or "sim" (the
-	// simulated disk of a loop that package sim steps). It is "" until the
-	// executor's first file operation.
+	// "io_uring" (the loop's io_uring, on Linux), "pool" (worker
+	// goroutines doing the system calls) or "sim" (the simulated disk of
+	// a loop that package sim steps). It is "" until the executor's first
+	// file operation.
 	Engine string
 	// Open is the number of files open now.
 	Open int
@@ -102,9 +104,34 @@ func StatsOf(ex *executor.Executor) Stats {
 // Config is how an executor's files are served.
 type Config struct {
 	// Workers is the size of the executor's worker pool: how many file
-	// system calls run at once for it. 0 means DefaultWorkers.
+	// system calls run at once for it. 0 means DefaultWorkers. With the
+	// io_uring engine, the pool carries out only the operations the
+	// kernel's ring lacks.
 	Workers int
+	// Engine chooses what carries out the executor's file operations:
+	// EngineAuto (""), EnginePool or EngineURing. A simulated executor
+	// is always served by its host's simulated disk.
+	Engine Engine
 }
+
+// Engine names what carries out an executor's file operations
+// (Config.Engine, Stats.Engine).
+type Engine string
+
+const (
+	// EngineAuto chooses: the loop's io_uring on Linux when the loop
+	// waits in one already (netio's io_uring backend made it) or when the
+	// environment variable SPINDLE_NETIO asks for io_uring ("uring"), so
+	// a built program switches without rebuilding; the pool otherwise.
+	EngineAuto Engine = ""
+	// EnginePool is the worker pool, whatever the loop waits in.
+	EnginePool Engine = "pool"
+	// EngineURing is the loop's io_uring, made for the loop if it has
+	// none. Where the kernel refuses it (or the loop waits in epoll, or
+	// the build has no io_uring) the pool serves instead, and fileio says
+	// so once (log/slog).
+	EngineURing Engine = "io_uring"
+)
 
 type configEntry struct {
 	mu   sync.Mutex
@@ -130,6 +157,11 @@ func Configure(ex *executor.Executor, c Config) error {
 	lp := loopOf(ex, "Configure")
 	if c.Workers < 0 {
 		return errorString("fileio: Configure with a negative number of workers")
+	}
+	switch c.Engine {
+	case EngineAuto, EnginePool, EngineURing:
+	default:
+		return errorString("fileio: Configure with an unknown engine " + strconv.Quote(string(c.Engine)))
 	}
 	k := weak.Make(lp)
 	v, loaded := configs.LoadOrStore(k, &configEntry{cfg: c})

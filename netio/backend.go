@@ -65,6 +65,7 @@ import (
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/internal/loop"
 	"github.com/spindle-rt/spindle/internal/simnet"
+	"github.com/spindle-rt/spindle/internal/uring"
 )
 
 // backend serves the sockets of one loop (see above).
@@ -225,8 +226,9 @@ func setKind(lp *loop.Loop, b Backend) {
 // the loop instead and says so once (log/slog); Stats.Backend names what
 // serves it. A simulated executor (package sim) is always served by the
 // simulation. Use fails for a backend this build lacks, for a simulated
-// executor, and once ex's sockets are served by another backend. Any
-// goroutine.
+// executor, and once ex's sockets are served by another backend. With
+// epoll chosen, fileio leaves the loop without a ring unless asked for
+// one by name (fileio.Config). Any goroutine.
 func Use(ex *executor.Executor, b Backend) error {
 	if ex == nil {
 		panic("netio: Use with nil executor")
@@ -247,6 +249,9 @@ func Use(ex *executor.Executor, b Backend) error {
 	if e.kind != "" && e.kind != b && e.want != b {
 		return fmt.Errorf("netio: Use(%q): %s already serves the executor's sockets", b, e.kind)
 	}
+	// epoll chosen: fileio does not make the loop a ring for its files
+	// on SPINDLE_NETIO's word alone (the ring would take the sockets).
+	uring.Decline(lp, b == BackendEpoll)
 	e.want = b
 	return nil
 }

@@ -321,3 +321,23 @@ func TestUringCloseWithOperationsInFlight(t *testing.T) {
 		t.Errorf("the ring closed with operations in flight (%d orphaned tables, %d before)", n, orphans)
 	}
 }
+
+// TestUseRecordsEpoll checks that Use tells internal/uring which loops
+// epoll is to serve (so fileio does not make them a ring on
+// SPINDLE_NETIO's word), and takes it back when io_uring is chosen again.
+func TestUseRecordsEpoll(t *testing.T) {
+	ex := executor.New()
+	defer ex.Close()
+	lp := (*loop.Loop)(ex)
+	for _, step := range []struct {
+		b    Backend
+		want bool
+	}{{BackendEpoll, true}, {BackendURing, false}, {BackendEpoll, true}} {
+		if err := Use(ex, step.b); err != nil {
+			t.Fatal(err)
+		}
+		if got := uring.Declined(lp); got != step.want {
+			t.Fatalf("after Use(%s): Declined = %v, want %v", step.b, got, step.want)
+		}
+	}
+}

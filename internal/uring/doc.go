@@ -1,10 +1,11 @@
 // Package uring is a loop's io_uring: one ring per loop, which the loop
 // waits in (it is the loop's [loop.IO]) and which any component serving
 // something on the loop submits to. netio's io_uring backend moves socket
-// bytes through it; other components (files read, written or synced on the
-// loop) may submit their own operations to the same ring.
+// bytes through it; fileio's io_uring engine reads, writes, syncs, opens
+// and closes files through the same ring.
 //
-// [Of] returns the loop's ring, made and attached on first use. It is nil
+// [Of] returns the loop's ring, made and attached on first use; [Existing]
+// returns it only if some component made it already. It is nil
 // (with the reason) on a loop the kernel refuses a ring (ENOSYS, EPERM, a
 // seccomp filter, kernel.io_uring_disabled, a kernel without the features
 // used), on a simulated loop, on a loop that already waits in another IO
@@ -20,6 +21,9 @@
 //     ring hands each completion to the handler of its tag, on the loop,
 //     in the order the kernel completed them ([Handler.Complete]): a
 //     completion always finds its owner. Tag 0 is the ring's own.
+//   - A component submits only operations the kernel carries out
+//     ([Ring.Supports] asks it once, IORING_REGISTER_PROBE); a kernel
+//     that refuses one answers its entries with -EINVAL.
 //   - A component fills entries ([Ring.Next]) whenever it runs on the loop;
 //     they are handed to the kernel by the loop's next io_uring_enter, the
 //     one that also waits for completions with the next timer as its
@@ -47,5 +51,6 @@
 //	ring_linux.go     the ring: setup, the mappings, the submission and completion queues, enter
 //	loop_linux.go     one ring per loop: Of, the loop's IO (Wait, Dispatch, Wake), dispatch by tag, close
 //	bufring_linux.go  rings of provided buffers (IORING_REGISTER_PBUF_RING)
+//	probe_linux.go    which operations the kernel carries out (IORING_REGISTER_PROBE)
 //	other.go          builds without io_uring: Of returns nil
 package uring

@@ -18,9 +18,11 @@ package uring
 import (
 	"errors"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"golang.org/x/sys/unix"
 
@@ -33,7 +35,8 @@ type Ring struct {
 	lp       *loop.Loop
 	handlers [maxTags]Handler
 	ntags    int
-	bufs     []*BufRing // the rings of provided buffers registered on it
+	bufs     []*BufRing      // the rings of provided buffers registered on it
+	probed   *[probeOps]bool // the kernel's operations, once asked (Supports)
 	closing  bool
 	watch    loop.CloseWatch
 
@@ -99,6 +102,49 @@ var ErrOtherIO = errors.New("uring: the loop waits in another IO")
 // ErrSim is Of's error on a loop that a simulation steps.
 var ErrSim = errors.New("uring: a simulated loop has no io_uring")
 
+// declined holds the loops whose sockets netio.Use gave to epoll
+// (Decline): any goroutine, under mu.
+var declined struct {
+	mu sync.Mutex
+	m  map[weak.Pointer[loop.Loop]]struct{}
+}
+
+// Decline records that lp's sockets are to be served by epoll (on: netio.Use
+// chose it), or no longer (on false), so that a component that would make
+// the loop a ring only because the environment asks for io_uring (fileio)
+// leaves it alone: a ring made for lp would take its sockets from epoll. Of
+// itself does not ask: a component that needs the ring still makes it. Any
+// goroutine.
+func Decline(lp *loop.Loop, on bool) {
+	declined.mu.Lock()
+	defer declined.mu.Unlock()
+	k := weak.Make(lp)
+	_, was := declined.m[k]
+	switch {
+	case on && !was:
+		if declined.m == nil {
+			declined.m = make(map[weak.Pointer[loop.Loop]]struct{})
+		}
+		declined.m[k] = struct{}{}
+		runtime.AddCleanup(lp, func(k weak.Pointer[loop.Loop]) {
+			declined.mu.Lock()
+			delete(declined.m, k)
+			declined.mu.Unlock()
+		}, k)
+	case !on && was:
+		delete(declined.m, k)
+	}
+}
+
+// Declined reports whether lp's sockets are to be served by epoll
+// (Decline). Any goroutine.
+func Declined(lp *loop.Loop) bool {
+	declined.mu.Lock()
+	defer declined.mu.Unlock()
+	_, ok := declined.m[weak.Make(lp)]
+	return ok
+}
+
 // Of returns lp's ring, making it and attaching it to lp (as what lp
 // waits in, and told when the executor closes) on first use; or nil and
 // why lp has none: the kernel's refusal (asked once per loop), ErrSim,
@@ -128,6 +174,18 @@ func Of(lp *loop.Loop) (*Ring, error) {
 	}
 	return r, nil
 }
+
+// Existing returns lp's ring if it has one already (another component
+// made it), nil otherwise; it never makes one. Loop only.
+func Existing(lp *loop.Loop) *Ring {
+	r, _ := lp.Local(ringKey{}).(*Ring)
+	return r
+}
+
+// Closing reports whether the ring has begun to close (its handlers have
+// been told): nothing may be submitted to it but what ends work. Loop
+// only.
+func (r *Ring) Closing() bool { return r.closing }
 
 // newLoopRing sets a ring up with its eventfd's poll armed.
 func newLoopRing() (*Ring, error) {

@@ -16,3 +16,12 @@ var ErrUnsupported = errors.New("uring: no io_uring in this build (-tags purego,
 
 // Of returns nil: this build has no io_uring.
 func Of(*loop.Loop) (*Ring, error) { return nil, ErrUnsupported }
+
+// Existing returns nil: this build has no io_uring.
+func Existing(*loop.Loop) *Ring { return nil }
+
+// Decline does nothing: this build has no io_uring.
+func Decline(*loop.Loop, bool) {}
+
+// Declined reports false: this build has no io_uring.
+func Declined(*loop.Loop) bool { return false }

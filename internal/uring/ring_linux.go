@@ -28,16 +28,22 @@ const (
 	OpPollRemove  = 7
 	OpAccept      = 13
 	OpAsyncCancel = 14
+	OpOpenat      = 18
 	OpClose       = 19
+	OpStatx       = 21
 	OpRead        = 22
 	OpWrite       = 23
 	OpSend        = 26
 	OpRecv        = 27
+	OpRenameat    = 35
+	OpUnlinkat    = 36
+	OpFtruncate   = 55 // Linux 6.9
 )
 
 // Flags of a submission entry, of a cancel, of a poll and of a completion.
 const (
 	SQEHardLink     = 1 << 3 // IOSQE_IO_HARDLINK
+	SQEAsync        = 1 << 4 // IOSQE_ASYNC: straight to the kernel's workers
 	SQEBufferSelect = 1 << 5 // IOSQE_BUFFER_SELECT
 	SQESkipSuccess  = 1 << 6 // IOSQE_CQE_SKIP_SUCCESS
 
@@ -46,6 +52,8 @@ const (
 	CancelAny = 1 << 2 // IORING_ASYNC_CANCEL_ANY
 
 	PollAddMulti = 1 << 0 // IORING_POLL_ADD_MULTI
+
+	FsyncDatasync = 1 << 0 // IORING_FSYNC_DATASYNC
 
 	RecvPollFirst = 1 << 0 // IORING_RECVSEND_POLL_FIRST
 
@@ -69,6 +77,7 @@ const (
 	featNoDrop     = 1 << 1 // IORING_FEAT_NODROP
 	featExtArg     = 1 << 8 // IORING_FEAT_EXT_ARG
 
+	regProbe    = 8  // IORING_REGISTER_PROBE
 	regPbufRing = 22 // IORING_REGISTER_PBUF_RING
 
 	offSQEs = 0x10000000 // IORING_OFF_SQES

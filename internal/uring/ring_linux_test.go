@@ -172,3 +172,41 @@ func TestRefused(t *testing.T) {
 		t.Fatalf("Of again: %v, want the first refusal (EPERM)", err)
 	}
 }
+
+// TestDecline checks that Decline records and takes back a loop's
+// choice of epoll, and that it does not keep a component that needs the
+// ring from making it.
+func TestDecline(t *testing.T) {
+	cases := []struct {
+		name  string
+		steps []bool // Decline calls
+		want  bool
+	}{
+		{"never", nil, false},
+		{"declined", []bool{true}, true},
+		{"declined twice", []bool{true, true}, true},
+		{"declined then taken back", []bool{true, false}, false},
+		{"taken back only", []bool{false}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ex := executor.New()
+			ex.Start()
+			defer ex.Close()
+			lp := (*loop.Loop)(ex)
+			for _, on := range c.steps {
+				uring.Decline(lp, on)
+			}
+			if got := uring.Declined(lp); got != c.want {
+				t.Fatalf("Declined = %v, want %v", got, c.want)
+			}
+			r, err := future.Call(ex, func() (*uring.Ring, error) { return uring.Of(lp) }).Await(context.Background())
+			if err != nil {
+				t.Skipf("the kernel refuses io_uring here: %v", err)
+			}
+			if got, _ := future.Call(ex, func() (*uring.Ring, error) { return uring.Existing(lp), nil }).Await(context.Background()); got != r {
+				t.Fatal("Existing does not return the loop's ring")
+			}
+		})
+	}
+}
