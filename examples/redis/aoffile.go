@@ -22,11 +22,12 @@ package main
 // split into groups that take turns, each with an fdatasync of its own.
 // redis-server, which fsyncs on its one thread, answers every waiting
 // client after the fsync and then reads their next requests together. So,
-// once a round's syncs are complete, the writer waits until as many syncs
-// have been asked for again as that round had (the connections it
-// answered are back), or gatherDelay has passed, whichever comes first;
-// a round that synced nothing, or a lone connection that comes back at
-// once, does not wait. The loops never wait for it.
+// once a round's syncs are complete, the writer waits until the syncs
+// asked for during its fdatasync have been joined by as many more as the
+// round answered (the connections it answered are back), or gatherDelay
+// has passed, whichever comes first: the groups merge into one. A round
+// that synced nothing, or a lone connection that comes back at once, does
+// not wait. The loops never wait for the writer: they go on serving.
 //
 // Why a goroutine of the AOF's own and not package fileio's files on the
 // loop: a fileio File belongs to one executor and groups the syncs of
@@ -170,22 +171,24 @@ func (a *fileAOF) Sync(ex *executor.Executor) *future.Future[struct{}] {
 }
 
 // gatherDelay bounds how long the writer waits, once a round's syncs are
-// complete, for as many syncs to be asked for again before it starts the
-// next round (see the top of the file). Measured with 50 clients on a
-// busy 2-core machine: 200 µs gave more requests/s and fewer fdatasyncs
-// per request than starting at once or waiting up to 500 µs.
+// complete, for the connections it answered to ask again before it starts
+// the next round (see the top of the file). Measured with 50 clients on a
+// busy 2-core machine (README, Persistence): 200 µs gave more requests/s
+// than starting at once or waiting up to 500 µs; longer waits (up to 1 ms)
+// save a few more fdatasyncs per request but cost requests/s.
 const gatherDelay = 200 * time.Microsecond
 
 // writer writes and syncs what the loops append, off the loops.
 func (a *fileAOF) writer() {
 	defer close(a.done)
 	var buf []byte
-	expect := 0 // the syncs asked for in the last round
+	answered := 0 // the syncs asked for in the round being carried out
+	target := 0   // the syncs to wait for before the next round: 0, none
 	var doneAt time.Time
 	var timer *time.Timer
 	for {
 		<-a.kick
-		if expect > 0 {
+		if target > 0 {
 			// Let the connections the last round answered ask again
 			// before the next round starts, for a short while at most.
 			for {
@@ -193,7 +196,7 @@ func (a *fileAOF) writer() {
 				n, closing := a.asked, a.closing
 				a.mu.Unlock()
 				left := gatherDelay - time.Since(doneAt)
-				if n >= expect || closing || left <= 0 {
+				if n >= target || closing || left <= 0 {
 					break
 				}
 				if timer == nil {
@@ -213,7 +216,7 @@ func (a *fileAOF) writer() {
 		reqs := a.reqs
 		a.reqs = nil
 		clear(a.slots)
-		expect, a.asked = a.asked, 0
+		answered, a.asked = a.asked, 0
 		closing := a.closing
 		err := a.err
 		a.mu.Unlock()
@@ -239,11 +242,16 @@ func (a *fileAOF) writer() {
 			}
 			a.mu.Unlock()
 		}
+		// The next round waits for the syncs asked for meanwhile and
+		// as many more as this round answers.
+		target = 0
+		if len(reqs) > 0 {
+			a.mu.Lock()
+			target = a.asked + answered
+			a.mu.Unlock()
+		}
 		for _, p := range reqs {
 			p.Complete(struct{}{}, err)
-		}
-		if len(reqs) == 0 {
-			expect = 0
 		}
 		doneAt = time.Now()
 		if closing {
