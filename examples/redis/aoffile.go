@@ -35,7 +35,10 @@ package main
 // one order; a File per shard would split the file, and one shard's File
 // would make every other shard's append and sync a cross-shard call. The
 // writer groups the syncs of every loop in one fdatasync, and its
-// blocking write and fdatasync never run on a loop's goroutine.
+// blocking write and fdatasync never run on a loop's goroutine. fileio
+// would do the same system calls on worker goroutines of its own (its
+// io_uring engine is not there yet), so it would not save the hand-off
+// either.
 //
 // Invariants: pend holds the bytes appended and not yet taken by the
 // writer, reqs the syncs asked for since its last take, each loop's at
