@@ -38,7 +38,7 @@ import (
 
 // groupOrder lists the groups of docs/design.md ("The bundled benchmarks") in the
 // order the runner runs and prints them.
-var groupOrder = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc", "Service", "HTTP", "Group", "Semaphore", "Shard", "Net", "Web", "TLS"}
+var groupOrder = []string{"Chain", "Post", "Parallel", "Immediate", "Channel", "Merge", "Hooks", "Alloc", "Service", "HTTP", "Group", "Semaphore", "Shard", "Net", "Web", "TLS", "Files"}
 
 // hwc holds the hardware counters main opens; nil when the kernel refuses
 // them and under `go test`, where the meter then reports no inst/cycles.

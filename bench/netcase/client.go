@@ -10,6 +10,9 @@ package netcase
 //	latency ADDR N     open one more connection to ADDR, make N round trips
 //	                   of one request on it, one at a time, timing each,
 //	                   and close it; answer "ok P50 P99 P999 MAX" (ns)
+//	timed ROUNDS 1     as run with depth 1, timing every round trip from
+//	                   its write to its reply's last byte; answer
+//	                   "ok P50 P99 P999 MAX" (ns) over all of them
 //	(end of input)     close every connection and exit 0
 //
 // A TLS child (ChildTLSEnv) speaks TLS on its connections, and also takes
@@ -35,6 +38,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/spindle-rt/spindle/bench/internal/child"
 	"github.com/spindle-rt/spindle/executor"
@@ -191,9 +195,18 @@ func command(d driver, f []string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		slices.Sort(lat)
-		q := func(p float64) int64 { return lat[min(len(lat)-1, int(float64(len(lat))*p))].Nanoseconds() }
-		return fmt.Sprintf("%d %d %d %d", q(0.5), q(0.99), q(0.999), lat[len(lat)-1].Nanoseconds()), nil
+		return quantiles(lat), nil
+	case "timed":
+		rounds, err := strconv.Atoi(f[1])
+		td, ok := d.(timedDriver)
+		if err != nil || rounds < 1 || f[2] != "1" || !ok {
+			return "", fmt.Errorf("bad timed %q (or a client that does not time)", f)
+		}
+		lat, err := td.timed(rounds)
+		if err != nil {
+			return "", err
+		}
+		return quantiles(lat), nil
 	case "handshake", "hsload":
 		var n, par int
 		dt, ok := d.(*driverTLS)
@@ -206,6 +219,20 @@ func command(d driver, f []string) (string, error) {
 		return "", dt.handshakes(f[1], n, par)
 	}
 	return "", fmt.Errorf("unknown command %q", f[0])
+}
+
+// timedDriver is a driver that can time every round trip of a run.
+type timedDriver interface {
+	// timed makes rounds round trips of one request over every open
+	// connection, as run does, and returns the time of each.
+	timed(rounds int) ([]time.Duration, error)
+}
+
+// quantiles sorts lat (not empty) and answers its P50 P99 P999 MAX in ns.
+func quantiles(lat []time.Duration) string {
+	slices.Sort(lat)
+	q := func(p float64) int64 { return lat[min(len(lat)-1, int(float64(len(lat))*p))].Nanoseconds() }
+	return fmt.Sprintf("%d %d %d %d", q(0.5), q(0.99), q(0.999), lat[len(lat)-1].Nanoseconds())
 }
 
 // Clients is the parent's handle on one load generator process.
@@ -303,6 +330,25 @@ func (c *Clients) Run(requests, depth int) (int, error) {
 	}
 	rounds := (requests + depth - 1) / depth
 	return rounds * depth, c.do("run %d %d", rounds, depth)
+}
+
+// Timed makes at least requests round trips of one request, spread over
+// every open connection as Run does, timing each from its write to the
+// last byte of its reply, and returns their quantiles and the number made.
+func (c *Clients) Timed(requests int) (Latency, int, error) {
+	if c.open == 0 {
+		return Latency{}, 0, errors.New("netcase: Timed with no connection open")
+	}
+	requests = max(requests, 1)
+	f, err := c.ask("timed %d 1", requests)
+	if err != nil {
+		return Latency{}, 0, err
+	}
+	v, err := durations(f, 4)
+	if err != nil {
+		return Latency{}, 0, err
+	}
+	return Latency{P50: v[0], P99: v[1], P999: v[2], Max: v[3]}, requests, nil
 }
 
 // Close ends the process, which closes its connections, and waits for it.

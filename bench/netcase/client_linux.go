@@ -91,16 +91,36 @@ func (d *driverLinux) dial(addr string, n int) error {
 }
 
 func (d *driverLinux) run(rounds, depth int) error {
-	return d.rounds(0, rounds, depth)
+	_, err := d.roundsTimed(0, rounds, depth, false)
+	return err
 }
 
-// rounds makes total round trips of depth requests over the connections
-// from first on: one in flight on each at a time, the next round on a
-// connection as soon as its replies are in.
+func (d *driverLinux) timed(rounds int) ([]time.Duration, error) {
+	return d.roundsTimed(0, rounds, 1, true)
+}
+
 func (d *driverLinux) rounds(first, total, depth int) error {
+	_, err := d.roundsTimed(first, total, depth, false)
+	return err
+}
+
+// roundsTimed makes total round trips of depth requests over the
+// connections from first on: one in flight on each at a time, the next
+// round on a connection as soon as its replies are in. With timing it
+// returns the time of each round trip.
+func (d *driverLinux) roundsTimed(first, total, depth int, timing bool) ([]time.Duration, error) {
 	req := pattern(depth)
 	issued, done := 0, 0
+	var lat []time.Duration
+	var sent []time.Time // when each connection's round trip began
+	if timing {
+		lat = make([]time.Duration, 0, total)
+		sent = make([]time.Time, len(d.fds))
+	}
 	send := func(i int) error {
+		if timing {
+			sent[i] = time.Now()
+		}
 		n, err := syscall.Write(d.fds[i], req)
 		if err != nil || n != len(req) {
 			return fmt.Errorf("write: %d of %d bytes: %v", n, len(req), err)
@@ -111,7 +131,7 @@ func (d *driverLinux) rounds(first, total, depth int) error {
 	}
 	for i := first; i < len(d.fds) && issued < total; i++ {
 		if err := send(i); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for done < total {
@@ -120,7 +140,7 @@ func (d *driverLinux) rounds(first, total, depth int) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("epoll_wait: %w", err)
+			return nil, fmt.Errorf("epoll_wait: %w", err)
 		}
 		for _, ev := range d.events[:n] {
 			i := int(ev.Fd)
@@ -128,34 +148,37 @@ func (d *driverLinux) rounds(first, total, depth int) error {
 			if want == 0 {
 				// Nothing is expected: the server wrote unasked or closed.
 				m, err := syscall.Read(d.fds[i], d.buf)
-				return fmt.Errorf("connection %d: %d unexpected bytes (err %v)", i, m, err)
+				return nil, fmt.Errorf("connection %d: %d unexpected bytes (err %v)", i, m, err)
 			}
 			m, err := syscall.Read(d.fds[i], d.buf[:want])
 			if err == syscall.EAGAIN || err == syscall.EINTR {
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("read: %w", err)
+				return nil, fmt.Errorf("read: %w", err)
 			}
 			if m == 0 {
-				return errors.New("read: the server closed the connection")
+				return nil, errors.New("read: the server closed the connection")
 			}
 			off := len(req) - want
 			if !bytes.Equal(d.buf[:m], req[off:off+m]) {
-				return fmt.Errorf("connection %d: reply bytes %d-%d differ from the request", i, off, off+m)
+				return nil, fmt.Errorf("connection %d: reply bytes %d-%d differ from the request", i, off, off+m)
 			}
 			d.want[i] -= m
 			if d.want[i] == 0 {
 				done++
+				if timing {
+					lat = append(lat, time.Since(sent[i]))
+				}
 				if issued < total {
 					if err := send(i); err != nil {
-						return err
+						return nil, err
 					}
 				}
 			}
 		}
 	}
-	return nil
+	return lat, nil
 }
 
 func (d *driverLinux) close() {

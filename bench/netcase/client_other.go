@@ -52,7 +52,20 @@ func (d *driverNet) dial(addr string, n int) error {
 }
 
 func (d *driverNet) run(rounds, depth int) error {
+	_, err := d.runTimed(rounds, depth, false)
+	return err
+}
+
+func (d *driverNet) timed(rounds int) ([]time.Duration, error) {
+	return d.runTimed(rounds, 1, true)
+}
+
+// runTimed makes rounds round trips of depth requests, a goroutine per
+// connection; with timing it returns the time of each.
+func (d *driverNet) runTimed(rounds, depth int, timing bool) ([]time.Duration, error) {
 	req := pattern(depth)
+	var mu sync.Mutex
+	var lat []time.Duration
 	var left atomic.Int64
 	left.Store(int64(rounds))
 	errs := make(chan error, len(d.conns))
@@ -63,16 +76,22 @@ func (d *driverNet) run(rounds, depth int) error {
 			defer wg.Done()
 			buf := make([]byte, len(req))
 			for left.Add(-1) >= 0 {
+				t0 := time.Now()
 				if err := roundTrip(c, req, buf); err != nil {
 					errs <- err
 					return
+				}
+				if timing {
+					mu.Lock()
+					lat = append(lat, time.Since(t0))
+					mu.Unlock()
 				}
 			}
 		}()
 	}
 	wg.Wait()
 	close(errs)
-	return <-errs
+	return lat, <-errs
 }
 
 func (d *driverNet) close() {
