@@ -111,6 +111,12 @@ type backend interface {
 	addr(c *Conn, remote bool) net.Addr
 	// closeSock closes c's socket and gives its buffers back.
 	closeSock(c *Conn)
+	// sendFile starts sf, c's SendFile, by zero copy (written counts it
+	// once the output before it has been taken: beginFile; flushOut then
+	// sends it, took through tookFile) and returns its future; ok is
+	// false when the backend cannot, and the copy path sends it. Asked
+	// only for a connection without a layer.
+	sendFile(c *Conn, sf *fileOut) (f *future.Future[struct{}], ok bool)
 
 	// listen opens l's listening socket and returns its address.
 	listen(l *Listener, network, address string) (net.Addr, error)

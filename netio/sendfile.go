@@ -85,8 +85,10 @@ func (c *Conn) SendFile(f *os.File, off, n int64) *future.Future[struct{}] {
 	}
 	sf := &fileOut{f: f, off: off, left: n}
 	c.x().sf = sf
-	if c.zeroCopy() {
-		return c.startZeroCopy(sf)
+	if !c.is(fLayer) { // a layer (TLS) seals what it sends: the copy path
+		if f, ok := c.r.be.sendFile(c, sf); ok {
+			return f
+		}
 	}
 	sf.p = future.NewPromise[struct{}](c.exe())
 	c.copyFile()
@@ -95,12 +97,6 @@ func (c *Conn) SendFile(f *os.File, off, n int64) *future.Future[struct{}] {
 
 // sendingFile reports whether a SendFile is under way.
 func (c *Conn) sendingFile() bool { return c.ext != nil && c.ext.sf != nil }
-
-// sendingZeroCopy reports whether a zero-copy SendFile has bytes for the
-// socket now.
-func (c *Conn) sendingZeroCopy() bool {
-	return c.ext != nil && c.ext.sf != nil && c.ext.sf.started
-}
 
 // copyFile goes on with the copy path: pieces are read and written until
 // the output is copyAhead ahead of the socket, or the file is all sent.
