@@ -128,6 +128,6 @@ func TestBackendContract(t *testing.T) {
 		tags = []string{"purego"}
 	}
 	for _, b := range contractBreaks(t, tags) {
-		t.Errorf("around the backend contract (backend.go): %s", b)
+		t.Errorf("around the backend contract (backend.go, backend_conn.go): %s", b)
 	}
 }
