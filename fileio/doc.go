@@ -23,6 +23,14 @@
 //
 //	f.Append(record, fileio.Durable).OnComplete(func(off int64, err error) { reply(err) })
 //
+// Work fileio has no function for (the files of an fs.FS or an
+// http.FileSystem, which may block) runs on the same workers with Do,
+// which returns a future, or Start, which hands on a Job whose Done runs
+// on the loop and allocates nothing once warm (web's file server and
+// netio's SendFile read their files so):
+//
+//	b, err := fileio.Do(ex, func() ([]byte, error) { return fs.ReadFile(fsys, name) }).Await(ctx)
+//
 // Open, Create, OpenFile, Stat, Rename and Remove take the executor;
 // File has ReadAt, WriteAt, Append, Sync, DataSync, Truncate, Stat and
 // Close; NewReader and NewWriter read and write a File sequentially.
@@ -94,6 +102,7 @@
 //	file.go         File, Open/Create/OpenFile, Stat, Rename, Remove, ReadAt, WriteAt, Truncate, Close
 //	commit.go       appends, the writes a sync covers, sync rounds (group commit)
 //	stream.go       Reader and Writer
+//	job.go          Job, Start and Do: the caller's blocking work on the workers
 //	state.go        the per-loop state: flusher, drainer, the executor's close
 //	engine.go       the engine contract (and where the io_uring engine goes)
 //	engine_pool.go  the worker pool

@@ -46,11 +46,16 @@ package fileio
 //     begun are abandoned (their references dropped, never handed back)
 //     and the engine keeps no goroutine beyond those finishing a system
 //     call, which end as soon as it returns;
+//   - an opJob has no handle: the engine calls runJob (job.go) where it
+//     would make a system call, and shut gives a job not begun to its
+//     Done with executor.ErrClosed;
 //   - release drops the open reference of a handle whose File was not
 //     closed by the user, once the executor has closed; loop only.
 
 import (
 	"io/fs"
+
+	"github.com/spindle-rt/spindle/executor"
 
 	"github.com/spindle-rt/spindle/internal/loop"
 	"github.com/spindle-rt/spindle/internal/simdisk"
@@ -83,6 +88,7 @@ const (
 	opRename                 // path, path2
 	opRemove                 // path
 	opClose                  // h: drops the open reference (the last one)
+	opJob                    // job: Run (job.go)
 )
 
 // op is one operation handed to an engine, and the task that brings its
@@ -97,6 +103,7 @@ type op struct {
 	perm  fs.FileMode
 	buf   []byte
 	off   int64
+	job   Job
 
 	// Results, written by the engine before it hands the op back.
 	n    int
@@ -127,8 +134,11 @@ func (o *op) Run() {
 // back: its waiters failed when the executor closed (state.interrupt);
 // a handle an open made is given back.
 func (o *op) Drop() {
-	if o.kind == opOpen && o.nh != nil {
+	switch {
+	case o.kind == opOpen && o.nh != nil:
 		o.st.eng.release(o.nh)
+	case o.kind == opJob:
+		o.job.Done(executor.ErrClosed)
 	}
 }
 

@@ -23,6 +23,8 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+
+	"github.com/spindle-rt/spindle/executor"
 )
 
 // DefaultWorkers is the size of an executor's worker pool unless
@@ -117,6 +119,10 @@ func (p *pool) shut() {
 	p.cond.Broadcast()
 	p.mu.Unlock()
 	for _, o := range q {
+		if o.kind == opJob {
+			o.job.Done(executor.ErrClosed) // never begun
+			continue
+		}
 		if h, ok := o.h.(*poolFile); ok {
 			_ = h.unref() // the op's reference, or for opClose the open one
 		}
@@ -128,7 +134,11 @@ func (p *pool) release(h handle) { _ = h.(*poolFile).unref() }
 // run carries out o's system call and drops its reference to the handle.
 // Off the loop.
 func run(o *op) {
-	if o.kind == opOpen {
+	switch o.kind {
+	case opJob:
+		runJob(o)
+		return
+	case opOpen:
 		f, err := os.OpenFile(o.path, o.flag, o.perm)
 		if err == nil {
 			var fi os.FileInfo

@@ -38,7 +38,7 @@ func (e *simEngine) start(o *op) {
 	if h, ok := o.h.(*simFile); ok && o.kind != opClose {
 		h.refs++
 	}
-	sync := o.kind == opSync || o.kind == opDataSync
+	sync := o.kind == opSync || o.kind == opDataSync // a job takes a read's latency
 	e.d.After(e.d.Latency(sync), func() {
 		e.run(o)
 		_ = o.st.lp.ScheduleOffLoop(o, nil, 0)
@@ -53,6 +53,9 @@ func (e *simEngine) release(h handle) { _ = h.(*simFile).unref() }
 func (e *simEngine) run(o *op) {
 	d := e.d
 	switch o.kind {
+	case opJob:
+		runJob(o)
+		return
 	case opOpen:
 		h, size, err := d.Open(o.path, o.flag, o.perm)
 		if err == nil {

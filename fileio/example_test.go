@@ -3,8 +3,10 @@ package fileio_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"testing/fstest"
 	"time"
 
 	"github.com/spindle-rt/spindle/executor"
@@ -88,4 +90,24 @@ func Example_crash() {
 	// Output:
 	// before the crash: "synced\nnot synced\n"
 	// after: "synced\n"
+}
+
+// Work of a file system that is not the operating system's (here an
+// fs.FS) runs on the executor's file workers, as fileio's own system
+// calls do, and its result comes back to the loop as a future.
+func ExampleDo() {
+	ex := executor.New()
+	ex.Start()
+	defer ex.Close()
+	fsys := fstest.MapFS{"greeting.txt": {Data: []byte("hello from a worker\n")}}
+
+	b, err := fileio.Do(ex, func() ([]byte, error) {
+		return fs.ReadFile(fsys, "greeting.txt") // may block: never on the loop
+	}).Await(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(string(b))
+	// Output:
+	// hello from a worker
 }

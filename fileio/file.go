@@ -238,6 +238,8 @@ func (o *op) opName() string {
 		return "rename"
 	case opRemove:
 		return "remove"
+	case opJob:
+		return "job"
 	}
 	return "open"
 }

@@ -40,6 +40,7 @@ type state struct {
 	flight []*op
 	dirty  []*File
 	spare  []*File
+	free   []*op // ops for jobs (job.go)
 	closed bool
 	gen    uint64 // batch boundaries seen with files dirty (commit.go)
 	watch  loop.CloseWatch
@@ -89,6 +90,9 @@ func (st *state) start(o *op) {
 func (st *state) landed(o *op) {
 	i := o.idx - 1
 	if i < 0 {
+		if o.kind == opJob {
+			o.job.Done(executor.ErrClosed) // reached the inbox as the executor closed
+		}
 		return // failed when the executor closed
 	}
 	last := st.flight[len(st.flight)-1]

@@ -30,7 +30,8 @@ type Stats struct {
 	// Open is the number of files open now.
 	Open int
 	// Ops counts the operations handed to the engine: opens, reads,
-	// writes (one per batch of appends), syncs, closes and the rest.
+	// writes (one per batch of appends), syncs, closes and the rest, and
+	// the jobs (Start, Do).
 	Ops uint64
 	// Reads and Writes count the read and write operations carried out;
 	// BytesRead and BytesWritten the bytes they moved.

@@ -129,13 +129,18 @@ func (c *Conn) beginFile(sf *fileOut) {
 func (sf *fileOut) span() (fd int, off *int64, left int64) { return sf.fd, &sf.off, sf.left }
 
 // tookFile counts k more bytes of c's zero-copy file as taken by the
-// socket; the SendFile ends once they all are.
-func (c *Conn) tookFile(sf *fileOut, k int) {
+// socket, and reports whether that ended the SendFile: then sf goes back
+// to the pool and the caller touches it no more.
+func (c *Conn) tookFile(sf *fileOut, k int) (done bool) {
 	sf.left -= int64(k)
 	if sf.left == 0 {
 		c.ext.sf = nil
+		c.took(k)
+		c.keepFileOut(sf) // after took, whose callbacks may start another send
+		return true
 	}
 	c.took(k)
+	return false
 }
 
 // dropFile ends c's SendFile: it failed (the caller fails c, or its

@@ -74,6 +74,8 @@ func sendFileOut(c *Conn, sf *fileOut) {
 			c.abort(io.ErrUnexpectedEOF) // the file is shorter than promised
 			return
 		}
-		c.tookFile(sf, k)
+		if c.tookFile(sf, k) {
+			return // sf is done, and may serve another SendFile already
+		}
 	}
 }

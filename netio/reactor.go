@@ -47,6 +47,7 @@ type reactor struct {
 	closed    bool // the executor has closed: no connection is attached any more
 	watch     loop.CloseWatch
 	stats     *counters
+	sfFree    []*fileOut // SendFiles that finished whole, for the next (sendfile.go)
 
 	// Shutdown (drain.go)
 	draining  bool                   // the executor drains: no accept, no read for a receive

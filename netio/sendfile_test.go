@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/spindle-rt/spindle/fileio"
+	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 	"github.com/spindle-rt/spindle/netio"
 )
 
@@ -78,6 +80,12 @@ func sendFileOrdered(t *testing.T, e *env) {
 		if b := c.Buffered(); b != 0 {
 			return fmt.Errorf("Buffered after SendFile: %d", b)
 		}
+		// The copy path reads the file through fileio's workers, a job
+		// per 64 KiB piece, never on the loop; sendfile(2) needs none.
+		pieces, ops := uint64((n+64<<10-1)/(64<<10)), fileio.StatsOf(e.srv).Ops
+		if zc := e.backend() == "epoll"; zc && ops != 0 || !zc && ops < pieces {
+			return fmt.Errorf("%s: %d file operations for %d pieces", e.backend(), ops, pieces)
+		}
 		c.WriteString("middle")
 		if _, err := c.SendFile(f, 0, 10).Await(ctx); err != nil {
 			return fmt.Errorf("SendFile: %v", err)
@@ -135,4 +143,40 @@ func sendFileShort(t *testing.T, e *env) {
 	})
 	must(e, srv)
 	must(e, cli)
+}
+
+// TestSendFileTLS: over TLS the file is read on fileio's workers (never
+// on the loop) and sealed in order: the client gets the bytes written
+// before, the range, and those written after.
+func TestSendFileTLS(t *testing.T) {
+	f, data := sendFileData(t)
+	ex := started(t)
+	l := listenTLS(t, ex, serverConfig())
+	const off, n = 777, 2<<20 + 5
+	errs := make(chan error, 1)
+	netio.Serve(l, func(c *netio.Conn) {
+		c.WriteString("head")
+		c.SendFile(f, off, n).OnComplete(func(_ struct{}, err error) {
+			if err == nil {
+				_, err = c.WriteString("tail")
+			}
+			c.Close()
+			errs <- err
+		})
+	})
+	tc := mustDialTLS(t, l, clientConfig())
+	got, err := io.ReadAll(tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spindletest.Recv(t, errs); err != nil {
+		t.Fatalf("SendFile over TLS: %v", err)
+	}
+	want := append(append([]byte("head"), data[off:off+n]...), "tail"...)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("got %d bytes, want %d: first difference at %d", len(got), len(want), firstDiff(got, want))
+	}
+	if ops := fileio.StatsOf(ex).Ops; ops < (n+64<<10-1)/(64<<10) {
+		t.Fatalf("%d file operations for a %d-byte range: not read on the workers", ops, n)
+	}
 }

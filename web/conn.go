@@ -376,6 +376,8 @@ func (c *conn) finished(r *Request) {
 		if !f.w.later {
 			f.release()
 			c.ls.putReq(f)
+		} else if !f.w.hijacked {
+			c.ls.keepSpare(&f.w)
 		}
 		if f.w.close {
 			c.closeAfter = true

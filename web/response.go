@@ -141,6 +141,7 @@ type ResponseWriter struct {
 	chunked  bool
 	done     bool
 	later    bool
+	guarded  bool // Later made the panic binding (laterGuard)
 	hijacked bool
 	close    bool // the connection closes after this response
 }
@@ -278,14 +279,21 @@ func (w *ResponseWriter) Flush() error {
 // it, so that a client never takes part of a response for all of it.
 func (w *ResponseWriter) Later() {
 	w.mustLoop("Later")
-	if w.later {
+	if w.guarded {
 		return
 	}
-	w.later = true
+	w.later, w.guarded = true, true
 	if ls := w.c.ls; ls.handling == w {
 		ls.later = hooks.ObservePanics(w.c.ex, (*laterGuard)(w))
 	}
 }
+
+// laterOwn is Later for web's own handlers whose continuations are web's
+// code and never panic (the file server: what user code it calls runs in
+// fileio jobs, which recover): the response finishes later, without the
+// panic binding, which costs an allocation. A Later of the handler's
+// after it still makes the binding for its own continuations.
+func (w *ResponseWriter) laterOwn() { w.later = true }
 
 // laterGuard is a response that finishes later, as the continuations that
 // are to finish it carry it (hooks.ObservePanics, see Later): a

@@ -338,6 +338,9 @@ type loopState struct {
 	lim  limits
 	hbuf []byte     // the head of a response being built
 	free []*Request // requests to parse into, shared by the connections
+	// the memory of responses that finished later than their handlers,
+	// for the requests made next (keepSpare)
+	spares []spare
 
 	hooks []*shutdownHook // the OnShutdown registrations of the loop (shutdown.go)
 }
@@ -352,7 +355,37 @@ func (l *loopState) getReq() *Request {
 		l.free = l.free[:n-1]
 		return r
 	}
-	return &Request{}
+	r := &Request{}
+	if n := len(l.spares); n > 0 {
+		sp := l.spares[n-1]
+		l.spares = l.spares[:n-1]
+		r.w.hdr.kv, r.w.body, r.w.out = sp.kv, sp.body, sp.out
+	}
+	return r
+}
+
+// spare is the memory of a finished response whose Request cannot go back
+// to the pool.
+type spare struct {
+	kv        []headerField
+	body, out []byte
+}
+
+// keepSpare takes the memory of w, finished, whose Request cannot go back
+// to the pool because it finished later than its handler (Later): its
+// handler may still hold w and r, and End on a finished response must
+// stay harmless, so the Request itself is left to the garbage collector.
+// What is taken is the response's header list and buffers, which no one
+// reads once the response has left (Header() then gives an empty list):
+// the next Request made gets them. The Request's own fields (the strings
+// of its head) are not touched.
+func (l *loopState) keepSpare(w *ResponseWriter) {
+	if len(l.spares) >= maxFree || cap(w.body) > 64<<10 || cap(w.out) > 64<<10 || cap(w.hdr.kv) == 0 {
+		return
+	}
+	clear(w.hdr.kv[:cap(w.hdr.kv)])
+	l.spares = append(l.spares, spare{kv: w.hdr.kv[:0], body: w.body[:0], out: w.out[:0]})
+	w.hdr.kv, w.body, w.out = nil, nil, nil
 }
 
 // putReq gives a finished request back; one whose memory grew for a big

@@ -3,8 +3,9 @@ package web
 // The file server: net/http's FileServer, ServeFile and their rules
 // (net/http/fs.go), served from the loop.
 //
-// A request goes through these steps, each job's done on the connection's
-// loop, each work off it (static_pool.go):
+// A request goes through these steps, each a fileio.Job: its Run off
+// the loop, on the executor's file workers (fileio), its Done on the
+// connection's loop:
 //
 //	open:   Open, Stat, the index.html of a directory, its listing, the
 //	        Content-Type (by extension, else sniffed from the first 512
@@ -14,14 +15,16 @@ package web
 //	        bytes sent by netio's SendFile (an *os.File, the response at
 //	        the front of the connection's order) or read off the loop in
 //	        pieces and written, a piece once the one before has left
-//	close:  the files closed and the fileReq put back — off the loop
+//	close:  the files closed off the loop, the fileReq put back on it
 //
 // Invariants:
 //   - no call of an http.FileSystem or http.File runs on the loop;
 //   - the response is Later from the start and ends once, at finish;
 //   - a fileReq is used by one request at a time, and goes back to its
 //     pool after the files are closed;
-//   - at most one job of a fileReq is out at a time.
+//   - at most one job of a fileReq is out at a time: Run and Done never
+//     overlap, and Done with an error (the executor closed) touches
+//     nothing of the loop's, only closes the files.
 
 import (
 	"bytes"
@@ -41,6 +44,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/fileio"
 )
 
 // FileServer returns a handler that serves requests with the contents of
@@ -58,15 +64,19 @@ import (
 //	mux.Handle("GET /static/", web.StripPrefix("/static", web.FileServer(http.Dir("/srv/www"))))
 //
 // The handler runs on the loop but never calls root there: opening,
-// stat, directory reads and file reads run on a small pool of goroutines,
-// and the loop goes on serving meanwhile. The body of an *os.File (what
-// http.Dir opens) goes by netio's Conn.SendFile: on a plain TCP or Unix
-// connection of the epoll backend that is sendfile(2), with no copy
-// through user space; elsewhere (TLS, io_uring, the portable and
-// simulated backends) netio reads it on the loop and writes it. sendfile
-// and those reads take the file's bytes from the page cache on the loop,
-// as nginx does: a file that is not in the cache makes the loop wait for
-// the disk. Other files are read off the loop, a piece at a time.
+// stat, directory reads and file reads run on the executor's file workers
+// (fileio jobs: package fileio's few goroutines per executor; under
+// package sim, on the simulated disk's clock), and the loop goes on
+// serving meanwhile. A panic in root's code is recovered there and the
+// request gets a 500. The body of an *os.File (what http.Dir opens) goes
+// by netio's Conn.SendFile: on a plain TCP or Unix connection of the
+// epoll backend that is sendfile(2), with no copy through user space;
+// elsewhere (TLS, io_uring, the portable and simulated backends) netio
+// reads it on the file workers and writes it. sendfile(2) runs on the
+// loop: it takes the file's bytes from the page cache, as nginx does,
+// and a part of the file that is not cached makes the loop wait while
+// the kernel reads the disk. Other files are read on the file workers,
+// a piece at a time.
 //
 // Differences from net/http: the boundary of a multipart/byteranges body
 // is random, as net/http's, but made differently; Content-Type "" set by
@@ -156,8 +166,16 @@ func serveFile(w *ResponseWriter, r *Request, root http.FileSystem, upath, name 
 	fr.w, fr.r, fr.root, fr.upath, fr.name, fr.redirect = w, r, root, upath, name, redirect
 	fr.haveType = w.Header().Has("Content-Type")
 	fr.step = stepOpen
-	w.Later()
-	files.run(w.Executor(), fr)
+	w.laterOwn()
+	fr.start(w.Executor())
+}
+
+// start hands fr's step to the executor's file workers; if the executor
+// has closed, the files are closed here and the response left alone.
+func (fr *fileReq) start(ex *executor.Executor) {
+	if fileio.Start(ex, fr) != nil {
+		fr.closeFiles()
+	}
 }
 
 // The steps of a fileReq.
@@ -204,8 +222,13 @@ type fileReq struct {
 	n     int
 	rerr  error
 	mp    bytes.Buffer // multipart framing
+	sniff [512]byte    // the first bytes, for the Content-Type
 
-	onDone    func()
+	// The last Last-Modified formatted, kept across requests (a string
+	// never changes, so handing it out again is safe).
+	modT time.Time
+	modS string
+
 	onFlushed func(struct{}, error)
 }
 
@@ -223,21 +246,12 @@ func getFileReq() *fileReq {
 		return fr
 	}
 	fr := &fileReq{}
-	fr.onDone = fr.done
 	fr.onFlushed = fr.flushed
 	return fr
 }
 
-// doneFunc is done, bound once: queuing it allocates nothing. Closing
-// the files has nothing to do on the loop.
-func (fr *fileReq) doneFunc() func() {
-	if fr.step == stepClose {
-		return nil
-	}
-	return fr.onDone
-}
-
-func (fr *fileReq) work() {
+// Run is fileio.Job's: the step's blocking calls, off the loop.
+func (fr *fileReq) Run() {
 	switch fr.step {
 	case stepOpen:
 		fr.open()
@@ -245,20 +259,32 @@ func (fr *fileReq) work() {
 		fr.readPiece()
 	case stepClose:
 		fr.closeFiles()
+	}
+}
+
+// Done is fileio.Job's: on the loop after Run, or with an error once the
+// executor has closed (then only the files are closed: the connection is
+// gone).
+func (fr *fileReq) Done(err error) {
+	if errors.Is(err, executor.ErrClosed) {
+		fr.closeFiles()
+		return
+	}
+	switch fr.step {
+	case stepOpen:
+		if err != nil { // root panicked: a *future.PanicError
+			fr.found, fr.err = foundError, err
+		}
+		fr.answer()
+	case stepRead:
+		if err != nil {
+			fr.rerr = err
+		}
+		fr.wrote()
+	case stepClose:
 		fr.recycle()
 	}
 }
-
-func (fr *fileReq) done() {
-	switch fr.step {
-	case stepOpen:
-		fr.answer()
-	case stepRead:
-		fr.wrote()
-	}
-}
-
-func (fr *fileReq) abandon() { fr.closeFiles() }
 
 // open runs off the loop: what serveFile does up to serveContent, with
 // what the loop then needs.
@@ -314,9 +340,8 @@ func (fr *fileReq) open() {
 	if !fr.haveType {
 		fr.ctype = mime.TypeByExtension(filepath.Ext(d.Name()))
 		if fr.ctype == "" {
-			var b [512]byte
-			n, _ := io.ReadFull(fr.f, b[:])
-			fr.ctype = http.DetectContentType(b[:n])
+			n, _ := io.ReadFull(fr.f, fr.sniff[:])
+			fr.ctype = http.DetectContentType(fr.sniff[:n])
 			if _, err := fr.f.Seek(0, io.SeekStart); err != nil {
 				fr.err = errSeeker
 			}
@@ -410,7 +435,12 @@ func (fr *fileReq) serveContent() {
 	w, r := fr.w, fr.r
 	h := w.Header()
 	modtime := fr.d.ModTime()
-	setLastModified(w, modtime)
+	if !isZeroTime(modtime) {
+		if !modtime.Equal(fr.modT) || fr.modS == "" {
+			fr.modT, fr.modS = modtime, modtime.UTC().Format(http.TimeFormat)
+		}
+		h.Set("Last-Modified", fr.modS)
+	}
 	done, rangeReq := checkPreconditions(w, r, modtime)
 	if done {
 		fr.finish()
@@ -515,11 +545,17 @@ func (fr *fileReq) next() {
 		if fr.left < 0 {
 			fr.off, fr.left = p.off, p.n
 			if osf, ok := fr.f.(*os.File); ok {
-				fr.left = 0 // before: done may run at once
-				if w.sendFile(osf, p.off, p.n, fr.onFlushed) {
+				if fut, ok := w.sendFile(osf, p.off, p.n); ok {
+					if r, ready := fut.Peek(); ready { // the kernel took it all at once
+						if r.Err != nil {
+							break
+						}
+						continue
+					}
+					fr.left = 0
+					fut.OnComplete(fr.onFlushed)
 					return
 				}
-				fr.left = p.n
 			}
 		}
 		if fr.left > 0 {
@@ -527,7 +563,7 @@ func (fr *fileReq) next() {
 				fr.buf = make([]byte, pieceSize)
 			}
 			fr.step = stepRead
-			files.run(w.Executor(), fr)
+			fr.start(w.Executor())
 			return
 		}
 	}
@@ -569,8 +605,13 @@ func (fr *fileReq) wrote() {
 	fr.flushed(struct{}{}, nil)
 }
 
-// flushed runs on the loop once the bytes sent have left.
+// flushed runs on the loop once the bytes sent have left (off it, if the
+// executor closed meanwhile: then the files are closed, nothing else).
 func (fr *fileReq) flushed(_ struct{}, err error) {
+	if !fr.w.Executor().OnLoop() {
+		fr.closeFiles()
+		return
+	}
 	if err != nil {
 		fr.finish()
 		return
@@ -591,7 +632,10 @@ func (fr *fileReq) finish() {
 		return
 	}
 	fr.step = stepClose
-	files.run(ex, fr)
+	if fileio.Start(ex, fr) != nil {
+		fr.closeFiles() // the executor has closed: nothing waits for the loop
+		fr.recycle()
+	}
 }
 
 func (fr *fileReq) closeFiles() {
@@ -606,10 +650,11 @@ func (fr *fileReq) closeFiles() {
 
 func (fr *fileReq) recycle() {
 	buf, parts := fr.buf, fr.parts[:0]
-	onDone, onFlushed := fr.onDone, fr.onFlushed
+	onFlushed := fr.onFlushed
 	mp := fr.mp
 	mp.Reset()
-	*fr = fileReq{buf: buf, parts: parts, onDone: onDone, onFlushed: onFlushed, mp: mp}
+	modT, modS := fr.modT, fr.modS
+	*fr = fileReq{buf: buf, parts: parts, onFlushed: onFlushed, mp: mp, modT: modT, modS: modS}
 	fileReqs.Put(fr)
 }
 

@@ -43,29 +43,8 @@ func BenchmarkStatic(b *testing.B) {
 					if _, err := c.Write(req); err != nil {
 						b.Fatal(err)
 					}
-					// The head, then the body: Content-Length is the last
-					// field but Date, whose length is fixed.
-					n := int64(0)
-					for {
-						line, err := br.ReadSlice('\n')
-						if err != nil {
-							b.Fatal(err)
-						}
-						if len(line) == 2 {
-							break
-						}
-						if len(line) > 16 && string(line[:16]) == "Content-Length: " {
-							n = 0
-							for _, d := range line[16 : len(line)-2] {
-								n = n*10 + int64(d-'0')
-							}
-						}
-					}
-					if n != int64(size) {
+					if n := readStaticResponse(b, br); n != int64(size) {
 						b.Fatalf("Content-Length %d, want %d", n, size)
-					}
-					if _, err := br.Discard(int(n)); err != nil {
-						b.Fatal(err)
 					}
 				}
 				for range 50 {
@@ -80,4 +59,29 @@ func BenchmarkStatic(b *testing.B) {
 			})
 		}
 	}
+}
+
+// readStaticResponse reads a response's head and its body (framed by
+// Content-Length) and returns the Content-Length.
+func readStaticResponse(tb testing.TB, br *bufio.Reader) int64 {
+	n := int64(0)
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if len(line) == 2 {
+			break
+		}
+		if len(line) > 16 && string(line[:16]) == "Content-Length: " {
+			n = 0
+			for _, d := range line[16 : len(line)-2] {
+				n = n*10 + int64(d-'0')
+			}
+		}
+	}
+	if _, err := br.Discard(int(n)); err != nil {
+		tb.Fatal(err)
+	}
+	return n
 }

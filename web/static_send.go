@@ -1,21 +1,25 @@
 package web
 
-import "os"
+import (
+	"os"
+
+	"github.com/spindle-rt/spindle/future"
+)
 
 // sendFile sends n bytes of f from off as the next bytes of w's body, by
 // netio's SendFile, after the head and the body written so far, and
-// calls done once the kernel has taken them (or the send failed). It
-// reports false, and sends nothing, when w cannot: its response waits
+// returns the future that completes once the kernel has taken them (or
+// the send failed). It reports false, and sends nothing, when w cannot: its response waits
 // behind others of the connection (their bytes must leave first), its
 // body is framed (chunked), or it has no socket. Until done, nothing else
 // may be written to the connection, so the response must not end before.
-func (w *ResponseWriter) sendFile(f *os.File, off, n int64, done func(struct{}, error)) bool {
+func (w *ResponseWriter) sendFile(f *os.File, off, n int64) (*future.Future[struct{}], bool) {
 	c := w.c
 	if c.nc == nil || c.closed || c.hijacked || c.head() != w.r || w.done || w.r.method == "HEAD" {
-		return false
+		return nil, false
 	}
 	if w.headSent && w.chunked || !w.headSent && !w.hdr.Has("Content-Length") {
-		return false // the body is framed: its bytes go as chunks
+		return nil, false // the body is framed: its bytes go as chunks
 	}
 	if !w.headSent {
 		w.sendHead(false)
@@ -25,6 +29,5 @@ func (w *ResponseWriter) sendFile(f *os.File, off, n int64, done func(struct{}, 
 		w.emitBody(b)
 	}
 	w.sent += n
-	c.nc.SendFile(f, off, n).OnComplete(done)
-	return true
+	return c.nc.SendFile(f, off, n), true
 }

@@ -354,3 +354,19 @@ func TestStaticCloseReleasesFiles(t *testing.T) {
 		})
 	}
 }
+
+// panicFS is a file system whose Open panics.
+type panicFS struct{}
+
+func (panicFS) Open(string) (http.File, error) { panic("broken file system") }
+
+// TestStaticRootPanics: a panic in the root's code, which runs on the file
+// workers, is recovered there: the request gets a 500 and the connection
+// goes on serving.
+func TestStaticRootPanics(t *testing.T) {
+	addr, _ := serve(t, &web.Server{Handler: web.FileServer(panicFS{})})
+	got := staticExchange(t, addr, sget("/a.txt")+sget("/b.txt"), nil)
+	if len(got) != 2 || got[0].Code != http.StatusInternalServerError || got[1].Code != http.StatusInternalServerError || got[0].Close {
+		t.Fatalf("answers %v, want two 500s on one connection", short(got))
+	}
+}

@@ -21,8 +21,11 @@ package main
 
 import (
 	"bytes"
+	"cmp"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -85,6 +88,7 @@ func init() {
 		{name: "select", since: "1.0.0", arity: 2, conn: cmdSelect, flags: []string{"loading", "stale", "fast"}, group: "connection", summary: "Changes the selected database."},
 		{name: "client", since: "2.4.0", arity: -2, conn: cmdClient, check: checkSub, flags: []string{"sentinel"}, group: "connection", summary: "A container for client connection commands."},
 		{name: "command", since: "2.8.13", arity: -1, conn: cmdCommand, check: checkSub, flags: []string{"loading", "stale"}, group: "server", summary: "Returns detailed information about all commands."},
+		{name: "bgrewriteaof", since: "1.0.0", arity: 1, conn: cmdBgRewriteAOF, flags: []string{"admin", "noscript", "no_async_loading"}, group: "server", summary: "Asynchronously rewrites the append-only file to disk."},
 		{name: "config", since: "2.0.0", arity: -2, conn: cmdConfig, check: checkSub, flags: []string{"admin", "noscript"}, group: "server", summary: "A container for server configuration commands."},
 		{name: "memory", since: "4.0.0", arity: -2, conn: cmdMemory, check: checkSub, flags: []string{"readonly"}, group: "server", summary: "A container for memory diagnostics commands."},
 
@@ -102,6 +106,8 @@ func init() {
 		{name: "exists", since: "1.0.0", arity: -2, route: routeKeys, comb: combSum, run: cmdExists, part: partExists, flags: []string{"readonly", "fast"}, keys: [3]int{1, -1, 1}, group: "generic", summary: "Atomically determines whether one or more keys exist."},
 		{name: "expire", since: "1.0.0", arity: -3, route: routeKey, run: cmdExpire, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Sets the expiration time of a key in seconds."},
 		{name: "pexpire", since: "2.6.0", arity: -3, route: routeKey, run: cmdPexpire, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Sets the expiration time of a key in milliseconds."},
+		{name: "expireat", since: "1.2.0", arity: -3, route: routeKey, run: cmdExpireAt, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Sets the expiration time of a key to a Unix timestamp."},
+		{name: "pexpireat", since: "2.6.0", arity: -3, route: routeKey, run: cmdPexpireAt, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Sets the expiration time of a key to a Unix milliseconds timestamp."},
 		{name: "ttl", since: "1.0.0", arity: 2, route: routeKey, run: cmdTTL, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Returns the expiration time in seconds of a key."},
 		{name: "pttl", since: "2.6.0", arity: 2, route: routeKey, run: cmdPTTL, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Returns the expiration time in milliseconds of a key."},
 		{name: "persist", since: "2.2.0", arity: 2, route: routeKey, run: cmdPersist, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "generic", summary: "Removes the expiration time of a key."},
@@ -120,11 +126,14 @@ func init() {
 
 		{name: "sadd", since: "1.0.0", arity: -3, route: routeKey, run: cmdSAdd, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "set", summary: "Adds one or more members to a set. Creates the key if it doesn't exist."},
 		{name: "scard", since: "1.0.0", arity: 2, route: routeKey, run: cmdSCard, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "set", summary: "Returns the number of members in a set."},
+		{name: "srem", since: "1.0.0", arity: -3, route: routeKey, run: cmdSRem, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "set", summary: "Removes one or more members from a set. Deletes the set if the last member was removed."},
+		{name: "smembers", since: "1.0.0", arity: 2, route: routeKey, run: cmdSMembers, flags: []string{"readonly"}, keys: [3]int{1, 1, 1}, group: "set", summary: "Returns all members of a set."},
 		{name: "sismember", since: "1.0.0", arity: 3, route: routeKey, run: cmdSIsMember, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "set", summary: "Determines whether a member belongs to a set."},
 		{name: "spop", since: "1.0.0", arity: -2, route: routeKey, run: cmdSPop, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "set", summary: "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped."},
 
 		{name: "hset", since: "2.0.0", arity: -4, route: routeKey, run: cmdHSet, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "hash", summary: "Creates or modifies the value of a field in a hash."},
 		{name: "hget", since: "2.0.0", arity: 3, route: routeKey, run: cmdHGet, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "hash", summary: "Returns the value of a field in a hash."},
+		{name: "hgetall", since: "2.0.0", arity: 2, route: routeKey, run: cmdHGetAll, flags: []string{"readonly"}, keys: [3]int{1, 1, 1}, group: "hash", summary: "Returns all fields and values in a hash."},
 		{name: "hlen", since: "2.0.0", arity: 2, route: routeKey, run: cmdHLen, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "hash", summary: "Returns the number of fields in a hash."},
 
 		{name: "multi", since: "1.2.0", arity: 1, route: routeMulti, now: true, flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, group: "transactions", summary: "Starts a transaction."},
@@ -135,6 +144,7 @@ func init() {
 
 		{name: "zadd", since: "1.2.0", arity: -4, route: routeKey, run: cmdZAdd, flags: []string{"write", "denyoom", "fast"}, keys: [3]int{1, 1, 1}, group: "sorted-set", summary: "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."},
 		{name: "zcard", since: "1.2.0", arity: 2, route: routeKey, run: cmdZCard, flags: []string{"readonly", "fast"}, keys: [3]int{1, 1, 1}, group: "sorted-set", summary: "Returns the number of members in a sorted set."},
+		{name: "zrange", since: "1.2.0", arity: -4, route: routeKey, run: cmdZRange, flags: []string{"readonly"}, keys: [3]int{1, 1, 1}, group: "sorted-set", summary: "Returns members in a sorted set within a range of indexes, scores (BYSCORE) or names (BYLEX)."},
 		{name: "zpopmin", since: "5.0.0", arity: -2, route: routeKey, run: cmdZPopMin, flags: []string{"write", "fast"}, keys: [3]int{1, 1, 1}, group: "sorted-set", summary: "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."},
 	}
 	commands = make(map[string]*command, len(commandList))
@@ -350,6 +360,12 @@ func cmdConfig(c *client, argv [][]byte, out []byte) []byte {
 	return appendError(out, errSubcommand(argv))
 }
 
+// cmdBgRewriteAOF answers that the AOF is not rewritten by this server
+// (README: Persistence).
+func cmdBgRewriteAOF(c *client, argv [][]byte, out []byte) []byte {
+	return appendError(out, "ERR BGREWRITEAOF is not supported: this server's AOF grows until it is compacted offline (see its README)")
+}
+
 func cmdMemory(c *client, argv [][]byte, out []byte) []byte {
 	if eq(argv[1], "purge") {
 		if len(argv) != 2 {
@@ -543,21 +559,24 @@ func cmdSet(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	if expire != nil {
 		d.setExpire(key, at)
 	}
+	if d.aof != nil {
+		propagateSet(d, argv, flags, expire != nil, at)
+	}
 	if flags&setGet == 0 {
 		out = append(out, replyOK...)
 	}
 	return out, 0
 }
 
-func cmdIncr(d *db, argv [][]byte, out []byte) ([]byte, int64) { return incrBy(d, argv[1], 1, out) }
-func cmdDecr(d *db, argv [][]byte, out []byte) ([]byte, int64) { return incrBy(d, argv[1], -1, out) }
+func cmdIncr(d *db, argv [][]byte, out []byte) ([]byte, int64) { return incrBy(d, argv, 1, out) }
+func cmdDecr(d *db, argv [][]byte, out []byte) ([]byte, int64) { return incrBy(d, argv, -1, out) }
 
 func cmdIncrBy(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	n, ok := parseInt(argv[2])
 	if !ok {
 		return appendError(out, errNotInt), 0
 	}
-	return incrBy(d, argv[1], n, out)
+	return incrBy(d, argv, n, out)
 }
 
 func cmdDecrBy(d *db, argv [][]byte, out []byte) ([]byte, int64) {
@@ -568,10 +587,12 @@ func cmdDecrBy(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	if n == math.MinInt64 {
 		return appendError(out, "ERR decrement would overflow"), 0
 	}
-	return incrBy(d, argv[1], -n, out)
+	return incrBy(d, argv, -n, out)
 }
 
-func incrBy(d *db, key []byte, by int64, out []byte) ([]byte, int64) {
+// incrBy adds by to the integer at argv[1] and propagates argv.
+func incrBy(d *db, argv [][]byte, by int64, out []byte) ([]byte, int64) {
+	key := argv[1]
 	v, found, wrong := d.getString(key)
 	if wrong {
 		return appendError(out, errWrongTyp), 0
@@ -589,6 +610,7 @@ func incrBy(d *db, key []byte, by int64, out []byte) ([]byte, int64) {
 	n := old + by
 	var num [20]byte
 	d.setString(key, strconv.AppendInt(num[:0], n, 10), true)
+	d.propagate(argv)
 	return appendInt(out, n), 0
 }
 
@@ -607,6 +629,7 @@ func cmdMSet(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	for i := 1; i+1 < len(argv); i += 2 {
 		d.setString(argv[i], argv[i+1], false)
 	}
+	d.propagate(argv)
 	return append(out, replyOK...), 0
 }
 
@@ -621,6 +644,7 @@ func cmdMSetNX(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	for i := 1; i+1 < len(argv); i += 2 {
 		d.setString(argv[i], argv[i+1], false)
 	}
+	d.propagate(argv)
 	return appendInt(out, 1), 0
 }
 
@@ -651,6 +675,9 @@ func cmdDel(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	for i := 1; i < len(argv); i++ {
 		_, k := partDel(d, argv[i:i+1], nil)
 		n += k
+	}
+	if n > 0 {
+		d.propagate(argv)
 	}
 	return appendInt(out, n), 0
 }
@@ -687,14 +714,26 @@ const (
 )
 
 func cmdExpire(d *db, argv [][]byte, out []byte) ([]byte, int64) {
-	return expireGeneric(d, argv, 1000, "expire", out)
+	return expireGeneric(d, argv, 1000, true, "expire", out)
 }
 
 func cmdPexpire(d *db, argv [][]byte, out []byte) ([]byte, int64) {
-	return expireGeneric(d, argv, 1, "pexpire", out)
+	return expireGeneric(d, argv, 1, true, "pexpire", out)
 }
 
-func expireGeneric(d *db, argv [][]byte, unit int64, name string, out []byte) ([]byte, int64) {
+func cmdExpireAt(d *db, argv [][]byte, out []byte) ([]byte, int64) {
+	return expireGeneric(d, argv, 1000, false, "expireat", out)
+}
+
+func cmdPexpireAt(d *db, argv [][]byte, out []byte) ([]byte, int64) {
+	return expireGeneric(d, argv, 1, false, "pexpireat", out)
+}
+
+// expireGeneric is EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT: a time in
+// unit milliseconds, from now if relative, else from the Unix epoch. It
+// propagates PEXPIREAT with the absolute time, or a DEL when the time has
+// passed, as redis-server does.
+func expireGeneric(d *db, argv [][]byte, unit int64, relative bool, name string, out []byte) ([]byte, int64) {
 	flags := 0
 	for _, opt := range argv[3:] {
 		switch {
@@ -727,7 +766,10 @@ func expireGeneric(d *db, argv [][]byte, unit int64, name string, out []byte) ([
 		}
 		when *= 1000
 	}
-	now := d.clock()
+	var now int64
+	if relative {
+		now = d.clock()
+	}
 	if when > math.MaxInt64-now {
 		return appendError(out, bad), 0
 	}
@@ -745,7 +787,20 @@ func expireGeneric(d *db, argv [][]byte, unit int64, name string, out []byte) ([
 			return appendInt(out, 0), 0
 		}
 	}
+	if d.aof != nil && when <= d.clock() {
+		d.delete(argv[1])
+		d.propagate([][]byte{cmdDEL, argv[1]})
+		return appendInt(out, 1), 0
+	}
 	d.setExpire(argv[1], when)
+	if d.aof != nil {
+		op := append([][]byte(nil), argv...)
+		if !eq(op[0], "pexpireat") {
+			op[0] = []byte("PEXPIREAT")
+		}
+		op[2] = strconv.AppendInt(nil, when, 10)
+		d.propagate(op)
+	}
 	return appendInt(out, 1), 0
 }
 
@@ -773,6 +828,7 @@ func ttlGeneric(d *db, key []byte, seconds bool, out []byte) ([]byte, int64) {
 
 func cmdPersist(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	if d.persist(argv[1]) {
+		d.propagate(argv)
 		return appendInt(out, 1), 0
 	}
 	return appendInt(out, 0), 0
@@ -788,7 +844,7 @@ func cmdType(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 		return appendSimple(out, "list"), 0
 	case set:
 		return appendSimple(out, "set"), 0
-	case hash:
+	case *hash:
 		return appendSimple(out, "hash"), 0
 	case *zset:
 		return appendSimple(out, "zset"), 0
@@ -808,7 +864,9 @@ func validateFlush(argv [][]byte) string {
 }
 
 func partFlush(d *db, argv [][]byte, out []byte) ([]byte, int64) {
+	keys := d.aofKeys()
 	d.flush()
+	d.propagateFlush(argv, keys)
 	return out, 0
 }
 
@@ -834,6 +892,7 @@ func push(d *db, argv [][]byte, front bool, out []byte) ([]byte, int64) {
 		}
 	}
 	d.touch(argv[1])
+	d.propagate(argv)
 	return appendInt(out, int64(l.n)), 0
 }
 
@@ -876,6 +935,9 @@ func pop(d *db, argv [][]byte, front bool, out []byte) ([]byte, int64) {
 		d.delete(argv[1])
 	} else if !hasCount || count > 0 {
 		d.touch(argv[1])
+	}
+	if !hasCount || count > 0 {
+		d.propagate(argv)
 	}
 	return out, 0
 }
@@ -943,6 +1005,7 @@ func cmdSAdd(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	}
 	if added > 0 {
 		d.touch(argv[1])
+		d.propagate(argv)
 	}
 	return appendInt(out, int64(added)), 0
 }
@@ -990,6 +1053,7 @@ func cmdSPop(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	// A random start: Go's map iteration begins at a random place; skip a
 	// few more so that small sets do not always give the same member.
 	skip := rand.IntN(min(len(s), 8))
+	var ops [][][]byte // propagated: the SREM of each member popped, or a DEL of the set
 	for range n {
 		for m := range s {
 			if skip > 0 {
@@ -998,14 +1062,21 @@ func cmdSPop(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 			}
 			delete(s, m)
 			out = appendBulkString(out, m)
+			if d.aof != nil {
+				ops = append(ops, [][]byte{[]byte("SREM"), argv[1], []byte(m)})
+			}
 			break
 		}
 	}
 	if len(s) == 0 {
 		d.delete(argv[1])
+		if hasCount {
+			ops = [][][]byte{{cmdDEL, argv[1]}}
+		}
 	} else if n > 0 {
 		d.touch(argv[1])
 	}
+	d.propagateAll(ops)
 	return out, 0
 }
 
@@ -1015,31 +1086,34 @@ func cmdHSet(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	if len(argv)%2 == 1 {
 		return appendError(out, errArity(strings.ToLower(string(argv[0])))), 0
 	}
-	h, wrong := getObj[hash](d, argv[1])
+	h, wrong := getObj[*hash](d, argv[1])
 	if wrong {
 		return appendError(out, errWrongTyp), 0
 	}
 	if h == nil {
-		h = hash{}
+		h = newHash()
 		d.setObj(argv[1], h)
 	}
 	added := 0
 	for i := 2; i < len(argv); i += 2 {
-		if _, ok := h[string(argv[i])]; !ok {
+		if h.set(string(argv[i]), string(argv[i+1])) {
 			added++
 		}
-		h[string(argv[i])] = string(argv[i+1])
 	}
 	d.touch(argv[1])
+	d.propagate(argv)
 	return appendInt(out, int64(added)), 0
 }
 
 func cmdHGet(d *db, argv [][]byte, out []byte) ([]byte, int64) {
-	h, wrong := getObj[hash](d, argv[1])
-	if wrong {
+	h, wrong := getObj[*hash](d, argv[1])
+	switch {
+	case wrong:
 		return appendError(out, errWrongTyp), 0
+	case h == nil:
+		return appendNull(out), 0
 	}
-	v, ok := h[string(argv[2])]
+	v, ok := h.m[string(argv[2])]
 	if !ok {
 		return appendNull(out), 0
 	}
@@ -1047,11 +1121,14 @@ func cmdHGet(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 }
 
 func cmdHLen(d *db, argv [][]byte, out []byte) ([]byte, int64) {
-	h, wrong := getObj[hash](d, argv[1])
-	if wrong {
+	h, wrong := getObj[*hash](d, argv[1])
+	switch {
+	case wrong:
 		return appendError(out, errWrongTyp), 0
+	case h == nil:
+		return appendInt(out, 0), 0
 	}
-	return appendInt(out, int64(len(h))), 0
+	return appendInt(out, int64(len(h.m))), 0
 }
 
 // Sorted sets.
@@ -1152,6 +1229,7 @@ func cmdZAdd(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	}
 	if changed {
 		d.touch(argv[1])
+		d.propagate(argv)
 	}
 	return appendInt(out, int64(added)), 0
 }
@@ -1194,5 +1272,376 @@ func cmdZPopMin(d *db, argv [][]byte, out []byte) ([]byte, int64) {
 	} else if n > 0 {
 		d.touch(argv[1])
 	}
+	if n > 0 {
+		d.propagate(argv)
+	}
 	return out, 0
+}
+
+// Reads of whole sets, hashes and sorted sets.
+
+func cmdSMembers(d *db, argv [][]byte, out []byte) ([]byte, int64) {
+	s, wrong := getObj[set](d, argv[1])
+	if wrong {
+		return appendError(out, errWrongTyp), 0
+	}
+	out = appendArray(out, len(s))
+	for _, m := range s.members() {
+		out = appendBulkString(out, m)
+	}
+	return out, 0
+}
+
+// intsetMax is redis-server's set-max-intset-entries: a set of at most
+// this many integers is an intset, which keeps them in numeric order.
+const intsetMax = 512
+
+// members returns the set's members in the order redis-server 7.0 gives
+// them for a set it keeps as an intset (at most intsetMax integers, each
+// in its canonical form): ascending. Any other set is a hash table for
+// redis-server, whose order depends on its hash seed; here it is the map's.
+func (s set) members() []string {
+	ms := make([]string, 0, len(s))
+	ints := len(s) <= intsetMax
+	for m := range s {
+		ms = append(ms, m)
+		if ints {
+			_, ints = intMember(m)
+		}
+	}
+	if ints {
+		slices.SortFunc(ms, func(a, b string) int {
+			x, _ := intMember(a)
+			y, _ := intMember(b)
+			return cmp.Compare(x, y)
+		})
+	}
+	return ms
+}
+
+// intMember reports whether m is an integer as redis-server's string2ll
+// reads one (no sign but '-', no leading zero, within int64): a member an
+// intset holds.
+func intMember(m string) (int64, bool) {
+	if len(m) == 0 || len(m) > 20 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(m, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	var num [20]byte
+	return n, string(strconv.AppendInt(num[:0], n, 10)) == m
+}
+
+func cmdSRem(d *db, argv [][]byte, out []byte) ([]byte, int64) {
+	s, wrong := getObj[set](d, argv[1])
+	if wrong {
+		return appendError(out, errWrongTyp), 0
+	}
+	removed := 0
+	for _, m := range argv[2:] {
+		if _, ok := s[string(m)]; ok {
+			delete(s, string(m))
+			removed++
+		}
+	}
+	if removed > 0 {
+		if len(s) == 0 {
+			d.delete(argv[1])
+		} else {
+			d.touch(argv[1])
+		}
+		d.propagate(argv)
+	}
+	return appendInt(out, int64(removed)), 0
+}
+
+func cmdHGetAll(d *db, argv [][]byte, out []byte) ([]byte, int64) {
+	h, wrong := getObj[*hash](d, argv[1])
+	switch {
+	case wrong:
+		return appendError(out, errWrongTyp), 0
+	case h == nil:
+		return appendArray(out, 0), 0
+	}
+	out = appendArray(out, 2*len(h.fields))
+	for _, f := range h.fields {
+		out = appendBulkString(out, f)
+		out = appendBulkString(out, h.m[f])
+	}
+	return out, 0
+}
+
+// sorted returns the members of z in order (score, then member).
+func (z *zset) sorted() []zentry {
+	es := make([]zentry, 0, len(z.members))
+	for m, e := range z.members {
+		es = append(es, zentry{score: e.score, member: m})
+	}
+	slices.SortFunc(es, func(a, b zentry) int {
+		if c := cmp.Compare(a.score, b.score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.member, b.member)
+	})
+	return es
+}
+
+// ZRANGE's kinds of range.
+const (
+	zrRank = iota
+	zrScore
+	zrLex
+)
+
+// scoreBound is one end of a BYSCORE range; lexBound of a BYLEX one.
+type scoreBound struct {
+	v   float64
+	exc bool
+}
+
+type lexBound struct {
+	s        string
+	exc      bool
+	inf, neg bool // "+" (inf) or "-" (inf and neg)
+}
+
+// cmdZRange is ZRANGE as Redis 7.0's zrangeGenericCommand: the options
+// first, then their conflicts, then the range, then the key.
+func cmdZRange(d *db, argv [][]byte, out []byte) ([]byte, int64) {
+	kind, rev, withScores := zrRank, false, false
+	dirSet, kindSet := false, false
+	offset, limit := int64(0), int64(-1)
+	for j := 4; j < len(argv); j++ {
+		left := len(argv) - j - 1
+		switch {
+		case eq(argv[j], "withscores"):
+			withScores = true
+		case eq(argv[j], "limit") && left >= 2:
+			var ok bool
+			if offset, ok = parseInt(argv[j+1]); !ok {
+				return appendError(out, errNotInt), 0
+			}
+			if limit, ok = parseInt(argv[j+2]); !ok {
+				return appendError(out, errNotInt), 0
+			}
+			j += 2
+		case !dirSet && eq(argv[j], "rev"):
+			rev, dirSet = true, true
+		case !kindSet && eq(argv[j], "bylex"):
+			kind, kindSet = zrLex, true
+		case !kindSet && eq(argv[j], "byscore"):
+			kind, kindSet = zrScore, true
+		default:
+			return appendError(out, errSyntax), 0
+		}
+	}
+	if limit != -1 && kind == zrRank {
+		return appendError(out, "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"), 0
+	}
+	if withScores && kind == zrLex {
+		return appendError(out, "ERR syntax error, WITHSCORES not supported in combination with BYLEX"), 0
+	}
+	lo, hi := argv[2], argv[3]
+	if rev && kind != zrRank {
+		lo, hi = hi, lo // given as max, min
+	}
+	var start, end int64
+	var smin, smax scoreBound
+	var lmin, lmax lexBound
+	switch kind {
+	case zrRank:
+		var ok1, ok2 bool
+		start, ok1 = parseInt(lo)
+		if !ok1 {
+			return appendError(out, errNotInt), 0
+		}
+		end, ok2 = parseInt(hi)
+		if !ok2 {
+			return appendError(out, errNotInt), 0
+		}
+	case zrScore:
+		var ok1, ok2 bool
+		smin, ok1 = parseScoreBound(lo)
+		smax, ok2 = parseScoreBound(hi)
+		if !ok1 || !ok2 {
+			return appendError(out, "ERR min or max is not a float"), 0
+		}
+	case zrLex:
+		var ok1, ok2 bool
+		lmin, ok1 = parseLexBound(lo)
+		lmax, ok2 = parseLexBound(hi)
+		if !ok1 || !ok2 {
+			return appendError(out, "ERR min or max not valid string range item"), 0
+		}
+	}
+	z, wrong := getObj[*zset](d, argv[1])
+	switch {
+	case wrong:
+		return appendError(out, errWrongTyp), 0
+	case z == nil:
+		return appendArray(out, 0), 0
+	}
+	es := z.sorted()
+	if rev {
+		slices.Reverse(es)
+	}
+	n := int64(len(es))
+	var picked []zentry
+	switch kind {
+	case zrRank:
+		if start < 0 {
+			start += n
+		}
+		if end < 0 {
+			end += n
+		}
+		start = max(start, 0)
+		if start > end || start >= n {
+			return appendArray(out, 0), 0
+		}
+		end = min(end, n-1)
+		picked = es[start : end+1]
+	default:
+		if offset > 0 && offset >= n {
+			return appendArray(out, 0), 0
+		}
+		in := func(e zentry) bool {
+			if kind == zrScore {
+				return smin.below(e.score) && smax.above(e.score)
+			}
+			return lmin.below(e.member) && lmax.above(e.member)
+		}
+		for _, e := range es {
+			if !in(e) {
+				continue
+			}
+			if offset != 0 { // a negative offset skips everything, as Redis's loop does
+				offset--
+				continue
+			}
+			if limit == 0 {
+				break
+			}
+			limit--
+			picked = append(picked, e)
+		}
+	}
+	if withScores {
+		out = appendArray(out, 2*len(picked))
+	} else {
+		out = appendArray(out, len(picked))
+	}
+	for _, e := range picked {
+		out = appendBulkString(out, e.member)
+		if withScores {
+			out = appendScore(out, e.score)
+		}
+	}
+	return out, 0
+}
+
+// parseScoreBound reads a BYSCORE bound as zslParseRange does: an
+// optional '(' (exclusive), then strtod over the rest, NaN refused.
+func parseScoreBound(b []byte) (scoreBound, bool) {
+	var r scoreBound
+	if len(b) > 0 && b[0] == '(' {
+		r.exc, b = true, b[1:]
+	}
+	i := 0
+	for i < len(b) && isSpace(b[i]) {
+		i++ // strtod skips leading white space
+	}
+	if i == len(b) {
+		return r, false
+	}
+	body := b[i:]
+	if f, ok := parseScore(body); ok {
+		r.v = f
+		return r, true
+	}
+	// What parseScore refuses and strtod takes: an overflow (to ±inf) or
+	// an underflow (to ±0).
+	s := string(body)
+	if strings.ContainsRune(s, '_') {
+		return r, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(f) {
+		return r, false
+	}
+	r.v = f
+	return r, true
+}
+
+// below reports whether v is past the range's lower bound r; above,
+// before its upper bound.
+func (r scoreBound) below(v float64) bool {
+	if r.exc {
+		return v > r.v
+	}
+	return v >= r.v
+}
+
+func (r scoreBound) above(v float64) bool {
+	if r.exc {
+		return v < r.v
+	}
+	return v <= r.v
+}
+
+// parseLexBound reads a BYLEX bound: "-", "+", "[member" or "(member".
+func parseLexBound(b []byte) (lexBound, bool) {
+	switch {
+	case len(b) == 1 && b[0] == '-':
+		return lexBound{inf: true, neg: true}, true
+	case len(b) == 1 && b[0] == '+':
+		return lexBound{inf: true}, true
+	case len(b) > 0 && b[0] == '[':
+		return lexBound{s: string(b[1:])}, true
+	case len(b) > 0 && b[0] == '(':
+		return lexBound{s: string(b[1:]), exc: true}, true
+	}
+	return lexBound{}, false
+}
+
+func (r lexBound) below(m string) bool {
+	switch {
+	case r.inf:
+		return r.neg
+	case r.exc:
+		return m > r.s
+	}
+	return m >= r.s
+}
+
+func (r lexBound) above(m string) bool {
+	switch {
+	case r.inf:
+		return !r.neg
+	case r.exc:
+		return m < r.s
+	}
+	return m <= r.s
+}
+
+// propagateSet propagates a SET that wrote, as redis-server 7.0 does:
+// with a time to live, as SET key value PXAT ms (its other options go);
+// else as sent, without its GET options.
+func propagateSet(d *db, argv [][]byte, flags int, expire bool, at int64) {
+	switch {
+	case expire:
+		d.propagate([][]byte{[]byte("SET"), argv[1], argv[2], []byte("PXAT"), strconv.AppendInt(nil, at, 10)})
+	case flags&setGet != 0:
+		op := make([][]byte, 0, len(argv))
+		for j, a := range argv {
+			if j < 3 || !eq(a, "get") {
+				op = append(op, a)
+			}
+		}
+		d.propagate(op)
+	default:
+		d.propagate(argv)
+	}
 }

@@ -54,16 +54,17 @@ const (
 // client is a connection's state. An idle connection that has sent
 // nothing costs this struct and what netio keeps for it.
 type client struct {
-	srv     *Server
-	conn    *netio.Conn
-	home    *shardState // the connection's shard
-	id      uint64
-	name    string
-	state   connState
-	pl      *pipeline // made with the first bytes received
-	onReady func()    // ready, made once (Wake posts it)
-	prev    *client   // the shard's list of connections
-	next    *client
+	srv      *Server
+	conn     *netio.Conn
+	home     *shardState // the connection's shard
+	id       uint64
+	name     string
+	state    connState
+	pl       *pipeline             // made with the first bytes received
+	onReady  func()                // ready, made once (Wake posts it)
+	onSynced func(struct{}, error) // synced, made once
+	prev     *client               // the shard's list of connections
+	next     *client
 
 	timer *executor.Timer // the linger
 	stall *executor.Timer // the output timeout's next check, while output waits for the peer
@@ -79,6 +80,7 @@ func (s *Server) serve(conn *netio.Conn) {
 	s.live.Add(1)
 	c := &client{srv: s, conn: conn, home: st, id: s.ids.Add(1)}
 	c.onReady = c.ready
+	c.onSynced = c.synced
 	st.add(c)
 	c.recv() // shutting down already: it lingers, and its peer reads the end of the stream
 }
@@ -162,6 +164,12 @@ func (c *client) pump() bool {
 	pl := c.pl
 	for {
 		if pl.pending() {
+			if pl.mustSync() {
+				// appendfsync always: the replies once the writes are on disk.
+				c.state = stBusy
+				c.srv.aof.file.Sync(c.home.ex).OnComplete(c.onSynced)
+				return false
+			}
 			if !c.write(pl.combine()) {
 				return false
 			}
@@ -285,6 +293,20 @@ func (c *client) held() bool {
 	c.state = stBusy
 	c.conn.Flush().OnComplete(c.flushed)
 	return true
+}
+
+// synced goes on once the AOF's sync that the round's replies waited for
+// is done; if it failed, the connection closes without them: they are
+// not on disk.
+func (c *client) synced(_ struct{}, err error) {
+	switch {
+	case c.state == stClosed:
+	case err != nil:
+		logSyncError(err)
+		c.abort()
+	default:
+		c.resume()
+	}
 }
 
 func (c *client) flushed(_ struct{}, err error) {

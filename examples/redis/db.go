@@ -37,6 +37,11 @@ type db struct {
 	expired uint64                 // keys deleted because their time had come
 	shard   *shardState            // the shard that owns the db
 	watched map[string][]*watchSet // the keys connections WATCH, and theirs (multi.go)
+
+	aof     *aofLog     // the AOF the writes go to; nil: none, or loading (aof.go)
+	capture *aofCapture // a transaction's record being built: the writes go there
+	scratch []byte      // a write's record
+	appends uint64      // records appended to the file by this shard's loop
 }
 
 func (d *db) init(clock func() int64) {
@@ -79,10 +84,19 @@ func (d *db) expireIfNeeded(key []byte) {
 		return
 	}
 	if at, ok := d.expires[string(key)]; ok && at <= d.clock() {
-		d.delete(key)
-		d.expired++
+		d.expireKey(key)
 	}
 }
+
+// expireKey deletes key, whose time has come, and propagates it as a DEL,
+// as redis-server does.
+func (d *db) expireKey(key []byte) {
+	d.delete(key)
+	d.expired++
+	d.propagate([][]byte{cmdDEL, key})
+}
+
+var cmdDEL = []byte("DEL")
 
 // getString returns key's string value. wrong is true if key holds
 // another type.
@@ -261,8 +275,7 @@ func (d *db) expireCycle() int {
 			}
 		}
 		for _, k := range victims[:n] {
-			d.delete(unsafe.Slice(unsafe.StringData(k), len(k)))
-			d.expired++
+			d.expireKey(unsafe.Slice(unsafe.StringData(k), len(k)))
 		}
 		total += n
 		if n*4 <= sampled || len(d.expires) == 0 || time.Now().After(deadline) {
@@ -341,7 +354,24 @@ func (l *list) shrink() {
 
 type set map[string]struct{}
 
-type hash map[string]string
+// A hash keeps its fields in the order they were first set, the order in
+// which redis-server's listpack encoding (small hashes) gives them back.
+type hash struct {
+	m      map[string]string
+	fields []string
+}
+
+func newHash() *hash { return &hash{m: map[string]string{}} }
+
+// set sets field to v and reports whether field is new.
+func (h *hash) set(field, v string) bool {
+	_, ok := h.m[field]
+	if !ok {
+		h.fields = append(h.fields, field)
+	}
+	h.m[field] = v
+	return !ok
+}
 
 // A zset is a sorted set: members with scores, in order of score then
 // member. It supports what ZADD, ZCARD and ZPOPMIN need: a heap ordered as

@@ -49,6 +49,14 @@ func startRedis(t testing.TB) *refServer {
 		cancel()
 		_ = cmd.Wait()
 	})
+	waitRedis(t, sock, filepath.Join(dir, "redis.log"))
+	return &refServer{sock: sock}
+}
+
+// waitRedis waits for a redis-server that is starting to answer PING on
+// the Unix socket sock; it fails the test with its log if it does not.
+func waitRedis(t testing.TB, sock, logFile string) {
+	t.Helper()
 	deadline := time.Now().Add(spindletest.Safety)
 	for {
 		if c, err := net.Dial("unix", sock); err == nil {
@@ -59,11 +67,11 @@ func startRedis(t testing.TB) *refServer {
 			}
 			c.Close()
 			if err == nil && string(buf) == "+PONG\r\n" {
-				return &refServer{sock: sock}
+				return
 			}
 		}
 		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
+			log, _ := os.ReadFile(logFile)
 			t.Fatalf("redis-server did not answer on %s: %s", sock, log)
 		}
 		time.Sleep(10 * time.Millisecond) // polling a process that is starting, not synchronising the test
@@ -156,6 +164,36 @@ var diffCases = []struct {
 		multibulk("ZADD", "z", "1\x002", "nul"),
 		"ZCARD z\r\n",
 		"ZPOPMIN z 100\r\n",
+	}},
+	// Reads of whole sets, hashes and sorted sets. Sets of integers are
+	// intsets for redis-server (numeric order), small hashes listpacks
+	// (the order fields were first set); other sets are hash tables whose
+	// order is redis-server's hash seed's, so they are not compared here.
+	{"smembers hgetall type", []string{
+		"SADD s 3 1 2 -5 10 9223372036854775807 -9223372036854775808\r\nSMEMBERS s\r\nSMEMBERS nosuch\r\nSET str v\r\n" +
+			"SMEMBERS str\r\nHGETALL str\r\nHSET h b 1 a 2 c 3\r\nHSET h a 9 d 4\r\nHGETALL h\r\nHGETALL nosuch\r\n" +
+			"SREM s 1 99\r\nSMEMBERS s\r\nSREM s 3 -5 10 2 9223372036854775807 -9223372036854775808\r\nEXISTS s\r\nSREM str x\r\nSREM nosuch x\r\n" +
+			"SADD one 1\r\nSPOP one\r\nEXISTS one\r\nLPUSH l x\r\nZADD z 1 a\r\nSADD s2 7\r\n" +
+			"TYPE str\r\nTYPE l\r\nTYPE s2\r\nTYPE h\r\nTYPE z\r\nTYPE nosuch\r\nHGETALL\r\nSMEMBERS a b\r\nSREM s\r\n",
+	}},
+	{"zrange", []string{
+		"ZADD z 1 a 2 b 3 c 4 d 5 e\r\nZRANGE z 0 -1\r\nZRANGE z 0 -1 WITHSCORES\r\nZRANGE z -2 -1 withscores\r\n" +
+			"ZRANGE z 3 1\r\nZRANGE z 0 100\r\nZRANGE z -100 1\r\nZRANGE z 0 1 REV\r\nZRANGE z 1 -1 rev withscores\r\n" +
+			"ZRANGE z (1 4 BYSCORE\r\nZRANGE z -inf +inf BYSCORE LIMIT 1 2 WITHSCORES\r\nZRANGE z 4 (1 BYSCORE REV\r\n" +
+			"ZRANGE z 0 -1 LIMIT 0 1\r\nZRANGE z [b (d BYLEX\r\nZRANGE z - + BYLEX\r\nZRANGE z + - BYLEX REV LIMIT 1 2\r\n" +
+			"ZRANGE z - + BYLEX WITHSCORES\r\nZRANGE z x 1\r\nZRANGE z 0 y\r\nZRANGE z 0 1 foo\r\nZRANGE z a b BYSCORE\r\n" +
+			"ZRANGE z a b BYLEX\r\nZRANGE nosuch 0 1\r\nZRANGE z 1 2 BYSCORE LIMIT -1 5\r\nZRANGE z 1 5 BYSCORE LIMIT 0 -1\r\n" +
+			"ZRANGE z 1 2 BYSCORE LIMIT 10 1\r\nZRANGE z 1 5 BYSCORE LIMIT 1 0\r\nZRANGE z 0 -1 REV REV\r\nZRANGE z 0 -1 BYSCORE BYLEX\r\n" +
+			"ZRANGE z \"( 1\" 3 BYSCORE\r\nZRANGE z \" 2\" 3 BYSCORE\r\nZRANGE z 1e400 inf BYSCORE\r\nZRANGE z -1e400 1e-400 BYSCORE\r\n" +
+			"ZRANGE z nan 3 BYSCORE\r\nZRANGE z 0 -1 withscores withscores\r\nZRANGE z 0 1 LIMIT 1\r\nZRANGE z (3 (3 BYSCORE\r\n" +
+			"ZRANGE z 3 1 BYSCORE\r\nZRANGE z x 1 LIMIT a b\r\nZRANGE z 0 1 LIMIT a b BYSCORE\r\n" +
+			"ZADD z 1.5 x 0.1 y -inf m inf n\r\nZRANGE z 0 -1 WITHSCORES\r\nZRANGE z (1 +inf BYSCORE WITHSCORES\r\nSET str v\r\nZRANGE str 0 1\r\n" +
+			"ZRANGE str x 1\r\nZRANGE z\r\nZRANGE z 1\r\n",
+	}},
+	{"expireat", []string{
+		"SET k v\r\nEXPIREAT k 99999999999\r\nPERSIST k\r\nPEXPIREAT k 99999999999999 NX\r\nPEXPIREAT k 99999999999999 NX\r\n" +
+			"PEXPIREAT k 1 GT\r\nPEXPIREAT k 1\r\nEXISTS k\r\nEXPIREAT nosuch 1\r\nSET k v\r\nEXPIREAT k x\r\n" +
+			"EXPIREAT k 9223372036854775807\r\nPEXPIREAT k 9223372036854775807\r\nTTL k\r\nEXPIREAT k -1\r\nEXISTS k\r\nEXPIREAT k 1 XX LT\r\n",
 	}},
 	{"zadd errors", []string{"ZADD z 1\r\nZADD z 1 a 2\r\nZADD z x a\r\nSET s v\r\nZADD s 1 a\r\nZADD s x a\r\n"}},
 	// The parser's edges.

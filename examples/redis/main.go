@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
@@ -41,7 +42,23 @@ func main() {
 	tlsAddr := flag.String("tls-addr", "", "also serve TLS on this address (as redis-server's --tls-port; needs -tls-cert-file and -tls-key-file)")
 	tlsCert := flag.String("tls-cert-file", "", "the TLS listener's certificate chain (PEM)")
 	tlsKey := flag.String("tls-key-file", "", "the TLS listener's private key (PEM)")
+	appendOnly := flag.String("appendonly", "no", "keep every write in an append-only file, replayed at start (yes or no)")
+	appendFsync := flag.String("appendfsync", FsyncEverySec, "when the append-only file is synced: always (a write is answered once on disk), everysec or no")
+	dir := flag.String("dir", ".", "the directory of the append-only file")
+	appendFilename := flag.String("appendfilename", DefaultAppendFilename, "the append-only file's name in -dir")
 	flag.Parse()
+
+	if *appendOnly != "yes" && *appendOnly != "no" {
+		log.Fatalf("-appendonly %q: yes or no", *appendOnly)
+	}
+	switch *appendFsync {
+	case FsyncAlways, FsyncEverySec, FsyncNo:
+	default:
+		log.Fatalf("-appendfsync %q: always, everysec or no", *appendFsync)
+	}
+	if *appendFilename == "" || strings.ContainsAny(*appendFilename, `/\`) {
+		log.Fatalf("-appendfilename %q: a file name, without a directory", *appendFilename)
+	}
 
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -66,6 +83,10 @@ func main() {
 		OutputHighWater: *highWater,
 		OutputLimit:     *outLimit,
 		OutputTimeout:   *outTimeout,
+		AppendOnly:      *appendOnly == "yes",
+		AppendFsync:     *appendFsync,
+		Dir:             *dir,
+		AppendFilename:  *appendFilename,
 	})
 	if err := s.Listen("tcp", *addr); err != nil {
 		s.Close()

@@ -198,6 +198,7 @@ func (p *pipeline) execDone(e *execTxn) {
 		b.res[b.ran] = result{off, len(b.out), 0}
 		b.ran++
 	}
+	p.dirty = p.dirty || e.logged
 	p.exec, p.started = nil, false
 	p.c.batchDone(nil)
 }
@@ -376,6 +377,10 @@ type execTxn struct {
 	next  int    // the step to run
 	out   []byte // EXEC's reply
 	done  func() // on the connection's loop, once the reply is made
+
+	rec    aofCapture // the writes, appended to the AOF whole when it finishes (aof.go)
+	direct bool       // it flushes, on several shards: its writes go to the AOF as they run
+	logged bool       // something was appended to the AOF
 }
 
 // execShard is what EXEC's commands need on one shard.
@@ -399,6 +404,7 @@ func newExecTxn(p *pipeline, cmds []queued, ws *watchSet) *execTxn {
 	e.out = appendArray(e.out, len(cmds))
 	for _, q := range cmds {
 		e.add(q.cmd, q.argv)
+		e.direct = e.direct || (q.cmd.route == routeAll && !q.cmd.read && n > 1)
 	}
 	return e
 }
@@ -466,7 +472,12 @@ func (e *execTxn) add(cmd *command, argv [][]byte) {
 				e.step(sh, func(st *shardState) { c.writeNX(&st.db, st.index) })
 			}
 		}
-		e.step(-1, func(*shardState) { e.out = c.reply(e.out) })
+		e.step(-1, func(st *shardState) {
+			if c.wrote() {
+				st.db.propagate(argv) // whole, where its parts end
+			}
+			e.out = c.reply(e.out)
+		})
 	case routeAll:
 		var lines []byte
 		counts := make([]int64, e.srv.g.Len())
@@ -563,7 +574,16 @@ func (e *execTxn) run() {
 			return
 		}
 		e.next++
+		d := &st.db
+		before := d.appends
+		if d.aof != nil && !e.direct {
+			d.capture = &e.rec
+		}
 		s.fn(st)
+		d.capture = nil
+		if d.appends != before {
+			e.logged = true
+		}
 	}
 	e.finish(st)
 }
@@ -571,6 +591,11 @@ func (e *execTxn) run() {
 // finish releases the claims, on st's shard at once and on the others by
 // a message, and sends the reply to the connection.
 func (e *execTxn) finish(st *shardState) {
+	if e.rec.ops > 0 {
+		// MULTI, the writes, EXEC, while every claim is held.
+		st.db.appendAOF(e.rec.record())
+		e.logged = true
+	}
 	for k := range e.parts {
 		p := &e.parts[k]
 		if p.shard == st.index {

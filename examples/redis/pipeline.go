@@ -87,6 +87,8 @@ type batch struct {
 	taken  int // res[:taken] have been combined
 	budget int // a run stops once it has made this many bytes of replies
 
+	logged bool // a unit appended to the AOF: the replies wait for its sync
+
 	lock lockReq // parked: the claim on the keys of units[ran]
 	home int     // the connection's shard
 	wake func()  // tells the connection that the batch, parked, has stopped (on its shard)
@@ -172,6 +174,7 @@ type pipeline struct {
 	multi   *multiState // MULTI: the commands queued (multi.go)
 	watch   *watchSet   // the keys watched (WATCH)
 	exec    *execTxn    // EXEC's transaction: the round's last request
+	dirty   bool        // the round appended to the AOF (and batches' logged): under appendfsync always, its replies wait for the sync
 }
 
 func newPipeline(c *client) *pipeline {
@@ -354,8 +357,26 @@ func (p *pipeline) txnDone(t *txn) {
 			b.ran++
 		}
 	}
+	p.dirty = p.dirty || t.logged
 	p.txn, p.started = nil, false
 	p.c.batchDone(nil)
+}
+
+// mustSync reports whether the replies to combine wait for the AOF's
+// sync (appendfsync always, and a command of the round appended to it),
+// and forgets it: the sync asked for next covers those appends.
+func (p *pipeline) mustSync() bool {
+	a := p.srv.aof
+	if a == nil || !a.always {
+		return false
+	}
+	must := p.dirty
+	p.dirty = false
+	for _, b := range p.batches {
+		must = must || b.logged
+		b.logged = false
+	}
+	return must
 }
 
 // pending reports whether the round has requests not yet combined.
@@ -389,7 +410,9 @@ func (p *pipeline) unit(to int, u unit) {
 		if b.ran == len(b.units) && (len(p.home.locks) == 0 || !p.home.claimed(&u)) {
 			off := len(b.out)
 			var n int64
+			before := p.home.db.appends
 			b.out, n = u.run(&p.home.db, u.argv, b.out)
+			p.dirty = p.dirty || p.home.db.appends != before
 			b.units = append(b.units, unit{})
 			b.res = append(b.res, result{off, len(b.out), n})
 			b.ran++

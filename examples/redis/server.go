@@ -13,6 +13,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"hash/maphash"
 	"net"
 	"runtime"
@@ -92,6 +93,19 @@ type Config struct {
 	// the process's. A simulation gives a fixed one, so that a seed
 	// replays the same placement.
 	KeyHash func(key []byte) uint64
+
+	// AppendOnly keeps every write in an append-only file (redis-server's
+	// appendonly; aof.go), replayed by OpenAOF, which Listen calls.
+	AppendOnly bool
+	// AppendFsync is when the AOF is synced: FsyncAlways (a write is
+	// answered once it is on disk), FsyncEverySec (the default) or
+	// FsyncNo.
+	AppendFsync string
+	// Dir is the AOF's directory; default the working directory.
+	Dir string
+	// AppendFilename is the AOF's name in Dir; default
+	// DefaultAppendFilename (appendonly.aof).
+	AppendFilename string
 }
 
 func (c *Config) defaults() {
@@ -119,6 +133,12 @@ func (c *Config) defaults() {
 	if c.ExpireInterval <= 0 {
 		c.ExpireInterval = 100 * time.Millisecond
 	}
+	if c.AppendFsync == "" {
+		c.AppendFsync = FsyncEverySec
+	}
+	if c.AppendFilename == "" {
+		c.AppendFilename = DefaultAppendFilename
+	}
 }
 
 // Server is a Redis-compatible server over a shard group.
@@ -139,6 +159,13 @@ type Server struct {
 	draining atomic.Bool
 	drained  chan struct{}
 	once     sync.Once
+
+	aof     *aofLog // the AOF, once open (aof.go)
+	aofOnce sync.Once
+	aofErr  error
+	// openFile opens the AOF's file; default openAOFFile (tests put
+	// another in its place).
+	openFile func(path string) (aofFile, error)
 }
 
 // NewServer starts a shard group of cfg.Shards shards and a server on it;
@@ -164,6 +191,9 @@ func New(g *shard.Group, cfg Config) *Server {
 // Listen opens one listener per shard on address (SO_REUSEPORT) and
 // serves the connections they accept.
 func (s *Server) Listen(network, address string) error {
+	if err := s.OpenAOF(); err != nil {
+		return err
+	}
 	ls, err := netio.ListenGroup(s.g, network, address)
 	if err != nil {
 		return err
@@ -225,7 +255,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		if err != nil {
 			s.closeConns()
 		}
-		return err
+		return errors.Join(err, s.closeAOF())
 	}
 	if err == nil {
 		err = s.g.Shutdown(ctx)
@@ -233,7 +263,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err != nil {
 		s.g.Close()
 	}
-	return err
+	return errors.Join(err, s.closeAOF())
 }
 
 // Close closes everything at once.
@@ -244,9 +274,10 @@ func (s *Server) Close() error {
 	s.draining.Store(true)
 	if !s.owned {
 		s.closeConns()
-		return nil
+		return s.closeAOF()
 	}
-	return s.g.Close()
+	err := s.g.Close()
+	return errors.Join(err, s.closeAOF())
 }
 
 // closeConns closes every connection at once, on each shard.
@@ -271,7 +302,9 @@ func (s *Server) owner(key []byte) int {
 func (s *Server) configTable() [][2]string {
 	return [][2]string{
 		{"save", ""},
-		{"appendonly", "no"},
+		{"appendonly", yesNo(s.cfg.AppendOnly)},
+		{"appendfsync", s.cfg.AppendFsync},
+		{"appendfilename", s.cfg.AppendFilename},
 		{"databases", "1"},
 		{"maxmemory", "0"},
 		{"proto-max-bulk-len", strconv.FormatInt(s.cfg.MaxBulk, 10)},
@@ -279,6 +312,13 @@ func (s *Server) configTable() [][2]string {
 		{"client-output-buffer-limit", "normal " + strconv.Itoa(s.cfg.OutputLimit) + " 0 0"},
 		{"hz", strconv.Itoa(int(time.Second / s.cfg.ExpireInterval))},
 	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 func purgeMemory() {

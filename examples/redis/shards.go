@@ -45,8 +45,17 @@ func newShardState(s *Server, i int) *shardState {
 	}
 	st.db.init(clock)
 	st.db.shard = st
-	st.timer = st.ex.AfterFunc(s.cfg.ExpireInterval, st.tick)
+	if !s.cfg.AppendOnly {
+		st.startExpiry()
+	} // else once the AOF is loaded (OpenAOF): nothing touches the db meanwhile
 	return st
+}
+
+// startExpiry arms the active expiry's timer.
+func (st *shardState) startExpiry() {
+	if !st.stopped {
+		st.timer = st.ex.AfterFunc(st.srv.cfg.ExpireInterval, st.tick)
+	}
 }
 
 // tick runs one cycle of active expiry and arms the next.

@@ -267,9 +267,13 @@ func (b *batch) runOne(d *db) {
 	u := b.units[b.ran]
 	off := len(b.out)
 	var n int64
+	before := d.appends
 	b.out, n = u.run(d, u.argv, b.out)
 	b.res[b.ran] = result{off, len(b.out), n}
 	b.ran++
+	if d.appends != before {
+		b.logged = true
+	}
 }
 
 // granted runs the unit that waited, lets its keys go and goes on.
@@ -296,6 +300,9 @@ type txn struct {
 	parts []txnPart
 	home  int
 	done  func() // on the coordinator's loop, once the replies are known
+
+	rec    aofCapture // the writes, appended to the AOF whole at the last shard (aof.go)
+	logged bool       // something was appended to the AOF
 }
 
 // A txnCmd is one command of a transaction.
@@ -428,9 +435,13 @@ func (t *txn) granted(st *shardState, i int) {
 	p := &t.parts[i]
 	d := &st.db
 	last := i == len(t.parts)-1
+	if d.aof != nil {
+		d.capture = &t.rec // keys expired on the way
+	}
 	for _, c := range t.cmds {
 		c.runPart(d, p.shard)
 	}
+	d.capture = nil
 	nx := t.cmds[len(t.cmds)-1]
 	if !nx.nx {
 		nx = nil
@@ -451,6 +462,18 @@ func (t *txn) granted(st *shardState, i int) {
 			}
 		}
 	}
+	if d.aof != nil {
+		// The commands whole, while every key they touch is still held.
+		for _, c := range t.cmds {
+			if c.wrote() {
+				t.rec.add(c.argv)
+			}
+		}
+		if t.rec.ops > 0 {
+			d.appendAOF(t.rec.record())
+			t.logged = true
+		}
+	}
 	st.release(&p.lock)
 	for k := range i {
 		_ = shard.Send(t.srv.g, t.parts[k].shard, func() { t.finish(k, write) })
@@ -469,6 +492,20 @@ func (t *txn) finish(k int, write bool) {
 		}
 	}
 	st.release(&p.lock)
+}
+
+// wrote reports whether the command, all its parts run, wrote: what the
+// AOF records.
+func (c *txnCmd) wrote() bool {
+	switch {
+	case c.nx:
+		return !c.exist
+	case c.cmd.read:
+		return false
+	case c.cmd.comb == combSum: // DEL
+		return c.n > 0
+	}
+	return true
 }
 
 // pairsOf returns copies of the keys and values of shard sh, in order.
