@@ -4,7 +4,10 @@ package netio
 //
 // The shared code (conn.go, listen.go, reactor.go, drain.go, server.go)
 // keeps a connection's and a listener's state and rules; a backend moves
-// the bytes. There are four, each a type of its own in files of its own
+// the bytes. This file is the contract's backend side: what a backend
+// does for the shared code; backend_conn.go is its other side, what of
+// the shared code a backend may use. Neither side reaches the other any
+// other way (contract_internal_test.go checks it). There are four, each a type of its own in files of its own
 // (doc.go names the files): epollBackend (Linux: the loop waits in
 // epoll_wait), uringBackend (Linux: the loop waits in its io_uring,
 // internal/uring), portableBackend (package net and goroutines: -tags
@@ -112,6 +115,12 @@ type backend interface {
 	addr(c *Conn, remote bool) net.Addr
 	// closeSock closes c's socket and gives its buffers back.
 	closeSock(c *Conn)
+	// sendFile starts sf, c's SendFile, by zero copy (written counts it
+	// once the output before it has been taken: beginFile; flushOut then
+	// sends it, took through tookFile) and returns its future; ok is
+	// false when the backend cannot, and the copy path sends it. Asked
+	// only for a connection without a layer.
+	sendFile(c *Conn, sf *fileOut) (f *future.Future[struct{}], ok bool)
 
 	// listen opens l's listening socket and returns its address.
 	listen(l *Listener, network, address string) (net.Addr, error)

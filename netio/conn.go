@@ -44,19 +44,13 @@ import (
 // A Conn is a merge.Stream[[]byte] and a future.Poller[[]byte] through
 // PollRecv, so merge.Merge and future.Next receive from it.
 type Conn struct {
-	r *reactor // its loop is r.lp
+	connIO // what a backend may read and write (backend_conn.go)
 
 	// loop-owned
-	rbuf     []byte
 	recvq    []*future.Promise[[]byte]
 	pollw    executor.Waker
-	out      []byte
 	rerr     error
-	werr     error
-	written  uint64
-	taken    uint64
 	linger   time.Duration
-	ext      *connExt // what only some connections need
 	owner    *connSet // the Server's connections on this loop, if a Server serves c
 	held     int32
 	oidx     int32
@@ -70,7 +64,7 @@ type Conn struct {
 	wtimeout bool // the write deadline has passed
 	idle     bool // an idle timeout is set: receives and writes record the time
 
-	sk sock // the backend's part, and only there (backend.go)
+	connSock // the backend's part, and only there (backend_conn.go)
 }
 
 // connFlag is one of a connection's loop-owned flags, kept in one field
@@ -109,12 +103,11 @@ func (c *Conn) put(f connFlag, on bool) {
 // connExt holds the state of a connection that is flushed, lingers or is
 // being dialled: kept apart so an idle connection is smaller.
 type connExt struct {
-	laddr   net.Addr // when c.addrs: set before c is shared, then read-only
-	raddr   net.Addr
-	flushq  []flushWait
-	lingerT *executor.Timer
-	done    *future.Promise[error] // Done's, made on first use
-	dl      *deadlines             // read, write and idle deadlines, once one is set
+	connAddrs // when c.addrs (backend_conn.go)
+	flushq    []flushWait
+	lingerT   *executor.Timer
+	done      *future.Promise[error] // Done's, made on first use
+	dl        *deadlines             // read, write and idle deadlines, once one is set
 
 	// The output limit's stall: since when the output has been over the
 	// limit with the socket full, and how much the kernel had taken then.
@@ -124,15 +117,6 @@ type connExt struct {
 	ly *layerRef // the layer over the bytes, when fLayer is set (layer.go)
 
 	sf *fileOut // a SendFile under way (sendfile.go)
-}
-
-// newConnOf returns a connection whose addresses are laddr and raddr, or,
-// when both are nil, kept inline by the backend.
-func newConnOf(laddr, raddr net.Addr) *Conn {
-	if laddr == nil && raddr == nil {
-		return &Conn{}
-	}
-	return &Conn{addrs: true, ext: &connExt{laddr: laddr, raddr: raddr}}
 }
 
 // x returns c's extension, making it on first use.
@@ -154,24 +138,6 @@ func (c *Conn) flushq() []flushWait {
 type flushWait struct {
 	target uint64
 	p      *future.Promise[struct{}]
-}
-
-// attach finishes making a connection on its loop; the reactor closes it
-// with the executor (the backend keeps it in its table of sockets). Loop
-// only. It returns false (and the caller closes the socket) once the
-// executor has closed.
-func (c *Conn) attach(r *reactor, cfg *listenConfig) bool {
-	c.r = r
-	c.limit, c.linger = clampLimit(cfg.outputLimit), cfg.linger
-	if r.closed {
-		return false
-	}
-	r.conns++
-	inc(&r.stats.opened)
-	if cfg.idle > 0 {
-		c.SetIdleTimeout(cfg.idle)
-	}
-	return true
 }
 
 // interrupt closes the connection at once when the executor closes: what

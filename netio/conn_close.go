@@ -168,23 +168,6 @@ func (c *Conn) discardInput() {
 	c.r.lp.Post(c.discardInput) // a peer that keeps sending: go on after the rest of the loop
 }
 
-// abort closes c at once: unsent output is dropped and everything pending
-// fails with err (receives with their sticky error if they had one).
-func (c *Conn) abort(err error) {
-	if c.released {
-		return
-	}
-	if c.rerr == nil {
-		c.rerr = err
-	}
-	if c.werr == nil {
-		c.werr = err
-	}
-	c.failRecv(c.rerr)
-	c.failFlush()
-	c.release()
-}
-
 // release closes the socket and gives the buffers up.
 func (c *Conn) release() {
 	if c.released {

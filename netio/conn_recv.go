@@ -7,7 +7,6 @@ package netio
 import (
 	"errors"
 	"io"
-	"net"
 	"os"
 
 	"github.com/spindle-rt/spindle/executor"
@@ -122,51 +121,6 @@ func (c *Conn) wouldWait() ([]byte, error, bool) {
 		return nil, ErrServerClosed, true
 	}
 	return nil, nil, false
-}
-
-// readable is called by the backend, on the loop, when bytes may have
-// arrived since a receive found none.
-func (c *Conn) readable() {
-	if c.is(fLingerIn) {
-		c.discardInput()
-		return
-	}
-	if len(c.recvq) > 0 && !c.is(fPumping) {
-		c.pump()
-	}
-	if w := c.pollw; w != nil {
-		c.pollw = nil
-		w.Wake()
-	}
-}
-
-// receiving reports whether a receive is pending (a queued Recv, a
-// PollRecv waiting): the peer's end is then delivered to it.
-func (c *Conn) receiving() bool { return len(c.recvq) > 0 || c.pollw != nil }
-
-// leave ends a connection whose peer has gone while nobody received from
-// it: err (io.EOF, or the socket's error) is what receives fail with from
-// now on, and the socket is freed at once when nothing is left to send
-// (after the output otherwise, or at once on an error). A peer's EOF after
-// bytes were received is left to the next receive instead: the peer may
-// have shut only its write side and wait for a reply.
-func (c *Conn) leave(err error) {
-	if c.released || c.is(fClosing) || c.rerr != nil || c.held > 0 {
-		return
-	}
-	if err == io.EOF && c.is(fRecvd) {
-		return
-	}
-	if c.is(fLayer) {
-		err = c.ext.ly.peerEnd(err)
-	}
-	c.rerr = err
-	if err != io.EOF || c.written == c.taken {
-		c.werr = net.ErrClosed // writes fail as after Close
-		c.abort(err)
-		return
-	}
-	c.set(fGone) // drained releases it
 }
 
 // TryRecv returns bytes that are already readable on c, without waiting:

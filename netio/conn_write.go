@@ -95,13 +95,6 @@ func (c *Conn) overLimit(n int) bool {
 	return now-x.stallAt >= outputStall
 }
 
-func (c *Conn) markDirty() {
-	if !c.dirty {
-		c.dirty = true
-		c.r.dirty = append(c.r.dirty, c)
-	}
-}
-
 // Buffered returns the number of bytes written to c but not yet taken by
 // the kernel. Loop only.
 func (c *Conn) Buffered() int {
@@ -195,24 +188,6 @@ func (c *Conn) Flush() *future.Future[struct{}] {
 func (c *Conn) seal() {
 	if c.is(fLayer) {
 		c.ext.ly.seal()
-	}
-}
-
-// took records that the kernel took n more bytes of output.
-func (c *Conn) took(n int) {
-	c.taken += uint64(n)
-	if c.idle && n > 0 {
-		c.touch()
-	}
-	for q := c.flushq(); len(q) > 0 && q[0].target <= c.taken; q = c.ext.flushq {
-		p := q[0].p
-		copy(q, q[1:])
-		q[len(q)-1] = flushWait{}
-		c.ext.flushq = q[:len(q)-1]
-		p.Resolve(struct{}{})
-	}
-	if c.taken == c.written {
-		c.drained()
 	}
 }
 

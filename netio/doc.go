@@ -53,7 +53,15 @@
 // so once (log/slog). Stats.Backend names what serves each executor.
 // A backend's files carry its name as a prefix: epoll_*.go, uring_*.go,
 // portable_*.go, sim_*.go; kernel_*.go is the socket code epoll and
-// io_uring share.
+// io_uring share. The contract has two sides: backend.go, what a backend
+// does for the shared code (the backend interface), and backend_conn.go,
+// what of the shared code a backend may use (the fields it reads and
+// writes, the calls it makes, each with its rule). A backend's files use
+// nothing else of the shared files but the types Conn, Listener, reactor,
+// listenConfig and fileOut, the exported API and the exported errors and
+// constants; the shared files reach a backend only through the contract.
+// A test (contract_internal_test.go) type-checks the package and fails on
+// a use that goes around it, either way.
 //
 // # Who may call what
 //
@@ -282,7 +290,7 @@
 //
 // A file that keeps state states its invariants at its top. The shared
 // core keeps the rules and talks to sockets only through the
-// backend contract; the TLS layer sits between a connection's paths and
+// backend contract (backend.go, backend_conn.go); the TLS layer sits between a connection's paths and
 // its bytes through the layer contract; each backend moves the bytes.
 //
 // The shared core:
@@ -318,6 +326,7 @@
 // The backends (a prefix per backend; see Backends above):
 //
 //	backend.go             the backend contract and its rules; Backend, Use, and how a loop's backend is chosen
+//	backend_conn.go        the contract's other side: what of the shared code a backend may use, and its rules
 //	kernel_sock.go         the kernel's sockets (epoll and io_uring): a connection's part, the slot table, socket calls
 //	kernel_listen.go       the kernel's listening sockets and what an accept made
 //	kernel_dial.go         the kernel's non-blocking connects
@@ -331,6 +340,6 @@
 //	portable_peek_*.go     portable: peeking at a socket for a peer that left
 //	portable_unacked_*.go  portable: the output not yet acknowledged
 //	portable_reuseport_*.go  SO_REUSEPORT for the listeners package net makes
-//	portable_sendfile.go   portable builds: SendFile copies
+//	portable_sendfile.go   portable: SendFile takes the copy path
 //	sim_backend.go         the simulated network (package sim), chosen per loop
 package netio

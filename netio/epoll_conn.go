@@ -46,7 +46,7 @@ func (b *epollBackend) event(c *Conn, ev uint32) {
 		}
 		s.ep.f |= eWready
 		b.connected(c)
-		if c.released || s.kf&kDial != 0 {
+		if c.isReleased() || s.kf&kDial != 0 {
 			return
 		}
 		// The peer's bytes and end may have come with the connect's edge
@@ -59,13 +59,13 @@ func (b *epollBackend) event(c *Conn, ev uint32) {
 	if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
 		s.ep.f |= eRready
 		c.readable()
-		if s.ep.f&eHup != 0 && !c.released && !c.receiving() {
+		if s.ep.f&eHup != 0 && !c.isReleased() && !c.receiving() {
 			peerEnd(c)
 		}
 	}
-	if ev&(unix.EPOLLOUT|unix.EPOLLHUP|unix.EPOLLERR) != 0 && !c.released {
+	if ev&(unix.EPOLLOUT|unix.EPOLLHUP|unix.EPOLLERR) != 0 && !c.isReleased() {
 		s.ep.f |= eWready
-		if (c.out != nil || c.sendingZeroCopy()) && !c.dirty {
+		if (c.out != nil || c.zeroCopyFile() != nil) && !c.isDirty() {
 			b.flushOut(c)
 		}
 	}
@@ -74,7 +74,7 @@ func (b *epollBackend) event(c *Conn, ev uint32) {
 // readNow reads what the socket has into c's buffer.
 func (b *epollBackend) readNow(c *Conn) (int, error, bool) {
 	s := &c.sk
-	if c.released {
+	if c.isReleased() {
 		return 0, net.ErrClosed, true
 	}
 	if s.ep.f&eRready == 0 {
@@ -121,8 +121,8 @@ func (b *epollBackend) readNow(c *Conn) (int, error, bool) {
 // buffered, and the rest at the next EPOLLOUT edge.
 func (b *epollBackend) flushOut(c *Conn) {
 	s := &c.sk
-	if c.out == nil && c.sendingZeroCopy() && s.ep.f&eWready != 0 {
-		c.sendFileOut()
+	if sf := c.zeroCopyFile(); c.out == nil && sf != nil && s.ep.f&eWready != 0 {
+		sendFileOut(c, sf)
 		return
 	}
 	if s.ep.f&eWready == 0 || c.out == nil || s.kf&kDial != 0 {
@@ -141,7 +141,7 @@ func (b *epollBackend) flushOut(c *Conn) {
 			c.abort(sysOpError(c, "write", err))
 			return
 		}
-		if !s.taken(c, n) || c.released || c.out == nil {
+		if !s.taken(c, n) || c.isReleased() || c.out == nil {
 			return
 		}
 		if n < len(p) {
@@ -154,7 +154,7 @@ func (b *epollBackend) flushOut(c *Conn) {
 // lastWrite sends what the socket takes at once of the buffered output,
 // before the executor's close drops the rest.
 func (b *epollBackend) lastWrite(c *Conn) {
-	if !c.released && c.out != nil && c.sk.kf&kDial == 0 {
+	if !c.isReleased() && c.out != nil && c.sk.kf&kDial == 0 {
 		unix.Write(int(c.sk.fd), c.sk.pending(c.out))
 	}
 }

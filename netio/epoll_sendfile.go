@@ -10,59 +10,55 @@ import (
 	"github.com/spindle-rt/spindle/future"
 )
 
-// zeroCopy reports whether c's SendFile goes by sendfile(2): a plain
-// socket of the epoll backend (the ring's sends and TLS's records take
-// the copy path).
-func (c *Conn) zeroCopy() bool {
-	_, ep := c.r.be.(*epollBackend)
-	return ep && c.tlsOf() == nil
-}
-
-// startZeroCopy starts sf once the output written before it has been
-// taken.
-func (c *Conn) startZeroCopy(sf *fileOut) *future.Future[struct{}] {
-	sf.zc, sf.fd = true, int(sf.f.Fd())
+// sendFile sends sf by sendfile(2), once the output written before it
+// has been taken (sendfile.go asks only for a connection without a
+// layer: TLS's records take the copy path).
+func (b *epollBackend) sendFile(c *Conn, sf *fileOut) (*future.Future[struct{}], bool) {
+	sf.useZeroCopy()
 	if c.out != nil {
-		c.r.be.flushOut(c) // the output before the file goes first, now
+		b.flushOut(c) // the output before the file goes first, now
 	}
 	if c.werr != nil {
-		c.ext.sf = nil
-		return future.Failed[struct{}](c.exe(), c.werr)
+		c.dropFile()
+		return future.Failed[struct{}](c.Executor(), c.werr), true
 	}
 	if c.written == c.taken {
-		return c.beginZeroCopy(sf)
+		return b.beginZeroCopy(c, sf), true
 	}
 	// The socket is full: the file follows once it has taken the rest.
-	p := future.NewPromise[struct{}](c.exe())
+	p := future.NewPromise[struct{}](c.Executor())
 	c.Flush().OnComplete(func(_ struct{}, err error) {
 		if err != nil {
-			c.ext.sf = nil
+			c.dropFile()
 			p.Reject(err)
 			return
 		}
-		c.beginZeroCopy(sf).OnComplete(func(_ struct{}, err error) { p.Complete(struct{}{}, err) })
+		b.beginZeroCopy(c, sf).OnComplete(func(_ struct{}, err error) { p.Complete(struct{}{}, err) })
 	})
-	return p.Future()
+	return p.Future(), true
 }
 
 // beginZeroCopy counts the file's bytes as written and hands the first
 // of them to the kernel.
-func (c *Conn) beginZeroCopy(sf *fileOut) *future.Future[struct{}] {
-	sf.started = true
-	c.written += uint64(sf.left)
+func (b *epollBackend) beginZeroCopy(c *Conn, sf *fileOut) *future.Future[struct{}] {
+	c.beginFile(sf)
 	f := c.Flush()
 	if c.sk.ep.f&eWready != 0 {
-		c.sendFileOut()
+		sendFileOut(c, sf)
 	}
 	return f
 }
 
 // sendFileOut hands the kernel what the socket takes of the file, and
 // the rest at the next EPOLLOUT edge.
-func (c *Conn) sendFileOut() {
-	sf, s := c.ext.sf, &c.sk
-	for s.ep.f&eWready != 0 && sf.left > 0 {
-		k, err := unix.Sendfile(int(s.fd), sf.fd, &sf.off, int(min(sf.left, 1<<30)))
+func sendFileOut(c *Conn, sf *fileOut) {
+	s := &c.sk
+	for s.ep.f&eWready != 0 {
+		fd, off, left := sf.span()
+		if left == 0 {
+			return
+		}
+		k, err := unix.Sendfile(int(s.fd), fd, off, int(min(left, 1<<30)))
 		switch {
 		case err == unix.EINTR:
 			continue
@@ -70,21 +66,16 @@ func (c *Conn) sendFileOut() {
 			s.ep.f &^= eWready
 			return
 		case err != nil:
-			c.ext.sf = nil
+			c.dropFile()
 			c.abort(sysOpError(c, "sendfile", err))
 			return
 		case k == 0:
-			c.ext.sf = nil
+			c.dropFile()
 			c.abort(io.ErrUnexpectedEOF) // the file is shorter than promised
 			return
 		}
-		sf.left -= int64(k)
-		if sf.left == 0 {
-			c.ext.sf = nil
-			c.took(k)
-			c.keepFileOut(sf) // after took, whose callbacks may start another send
-			return
+		if c.tookFile(sf, k) {
+			return // sf is done, and may serve another SendFile already
 		}
-		c.took(k)
 	}
 }

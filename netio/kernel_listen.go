@@ -49,7 +49,7 @@ func listenSock(l *Listener, network, address string) (net.Addr, error) {
 		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
 			return fail("setsockopt", err)
 		}
-		if l.cfg.reusePort {
+		if l.reusesPort() {
 			if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
 				return fail("setsockopt", err)
 			}

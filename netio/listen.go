@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
@@ -30,24 +29,17 @@ import (
 // accepts are events of that loop and the connections it accepts belong to
 // the same executor. Make one with Listen.
 type Listener struct {
-	ex    *executor.Executor
-	lp    *loop.Loop
-	addr  net.Addr
-	cfg   listenConfig
-	watch loop.CloseWatch
-
-	mu     sync.Mutex
-	closed bool
+	listenIO // what a backend may read and write (backend_conn.go)
+	ex       *executor.Executor
+	watch    loop.CloseWatch
 
 	// loop-owned
-	r       *reactor
 	acceptq []*future.Promise[*Conn]
 	stash   *Conn
 	done    bool  // pending accepts have been failed for good
 	doneErr error // what they failed with
 
 	be backend   // what serves the listener (backend.go): the reactor's once l.r is set
-	ls lsock     // the backend's part
 	tl listenTLS // the handshakes of a TLS listener (tls.go)
 }
 
@@ -80,7 +72,7 @@ func Listen(ex *executor.Executor, network, address string, opts ...ListenOption
 	if lp.Closing() {
 		return nil, fmt.Errorf("netio: listen %s %s: %w", network, address, executor.ErrClosed)
 	}
-	l := &Listener{ex: ex, lp: lp, cfg: cfg, be: backendOf(lp)}
+	l := &Listener{listenIO: listenIO{lp: lp, cfg: cfg}, ex: ex, be: backendOf(lp)}
 	addr, err := l.be.listen(l, network, address)
 	if err != nil {
 		return nil, fmt.Errorf("netio: %w", err)
@@ -223,22 +215,6 @@ func (l *Listener) popAccept() *future.Promise[*Conn] {
 	l.acceptq[len(l.acceptq)-1] = nil
 	l.acceptq = l.acceptq[:len(l.acceptq)-1]
 	return p
-}
-
-// acceptable is called by the backend, on the loop, when a connection may
-// be waiting.
-func (l *Listener) acceptable() {
-	if l.isClosed() {
-		l.finish(net.ErrClosed)
-		return
-	}
-	l.pump()
-}
-
-func (l *Listener) isClosed() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.closed
 }
 
 // closeSocket closes the listening socket if it is open and reports

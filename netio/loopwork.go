@@ -36,12 +36,6 @@ func onLoopFuture[T any](lp *loop.Loop, fn func(*future.Promise[T])) *future.Fut
 	return p.Future()
 }
 
-// toLoop runs fn on lp's loop, or drop if the loop has closed or closes
-// before it runs fn. Any goroutine.
-func toLoop(lp *loop.Loop, fn, drop func()) {
-	_ = lp.Schedule(&onLoop{fn: fn, drop: drop}, nil, 0) // Schedule drops it when refused
-}
-
 // sweep drops the waiters whose futures completed while they waited (they
 // were cancelled), so receives given up leave nothing behind.
 func sweep[T any](q []*future.Promise[T]) []*future.Promise[T] {

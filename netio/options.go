@@ -26,10 +26,6 @@ type listenConfig struct {
 	tlsOptions                // WithTLS and its options (tls.go)
 }
 
-func defaultListenConfig() listenConfig {
-	return listenConfig{outputLimit: DefaultOutputLimit, linger: DefaultLinger}
-}
-
 type optionFunc func(*listenConfig)
 
 func (f optionFunc) apply(c *listenConfig) { f(c) }

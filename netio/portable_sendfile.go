@@ -4,7 +4,7 @@ package netio
 
 import "github.com/spindle-rt/spindle/future"
 
-// zeroCopy reports whether c's SendFile goes by sendfile(2): never here.
-func (c *Conn) zeroCopy() bool { return false }
-
-func (c *Conn) startZeroCopy(*fileOut) *future.Future[struct{}] { panic("unreachable") }
+// sendFile: package net's sockets send a file by the copy path.
+func (b *portableBackend) sendFile(*Conn, *fileOut) (*future.Future[struct{}], bool) {
+	return nil, false
+}

@@ -171,7 +171,7 @@ type peerGone Conn
 
 func (g *peerGone) Run() {
 	c := (*Conn)(g)
-	if c.released || c.receiving() || c.sk.reading || c.sk.got {
+	if c.isReleased() || c.receiving() || c.sk.reading || c.sk.got {
 		return // a receive will say so
 	}
 	if err := c.sk.perr; err != nil {
@@ -224,7 +224,7 @@ func (*portableBackend) readNow(c *Conn) (int, error, bool) {
 		}
 		return s.rn, sockErr(s.rerr), true
 	}
-	if !s.reading && !c.released {
+	if !s.reading && !c.isReleased() {
 		if c.rbuf == nil {
 			c.rbuf = c.r.getR()
 		}
@@ -237,7 +237,7 @@ func (*portableBackend) readNow(c *Conn) (int, error, bool) {
 func (c *Conn) readDone() {
 	s := &c.sk
 	s.reading = false
-	if c.released {
+	if c.isReleased() {
 		return
 	}
 	s.got = true
@@ -282,7 +282,7 @@ func (c *Conn) writeDone() {
 	s.writing = false
 	b := s.inflight
 	s.inflight = nil
-	if c.released {
+	if c.isReleased() {
 		return
 	}
 	c.r.putW(b)
@@ -310,7 +310,7 @@ func (*portableBackend) addr(c *Conn, remote bool) net.Addr {
 // writes (and may wait for the peer) what it has not yet written is
 // dropped.
 func (*portableBackend) lastWrite(c *Conn) {
-	if !c.released && !c.sk.writing && len(c.out) > 0 {
+	if !c.isReleased() && !c.sk.writing && len(c.out) > 0 {
 		c.sk.tryWrite(c.out)
 	}
 }
@@ -398,7 +398,7 @@ type lsock struct {
 
 func (*portableBackend) listen(l *Listener, network, address string) (net.Addr, error) {
 	lc := net.ListenConfig{}
-	if l.cfg.reusePort {
+	if l.reusesPort() {
 		lc.Control = reusePortControl
 	}
 	ln, err := lc.Listen(context.Background(), network, address)

@@ -25,75 +25,33 @@ package netio
 //     and closes the backend's own descriptors.
 
 import (
-	"errors"
-
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/internal/loop"
 )
 
-const (
-	readBufSize  = 16 << 10 // bytes one receive can return
-	writeBufSize = 4 << 10  // an output buffer's first size; it grows for a burst
-	poolMax      = 64       // free buffers of each kind a loop keeps
-)
+// writeBufSize is an output buffer's first size; it grows for a burst
+// (the read buffers' sizes are the contract's, backend_conn.go).
+const writeBufSize = 4 << 10
 
 type reactorKey struct{}
 
 // reactor is a loop's netio state.
 type reactor struct {
-	lp     *loop.Loop
-	ex     *executor.Executor
-	rfree  [][]byte
-	wfree  [][]byte
-	dirty  []*Conn
-	spare  []*Conn
-	conns  int  // connections attached and not yet released
-	closed bool // the executor has closed: no connection is attached any more
-	watch  loop.CloseWatch
-	be     backend // what serves the loop's sockets (backend.go)
-	stats  *counters
-	sfFree []*fileOut // SendFiles that finished whole, for the next (sendfile.go)
+	reactorIO // what a backend may read (backend_conn.go)
+	ex        *executor.Executor
+	rfree     [][]byte
+	wfree     [][]byte
+	dirty     []*Conn
+	spare     []*Conn
+	conns     int  // connections attached and not yet released
+	closed    bool // the executor has closed: no connection is attached any more
+	watch     loop.CloseWatch
+	stats     *counters
+	sfFree    []*fileOut // SendFiles that finished whole, for the next (sendfile.go)
 
 	// Shutdown (drain.go)
 	draining  bool                   // the executor drains: no accept, no read for a receive
 	listeners map[*Listener]struct{} // those accepting on this loop, closed when the drain begins
-}
-
-// reactorOf returns lp's reactor, making it on first use. Loop only.
-func reactorOf(lp *loop.Loop) (*reactor, error) {
-	if r, ok := lp.Local(reactorKey{}).(*reactor); ok {
-		return r, nil
-	}
-	r := &reactor{lp: lp, ex: (*executor.Executor)(lp), be: loopBackendOf(lp), stats: &counters{}}
-	if r.be.name() == BackendEpoll && lp.HasIO() {
-		// The loop waits in its io_uring already (another component made
-		// it, internal/uring): epoll cannot be its wait, the ring serves.
-		setKind(lp, BackendURing)
-		r.be = newHostBackend(BackendURing)
-	}
-	io, err := r.be.init(r)
-	if errors.Is(err, errRefused) {
-		refused(err) // epoll serves the loop instead
-		setKind(lp, BackendEpoll)
-		r.be = newHostBackend(BackendEpoll)
-		io, err = r.be.init(r)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !lp.Attach(loop.Attachment{
-		Key: reactorKey{}, Value: r,
-		Watch: &r.watch, OnClose: (*reactorWatch)(r),
-		IO:      io,
-		Flusher: r,
-	}) {
-		r.be.shut(r)
-		return nil, executor.ErrClosed
-	}
-	r.stats.backend = string(r.be.name())
-	register(lp, r.stats)
-	lp.AddDrainer(r)
-	return r, nil
 }
 
 // reactorWatch is how the reactor hears that its executor closes: it
@@ -150,33 +108,10 @@ func pop(pool *[][]byte) []byte {
 	return b
 }
 
-// getR returns a read buffer.
-func (r *reactor) getR() []byte {
-	if b := pop(&r.rfree); b != nil {
-		return b
-	}
-	return make([]byte, readBufSize)
-}
-
-// putR gives a read buffer back.
-func (r *reactor) putR(b []byte) {
-	if len(r.rfree) < poolMax && cap(b) == readBufSize {
-		r.rfree = append(r.rfree, b[:readBufSize])
-	}
-}
-
 // getW returns an empty output buffer.
 func (r *reactor) getW() []byte {
 	if b := pop(&r.wfree); b != nil {
 		return b
 	}
 	return make([]byte, 0, writeBufSize)
-}
-
-// putW gives an output buffer back; one that grew for a burst is left to
-// the garbage collector.
-func (r *reactor) putW(b []byte) {
-	if len(r.wfree) < poolMax && cap(b) == writeBufSize {
-		r.wfree = append(r.wfree, b[:0])
-	}
 }

@@ -134,8 +134,10 @@ func (c *Conn) SendFile(f *os.File, off, n int64) *future.Future[struct{}] {
 	sf := c.newFileOut()
 	sf.f, sf.off, sf.left = f, off, n
 	c.x().sf = sf
-	if c.zeroCopy() {
-		return c.startZeroCopy(sf)
+	if !c.is(fLayer) { // a layer (TLS) seals what it sends: the copy path
+		if f, ok := c.r.be.sendFile(c, sf); ok {
+			return f
+		}
 	}
 	sf.p = future.NewPromise[struct{}](c.exe())
 	sf.c, sf.next, sf.end = c, off, off+n
@@ -173,12 +175,6 @@ func (c *Conn) keepFileOut(sf *fileOut) {
 
 // sendingFile reports whether a SendFile is under way.
 func (c *Conn) sendingFile() bool { return c.ext != nil && c.ext.sf != nil }
-
-// sendingZeroCopy reports whether a zero-copy SendFile has bytes for the
-// socket now.
-func (c *Conn) sendingZeroCopy() bool {
-	return c.ext != nil && c.ext.sf != nil && c.ext.sf.started
-}
 
 // pumpFile goes on with the copy path: the pieces landed at the front of
 // the ring are written, in order, and reads start while the output and

@@ -106,7 +106,7 @@ func (x *simConn) Event(ev simnet.Event) {
 			return
 		}
 		x.connected()
-		if x.dialP != nil || c.released {
+		if x.dialP != nil || c.isReleased() {
 			return
 		}
 		// The peer's bytes or end may have come before the connect ended
@@ -116,11 +116,11 @@ func (x *simConn) Event(ev simnet.Event) {
 	}
 	if ev&simnet.Readable != 0 {
 		c.readable()
-		if !c.released && !c.receiving() {
+		if !c.isReleased() && !c.receiving() {
 			x.peerEnd()
 		}
 	}
-	if ev&simnet.Writable != 0 && !c.released && c.out != nil && !c.dirty {
+	if ev&simnet.Writable != 0 && !c.isReleased() && c.out != nil && !c.isDirty() {
 		c.r.be.flushOut(c)
 	}
 }
@@ -154,7 +154,7 @@ func (x *simConn) connected() {
 }
 
 func (b *simBackend) readNow(c *Conn) (int, error, bool) {
-	if c.released {
+	if c.isReleased() {
 		return 0, net.ErrClosed, true
 	}
 	x := c.sk.sim
@@ -200,7 +200,7 @@ func (b *simBackend) flushOut(c *Conn) {
 func (b *simBackend) full(c *Conn) bool { return c.sk.sim.full && c.out != nil }
 
 func (b *simBackend) lastWrite(c *Conn) {
-	if x := c.sk.sim; !c.released && c.out != nil && x.dialP == nil {
+	if x := c.sk.sim; !c.isReleased() && c.out != nil && x.dialP == nil {
 		_, _ = x.s.Write(c.out[x.woff:])
 	}
 }
@@ -245,7 +245,7 @@ func (b *simBackend) closeSock(c *Conn) {
 }
 
 func (b *simBackend) listen(l *Listener, network, address string) (net.Addr, error) {
-	ln, err := b.p.Listen(network, address, l.cfg.reusePort)
+	ln, err := b.p.Listen(network, address, l.reusesPort())
 	if err != nil {
 		return nil, &net.OpError{Op: "listen", Net: network, Addr: simAddr{network, address}, Err: os.NewSyscallError("bind", err)}
 	}
@@ -338,3 +338,6 @@ type simAddr struct{ net, s string }
 
 func (a simAddr) Network() string { return a.net }
 func (a simAddr) String() string  { return a.s }
+
+// sendFile: the simulated network sends a file by the copy path.
+func (b *simBackend) sendFile(*Conn, *fileOut) (*future.Future[struct{}], bool) { return nil, false }

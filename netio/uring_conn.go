@@ -44,6 +44,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/internal/uring"
 )
 
@@ -184,7 +185,7 @@ func (b *uringBackend) done(c *Conn, kind uint32, e uring.CQE) {
 		if e.Res == -int32(unix.ECANCELED) {
 			return
 		}
-		if kind == kindPoll && e.Flags&uring.CQEFMore == 0 && e.Res >= 0 && !c.released {
+		if kind == kindPoll && e.Flags&uring.CQEFMore == 0 && e.Res >= 0 && !c.isReleased() {
 			b.pollEnd(c.sk.slot) // the kernel ended it (a full completion ring)
 		}
 		ev := uint32(e.Res)
@@ -204,11 +205,11 @@ func (b *uringBackend) event(c *Conn, ev uint32) {
 			return
 		}
 		b.connected(c)
-		if c.released || c.sk.kf&kDial != 0 {
+		if c.isReleased() || c.sk.kf&kDial != 0 {
 			return
 		}
 	}
-	if ev&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 && !c.released &&
+	if ev&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 && !c.isReleased() &&
 		!c.receiving() && c.sk.ur.rf&(rfRecv|rfDone) == 0 {
 		peerEnd(c)
 	}
@@ -226,7 +227,7 @@ func (b *uringBackend) armDial(c *Conn) {
 // reports ok false.
 func (b *uringBackend) readNow(c *Conn) (int, error, bool) {
 	s := &c.sk.ur
-	if c.released {
+	if c.isReleased() {
 		return 0, net.ErrClosed, true
 	}
 	if s.rf&rfDone != 0 {
@@ -309,7 +310,7 @@ func (b *uringBackend) recvDone(c *Conn, res int32, flags uint32) {
 	s.rres = int16(res) // at most readBufSize bytes, or an errno
 	s.rf |= rfDone
 	c.readable()
-	if !c.released && s.rf&rfDone != 0 && res <= 0 && !c.receiving() {
+	if !c.isReleased() && s.rf&rfDone != 0 && res <= 0 && !c.receiving() {
 		// the peer's end, and nobody to receive it: see leave
 		if res == 0 {
 			c.leave(io.EOF)
@@ -323,7 +324,7 @@ func (b *uringBackend) recvDone(c *Conn, res int32, flags uint32) {
 // flight (its completion sends the rest).
 func (b *uringBackend) flushOut(c *Conn) {
 	s := &c.sk
-	if s.ur.rf&rfSend != 0 || c.out == nil || c.released || s.kf&kDial != 0 || int(s.woff) == len(c.out) {
+	if s.ur.rf&rfSend != 0 || c.out == nil || c.isReleased() || s.kf&kDial != 0 || int(s.woff) == len(c.out) {
 		return
 	}
 	p := s.pending(c.out)
@@ -362,7 +363,7 @@ func (b *uringBackend) sendDone(c *Conn, res int32) {
 	if !s.taken(c, n) {
 		s.ur.rf &^= rfFull
 	}
-	if !c.released && c.out != nil && !c.dirty {
+	if !c.isReleased() && c.out != nil && !c.isDirty() {
 		b.flushOut(c)
 	}
 }
@@ -386,7 +387,7 @@ func (b *uringBackend) full(c *Conn) bool {
 // lastWrite leaves a send already in flight to the ring's last enter;
 // otherwise it sends what the socket takes at once.
 func (b *uringBackend) lastWrite(c *Conn) {
-	if !c.released && c.out != nil && c.sk.kf&kDial == 0 && c.sk.ur.rf&rfSend == 0 {
+	if !c.isReleased() && c.out != nil && c.sk.kf&kDial == 0 && c.sk.ur.rf&rfSend == 0 {
 		unix.Write(int(c.sk.fd), c.sk.pending(c.out))
 	}
 }
@@ -534,3 +535,6 @@ func rawSockaddr(rsa *unix.RawSockaddrAny) unix.Sockaddr {
 	}
 	return nil
 }
+
+// sendFile: the ring's sends take a file by the copy path.
+func (b *uringBackend) sendFile(*Conn, *fileOut) (*future.Future[struct{}], bool) { return nil, false }

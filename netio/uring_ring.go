@@ -38,7 +38,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/internal/loop"
 	"github.com/spindle-rt/spindle/internal/uring"
 )
@@ -169,11 +168,7 @@ func (b *uringBackend) drop(i int32, kind uint32, c uring.CQE) {
 // not yet: nothing may submit again once the ring cancels what is in
 // flight (an accept cancelled must not be asked for again).
 func (b *uringBackend) Closing() {
-	(*reactorWatch)(b.r).Interrupt(executor.ErrClosed)
-	for l := range b.r.listeners {
-		l.closeSocket()
-		l.finish(executor.ErrClosed)
-	}
+	b.r.closeNow()
 }
 
 // Pending reports whether a socket has an operation in flight.
