@@ -421,7 +421,11 @@ type accepted struct {
 func (a *accepted) Run() {
 	l := a.l
 	l.ls.accepting = false
-	l.ls.accepted = a
+	if l.isClosed() {
+		a.Drop() // nobody will take it
+	} else {
+		l.ls.accepted = a
+	}
 	l.acceptable()
 }
 
@@ -477,12 +481,13 @@ func (*portableBackend) acceptNow(l *Listener) (*Conn, error, bool) {
 // forget lets the loop's state of the listener go: the backend keeps none.
 func (*portableBackend) forget(*Listener) {}
 
-// closeListener closes the listening socket. Called under l.mu.
+// closeListener closes the listening socket. Called under l.mu, on any
+// goroutine: it touches only what listen set before the listener was
+// shared (quit, ln), never the loop-owned accepted and accepting. A
+// connection accepted but not yet taken is closed by the loop when it
+// takes it (acceptNow sees the listener closed), or by Drop.
 func (*portableBackend) closeListener(l *Listener) error {
 	close(l.ls.quit)
-	if a := l.ls.accepted; a != nil && a.nc != nil {
-		_ = a // the loop closes it when it takes it (acceptNow sees closed)
-	}
 	return l.ls.ln.Close()
 }
 
