@@ -12,8 +12,9 @@ package fileio
 //
 // Invariants (loop-owned, per File):
 //   - wbase is the largest number such that every write numbered up to it
-//     has completed (landed, whether it succeeded or failed); wdone[i]
-//     says whether write wbase+1+i has, for the writes accepted after it;
+//     has completed (landed, whether it succeeded or failed);
+//     wdone[whead+i] says whether write wbase+1+i has, for the writes
+//     accepted after it;
 //   - at most one sync round is in flight per file (syncing); a round
 //     starts at a batch boundary (flush) once every waiter of the oldest
 //     batch still waiting (gen: the loop's batch count when it was
@@ -53,7 +54,8 @@ type commit struct {
 	end   int64
 	wseq  uint64
 	wbase uint64
-	wdone []bool
+	wdone []bool // from whead on: the writes after wbase
+	whead int
 
 	abuf      []byte
 	aw        []appendWaiter
@@ -87,17 +89,21 @@ func (c *commit) accept() uint64 {
 	return c.wseq
 }
 
-// finished records that write seq has completed.
+// finished records that write seq has completed. The completed prefix
+// is skipped by whead and compacted away only once it is the larger half,
+// so a batch of n writes landing in order costs O(n), not O(n²).
 func (c *commit) finished(seq uint64) {
-	c.wdone[seq-c.wbase-1] = true
-	i := 0
-	for i < len(c.wdone) && c.wdone[i] {
-		i++
+	c.wdone[c.whead+int(seq-c.wbase-1)] = true
+	for c.whead < len(c.wdone) && c.wdone[c.whead] {
+		c.whead++
+		c.wbase++
 	}
-	if i > 0 {
-		c.wbase += uint64(i)
-		n := copy(c.wdone, c.wdone[i:])
-		c.wdone = c.wdone[:n]
+	switch {
+	case c.whead == len(c.wdone):
+		c.wdone, c.whead = c.wdone[:0], 0
+	case c.whead > len(c.wdone)/2:
+		n := copy(c.wdone, c.wdone[c.whead:])
+		c.wdone, c.whead = c.wdone[:n], 0
 	}
 }
 

@@ -19,6 +19,7 @@ package fileio
 
 import (
 	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
@@ -59,14 +60,31 @@ func Start(ex *executor.Executor, j Job) error {
 	if lp.OnLoop() {
 		return startJob(lp, j)
 	}
-	return lp.Schedule(&startTask{lp: lp, j: j}, nil, 0)
+	t := &startTask{lp: lp, j: j}
+	if err := lp.ScheduleOffLoop(t, nil, 0); err != nil {
+		return err // refused: Drop ran and left Done alone
+	}
+	if !t.at.CompareAndSwap(taskPending, taskQueued) {
+		t.j.Done(executor.ErrClosed) // dropped before we got here
+	}
+	return nil
 }
 
-// startTask starts a job handed to Start off the loop.
+// startTask starts a job handed to Start off the loop. at tells Drop
+// whether Start has returned nil (Done is then Drop's to run) or not yet
+// (a refused Schedule drops the task before returning its error, and
+// Start, which returns that error, runs no Done).
 type startTask struct {
 	lp *loop.Loop
 	j  Job
+	at atomic.Int32
 }
+
+const (
+	taskPending int32 = iota // Start has not seen Schedule's answer
+	taskQueued               // Start returned nil
+	taskDropped              // dropped while pending
+)
 
 func (t *startTask) Run() {
 	if startJob(t.lp, t.j) != nil {
@@ -74,7 +92,11 @@ func (t *startTask) Run() {
 	}
 }
 
-func (t *startTask) Drop() { t.j.Done(executor.ErrClosed) }
+func (t *startTask) Drop() {
+	if !t.at.CompareAndSwap(taskPending, taskDropped) {
+		t.j.Done(executor.ErrClosed)
+	}
+}
 
 // startJob starts j on lp's engine. Loop only.
 func startJob(lp *loop.Loop, j Job) error {

@@ -69,8 +69,12 @@ func TestDo(t *testing.T) {
 		if _, err := fileio.Do(closed, func() (int, error) { return 1, nil }).Await(context.Background()); !errors.Is(err, executor.ErrClosed) {
 			t.Fatalf("Do on a closed executor: %v, want executor.ErrClosed", err)
 		}
-		if err := fileio.Start(closed, &countJob{}); !errors.Is(err, executor.ErrClosed) {
+		j := &countJob{}
+		if err := fileio.Start(closed, j); !errors.Is(err, executor.ErrClosed) {
 			t.Fatalf("Start on a closed executor: %v, want executor.ErrClosed", err)
+		}
+		if j.runs.Load() != 0 || j.dones.Load() != 0 {
+			t.Fatalf("Start on a closed executor: %d Runs, %d Dones; want none (Start's error says so)", j.runs.Load(), j.dones.Load())
 		}
 	})
 }
