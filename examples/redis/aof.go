@@ -149,8 +149,9 @@ func (d *db) propagateAll(ops [][][]byte) {
 	for _, op := range ops {
 		c.add(op)
 	}
-	d.appendAOF(c.record())
+	rec := c.record() // a new buffer: several ops
 	d.scratch = c.buf[:0]
+	d.appendAOF(rec) // drops scratch if the ops made it large
 }
 
 // appendAOF appends a record to the file and counts it.
