@@ -598,7 +598,7 @@ func (fr *fileReq) wrote() {
 	fr.w.Write(fr.buf[:fr.n])
 	fr.off += int64(fr.n)
 	fr.left -= int64(fr.n)
-	if c := fr.w.c; c.nc != nil && !c.closed && c.head() == fr.r {
+	if c := fr.w.c; !c.closed && c.head() == fr.r {
 		c.nc.Flush().OnComplete(fr.onFlushed)
 		return
 	}

@@ -9,13 +9,14 @@ import (
 // sendFile sends n bytes of f from off as the next bytes of w's body, by
 // netio's SendFile, after the head and the body written so far, and
 // returns the future that completes once the kernel has taken them (or
-// the send failed). It reports false, and sends nothing, when w cannot: its response waits
-// behind others of the connection (their bytes must leave first), its
-// body is framed (chunked), or it has no socket. Until done, nothing else
+// the send failed). It reports false, and sends nothing, when w cannot:
+// its response waits behind others of the connection (their bytes must
+// leave first), its body is framed (chunked), or the connection is closed
+// or hijacked. Until done, nothing else
 // may be written to the connection, so the response must not end before.
 func (w *ResponseWriter) sendFile(f *os.File, off, n int64) (*future.Future[struct{}], bool) {
 	c := w.c
-	if c.nc == nil || c.closed || c.hijacked || c.head() != w.r || w.done || w.r.method == "HEAD" {
+	if c.closed || c.hijacked || c.head() != w.r || w.done || w.r.method == "HEAD" {
 		return nil, false
 	}
 	if w.headSent && w.chunked || !w.headSent && !w.hdr.Has("Content-Length") {
