@@ -236,12 +236,17 @@ func (c *Conn) took(n int) {
 	if c.idle && n > 0 {
 		c.touch()
 	}
-	for q := c.flushq(); len(q) > 0 && q[0].target <= c.taken; q = c.ext.flushq {
-		p := q[0].p
-		copy(q, q[1:])
-		q[len(q)-1] = flushWait{}
-		c.ext.flushq = q[:len(q)-1]
-		p.Resolve(struct{}{})
+	// Resolve runs no callback inline (they are scheduled), so the waits
+	// met are resolved first and the rest moved down once: linear in the
+	// flushes a take ends, however many a slow peer let pile up.
+	if q := c.flushq(); len(q) > 0 && q[0].target <= c.taken {
+		k := 0
+		for ; k < len(q) && q[k].target <= c.taken; k++ {
+			q[k].p.Resolve(struct{}{})
+		}
+		n := copy(q, q[k:])
+		clear(q[n:])
+		c.ext.flushq = q[:n]
 	}
 	if c.taken == c.written {
 		c.drained()
