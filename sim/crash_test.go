@@ -400,3 +400,37 @@ func TestAtStep(t *testing.T) {
 		t.Fatalf("ran %v, want %s", got, want)
 	}
 }
+
+// The faults a test sets through World.Faults and Disk.Faults are the
+// ones the network and the disk draw from.
+func TestFaultsReachTheWorld(t *testing.T) {
+	w := sim.New(1)
+	defer w.Close()
+	srvH, cliH := w.Host("server"), w.Host("client")
+	echoServer(t, srvH.Executor(), 7000)
+	w.Faults().Refuse = 1
+	cliH.Disk().Faults.Capacity = 10
+	ex := cliH.Executor()
+	var dialErr, writeErr error
+	done := future.Spawn(ex, func(ctx context.Context) (struct{}, error) {
+		_, dialErr = netio.Dial(ctx, ex, "tcp", srvH.Addr(7000)).Await(ctx)
+		f, err := fileio.Create(ex, "/f").Await(ctx)
+		if err != nil {
+			return struct{}{}, err
+		}
+		_, writeErr = f.WriteAt(make([]byte, 11), 0).Await(ctx)
+		return struct{}{}, nil
+	})
+	if !w.RunUntil(done.Ready, time.Minute) {
+		t.Fatal("the task did not finish")
+	}
+	if !errors.Is(dialErr, syscall.ECONNREFUSED) {
+		t.Errorf("dial with Faults().Refuse = 1: %v, want ECONNREFUSED", dialErr)
+	}
+	if !errors.Is(writeErr, syscall.ENOSPC) {
+		t.Errorf("a write past Disk().Faults.Capacity: %v, want ENOSPC", writeErr)
+	}
+	if got := cliH.Disk().Used(); got != 10 {
+		t.Errorf("the disk holds %d bytes, want its capacity, 10", got)
+	}
+}

@@ -90,11 +90,14 @@ var DefaultFaults = Faults{
 
 // Disk is one host's simulated disk. Make one with New.
 type Disk struct {
+	// Faults are the disk's own faults, used unless UseFaults points the
+	// disk at others.
 	Faults Faults
 	// Record, when set, is told every operation carried out (a kind, two
 	// numbers and bytes), for the simulation's trace.
 	Record func(kind byte, a, b uint64, data []byte)
 
+	f      *Faults // the faults in use: &Faults, or UseFaults's
 	sched  Scheduler
 	rand   *rand.Rand
 	names  map[string]*inode
@@ -137,8 +140,14 @@ type Handle struct {
 
 // New returns an empty disk on s whose choices are drawn from rng.
 func New(s Scheduler, rng *rand.Rand) *Disk {
-	return &Disk{Faults: DefaultFaults, sched: s, rand: rng, names: map[string]*inode{}}
+	d := &Disk{Faults: DefaultFaults, sched: s, rand: rng, names: map[string]*inode{}}
+	d.f = &d.Faults
+	return d
 }
+
+// UseFaults makes the disk draw from *f instead of its Faults field,
+// from now on (package sim points it at the faults of its own Disk type).
+func (d *Disk) UseFaults(f *Faults) { d.f = f }
 
 // Now returns the disk's time in nanoseconds.
 func (d *Disk) Now() int64 { return d.sched.Now() }
@@ -148,9 +157,9 @@ func (d *Disk) After(t time.Duration, fn func()) { d.sched.After(t, fn) }
 
 // Latency draws how long an operation takes; sync for a Sync.
 func (d *Disk) Latency(sync bool) time.Duration {
-	lo, hi := d.Faults.MinLatency, d.Faults.MaxLatency
+	lo, hi := d.f.MinLatency, d.f.MaxLatency
 	if sync {
-		lo, hi = d.Faults.MinSync, d.Faults.MaxSync
+		lo, hi = d.f.MinSync, d.f.MaxSync
 	}
 	if hi <= lo {
 		return max(lo, 0)
@@ -249,8 +258,8 @@ func (h *Handle) WriteAt(p []byte, off int64) (int, error) {
 	d, ino := h.d, h.ino
 	end := off + int64(len(p))
 	var err error
-	if grow := end - int64(len(ino.data)); grow > 0 && d.Faults.Capacity > 0 && d.used+grow > d.Faults.Capacity {
-		room := d.Faults.Capacity - d.used
+	if grow := end - int64(len(ino.data)); grow > 0 && d.f.Capacity > 0 && d.used+grow > d.f.Capacity {
+		room := d.f.Capacity - d.used
 		end = max(int64(len(ino.data))+room, off)
 		p = p[:end-off]
 		err = pathErr("write", h.name, syscall.ENOSPC)
@@ -276,7 +285,7 @@ func (h *Handle) Sync() error {
 	}
 	d, ino := h.d, h.ino
 	d.syncs++
-	if d.Faults.SyncEIO > 0 && d.rand.Float64() < d.Faults.SyncEIO {
+	if d.f.SyncEIO > 0 && d.rand.Float64() < d.f.SyncEIO {
 		d.record('F', ino.id, uint64(len(ino.unsynced)), nil)
 		clear(ino.unsynced)
 		ino.unsynced = ino.unsynced[:0] // lost: in data only (see the package doc)
@@ -313,7 +322,7 @@ func (h *Handle) Truncate(size int64) error {
 		return pathErr("truncate", h.name, syscall.EINVAL)
 	}
 	d := h.d
-	if grow := size - int64(len(h.ino.data)); grow > 0 && d.Faults.Capacity > 0 && d.used+grow > d.Faults.Capacity {
+	if grow := size - int64(len(h.ino.data)); grow > 0 && d.f.Capacity > 0 && d.used+grow > d.f.Capacity {
 		return pathErr("truncate", h.name, syscall.ENOSPC)
 	}
 	d.truncate(h.ino, size)
@@ -474,7 +483,7 @@ func (d *Disk) Crash(rng *rand.Rand) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	keep, tear, lose := d.Faults.CrashKeep, d.Faults.CrashTear, d.Faults.CrashLose
+	keep, tear, lose := d.f.CrashKeep, d.f.CrashTear, d.f.CrashLose
 	if sum := keep + tear + lose; sum > 0 {
 		keep, tear = keep/sum, tear/sum
 	} else {
