@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/spindle-rt/spindle/internal/loop"
 )
 
 var (
@@ -182,22 +183,10 @@ func (wd *watchdog) run() {
 				continue
 			}
 			fmt.Fprintf(wd.out, "sim seed=%d: one step has run for more than %v (-sim.stepwait): a hang; replay it with: %s\n\ngoroutines:\n%s\n",
-				seed, wd.wait, cmd, stacks())
+				seed, wd.wait, cmd, loop.AllStacks())
 			wd.exit(1)
 			return
 		}
-	}
-}
-
-// stacks returns every goroutine's stack.
-func stacks() []byte {
-	buf := make([]byte, 1<<16)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			return buf[:n]
-		}
-		buf = make([]byte, 2*len(buf))
 	}
 }
 
