@@ -436,3 +436,54 @@ func TestFaultsReachTheWorld(t *testing.T) {
 		t.Errorf("the disk holds %d bytes, want its capacity, 10", got)
 	}
 }
+
+// A file operation in flight when its host crashes never happens, and
+// one made by the next incarnation does.
+func TestSimCrashFileOpInFlight(t *testing.T) {
+	w := sim.New(1)
+	defer w.Close()
+	h := w.Host("h")
+	h.Disk().Faults.MinLatency, h.Disk().Faults.MaxLatency = time.Second, time.Second
+	var started bool
+	var errs []error
+	h.Start(func(h *sim.Host) {
+		ex := h.Executor()
+		future.Spawn(ex, func(ctx context.Context) (struct{}, error) {
+			f := fileio.Create(ex, "/inflight")
+			started = true
+			_, err := f.Await(ctx)
+			errs = append(errs, err)
+			return struct{}{}, nil
+		})
+	})
+	// Another host's task crashes h half way through the create.
+	other := w.Host("o").Executor()
+	future.Spawn(other, func(ctx context.Context) (struct{}, error) {
+		if _, err := future.Sleep(other, 500*time.Millisecond).Await(ctx); err != nil {
+			return struct{}{}, err
+		}
+		if !started {
+			t.Error("the create did not start")
+		}
+		if _, ok := h.Disk().ReadFile("/inflight"); ok {
+			t.Error("the create landed before its latency")
+		}
+		w.Crash(h)
+		return struct{}{}, nil
+	})
+	w.RunFor(2 * time.Second)
+	if !h.Down() {
+		t.Fatal("no crash")
+	}
+	if _, ok := h.Disk().ReadFile("/inflight"); ok {
+		t.Fatal("a create in flight at the crash landed after it")
+	}
+	w.Restart(h)
+	w.RunFor(2 * time.Second)
+	if _, ok := h.Disk().ReadFile("/inflight"); !ok {
+		t.Fatal("the restarted program's create did not land")
+	}
+	if len(errs) != 2 || !errors.Is(errs[0], executor.ErrClosed) || errs[1] != nil {
+		t.Fatalf("the creates ended with %v, want [executor.ErrClosed <nil>]", errs)
+	}
+}
