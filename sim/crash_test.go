@@ -16,6 +16,7 @@ import (
 	"github.com/spindle-rt/spindle/fileio"
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/netio"
+	"github.com/spindle-rt/spindle/shard"
 	"github.com/spindle-rt/spindle/sim"
 )
 
@@ -486,4 +487,92 @@ func TestSimCrashFileOpInFlight(t *testing.T) {
 	if len(errs) != 2 || !errors.Is(errs[0], executor.ErrClosed) || errs[1] != nil {
 		t.Fatalf("the creates ended with %v, want [executor.ErrClosed <nil>]", errs)
 	}
+}
+
+// A host whose program serves on a shard group, with calls between its
+// shards in flight, crashes and restarts as a host of one executor does:
+// the clients' connections end in resets, the new incarnation serves.
+func TestSimCrashGroup(t *testing.T) {
+	sim.Check(t, 10, func(t *testing.T, w *sim.World) {
+		srvH, cliH := w.Host("server"), w.Host("client")
+		calls := 0
+		srvH.Start(func(h *sim.Host) {
+			g := h.Group(3)
+			_, err := netio.ServeGroup(g, "tcp", ":7000", func(c *netio.Conn) {
+				ex := c.Executor()
+				future.Spawn(ex, func(ctx context.Context) (struct{}, error) {
+					defer c.Close()
+					for {
+						b, err := c.Recv().Await(ctx)
+						if err != nil {
+							return struct{}{}, nil
+						}
+						msg := string(b)
+						// Answer through another shard, as a sharded store does.
+						r, err := shard.Call(g, len(msg)%g.Len(), func() (string, error) {
+							calls++
+							return msg, nil
+						}).Await(ctx)
+						if err != nil {
+							return struct{}{}, nil
+						}
+						if _, err := c.Write([]byte(r)); err != nil {
+							return struct{}{}, nil
+						}
+					}
+				})
+			})
+			if err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		})
+		cli := cliH.Executor()
+		answered, ended := 0, 0
+		for i := 0; i < 4; i++ {
+			future.Spawn(cli, func(ctx context.Context) (struct{}, error) {
+				for {
+					c, err := netio.Dial(ctx, cli, "tcp", srvH.Addr(7000)).Await(ctx)
+					if err != nil {
+						if errors.Is(err, executor.ErrClosed) {
+							return struct{}{}, nil
+						}
+						if _, err := future.Sleep(cli, 5*time.Millisecond).Await(ctx); err != nil {
+							return struct{}{}, nil
+						}
+						continue
+					}
+					for err == nil {
+						if _, err = c.Write([]byte("hello")); err == nil {
+							if _, err = c.Recv().Await(ctx); err == nil {
+								answered++
+							}
+						}
+					}
+					c.Close()
+					if errors.Is(err, executor.ErrClosed) {
+						return struct{}{}, nil
+					}
+					if !errors.Is(err, syscall.ECONNRESET) {
+						t.Errorf("a connection ended with %v, want ECONNRESET", err)
+					}
+					ended++
+				}
+			})
+		}
+		rng := w.Rand()
+		for r := 0; r < 2; r++ {
+			w.RunUntil(func() bool { return answered > 50*(r+1) }, time.Minute)
+			w.AtStep(w.Steps()+uint64(1+rng.Intn(50)), func() { w.Crash(srvH) })
+			w.RunUntil(srvH.Down, time.Minute)
+			w.RunFor(time.Duration(rng.Intn(100)) * time.Millisecond)
+			w.Restart(srvH)
+		}
+		a := answered
+		if !w.RunUntil(func() bool { return answered > a+10 }, 5*time.Minute) {
+			t.Fatalf("the restarted group answered %d after the last restart", answered-a)
+		}
+		if ended < 4 || calls == 0 {
+			t.Fatalf("%d connections ended, %d cross-shard calls", ended, calls)
+		}
+	})
 }
