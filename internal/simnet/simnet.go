@@ -545,12 +545,13 @@ func (n *Net) syn(s *Sock, dst *Host, key string, tries int) {
 	if s.closed {
 		return
 	}
-	if dst != nil && dst.down && !n.isCut(s.p.Host, dst) {
-		if dst.refuse {
+	if dst != nil && dst.down {
+		if dst.refuse && !n.isCut(s.p.Host, dst) {
 			n.after(n.delay(), func() { s.fail(ErrRefused) })
 			return
 		}
-		// Nobody answers: the connect retries as across a partition.
+		// Nobody answers (or a partition is in the way): the connect
+		// retries as across a partition.
 		n.Record('Y', s.ID, uint64(tries), nil)
 		if tries < 6 {
 			n.after(time.Second<<tries, func() { n.syn(s, dst, key, tries+1) })
