@@ -279,23 +279,7 @@ func TestSimCrash(t *testing.T) {
 
 // TestSimCrashDeterminism runs crashes twice per seed: one trace.
 func TestSimCrashDeterminism(t *testing.T) {
-	trace := func(seed int64) string {
-		w := sim.New(seed)
-		defer w.Close()
-		crashRun(t, w, 2)
-		return w.TraceHex()
-	}
-	seen := map[string]bool{}
-	for seed := int64(1); seed <= 4; seed++ {
-		a, b := trace(seed), trace(seed)
-		if a != b {
-			t.Fatalf("seed %d: traces %s and %s differ", seed, a, b)
-		}
-		seen[a] = true
-	}
-	if len(seen) != 4 {
-		t.Fatalf("4 seeds gave %d traces", len(seen))
-	}
+	checkReplays(t, 4, func(w *sim.World) { crashRun(t, w, 2) })
 }
 
 // TestCrashMisuse: the panics of a crash or restart that cannot be.
@@ -499,27 +483,14 @@ func TestSimCrashGroup(t *testing.T) {
 		srvH.Start(func(h *sim.Host) {
 			g := h.Group(3)
 			_, err := netio.ServeGroup(g, "tcp", ":7000", func(c *netio.Conn) {
-				ex := c.Executor()
-				future.Spawn(ex, func(ctx context.Context) (struct{}, error) {
-					defer c.Close()
-					for {
-						b, err := c.Recv().Await(ctx)
-						if err != nil {
-							return struct{}{}, nil
-						}
-						msg := string(b)
-						// Answer through another shard, as a sharded store does.
-						r, err := shard.Call(g, len(msg)%g.Len(), func() (string, error) {
-							calls++
-							return msg, nil
-						}).Await(ctx)
-						if err != nil {
-							return struct{}{}, nil
-						}
-						if _, err := c.Write([]byte(r)); err != nil {
-							return struct{}{}, nil
-						}
-					}
+				// Answer through another shard, as a sharded store does.
+				echoConn(c, func(ctx context.Context, b []byte) ([]byte, error) {
+					msg := string(b)
+					r, err := shard.Call(g, len(msg)%g.Len(), func() (string, error) {
+						calls++
+						return msg, nil
+					}).Await(ctx)
+					return []byte(r), err
 				})
 			})
 			if err != nil {
