@@ -42,6 +42,17 @@ type Faults struct {
 	// than a piece of a write would. Default 0.
 	SlowConnect float64
 	SlowDelay   time.Duration
+	// CrashSilent is the chance that a connection with an end on a host
+	// that crashes (World.Crash) goes silent: its peer hears nothing and
+	// its bytes vanish until the host is up again, when the next ones
+	// reset it. Otherwise the peer is reset at once. Drawn per
+	// connection. Default 0.5.
+	CrashSilent float64
+	// DownUnanswered is the chance, drawn once per crash, that connects
+	// to the host while it is down go unanswered (retried until they time
+	// out with ETIMEDOUT, as across a partition); otherwise they are
+	// refused (ECONNREFUSED). Default 0.5.
+	DownUnanswered float64
 }
 
 // DiskFaults are the latencies and faults a host's disk draws from:

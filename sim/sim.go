@@ -220,11 +220,12 @@ func (h *Host) Group(n int, opts ...executor.Option) *shard.Group {
 // Crash crashes h at once: every loop of h stops (no Close, no linger, no
 // FIN: its executors are never stepped again); every connection with an
 // end on h is reset or goes silent, as the seed decides per connection
-// (silent: the peer's bytes vanish and it hears nothing, as from a
-// powered-off machine, until h is up again and the next bytes that reach
-// it reset the peer); its listeners vanish (while h is down a connect to
-// it is refused, or goes unanswered and retries until it times out, as
-// the seed decides per crash); its memory is dropped: the tasks of its
+// (Faults.CrashSilent; silent: the peer's bytes vanish and it hears
+// nothing, as from a powered-off machine, until h is up again and the
+// next bytes that reach it reset the peer); its listeners vanish (while
+// h is down a connect to it is refused, or goes unanswered and retries
+// until it times out, as the seed decides per crash with
+// Faults.DownUnanswered); its memory is dropped: the tasks of its
 // executors are unwound (ended with executor.ErrClosed, as by Close)
 // with no effect escaping, since its sockets and its file handles belong
 // to the dead incarnation and every operation on them fails; and its

@@ -301,3 +301,36 @@ func TestCrashHostWindow(t *testing.T) {
 		}
 	}
 }
+
+// Faults.CrashSilent and Faults.DownUnanswered weigh what a crash does to
+// the peers and to connects.
+func TestCrashFaults(t *testing.T) {
+	cases := []struct {
+		silent, unanswered float64
+		peer, connect      error // nil peer: silence
+	}{
+		{0, 0, syscall.ECONNRESET, syscall.ECONNREFUSED},
+		{1, 1, nil, syscall.ETIMEDOUT},
+		{1, 0, nil, syscall.ECONNREFUSED},
+		{0, 1, syscall.ECONNRESET, syscall.ETIMEDOUT},
+	}
+	for _, c := range cases {
+		for seed := int64(1); seed <= 10; seed++ {
+			n := New(rand.New(rand.NewSource(seed)))
+			n.Faults.CrashSilent, n.Faults.DownUnanswered = c.silent, c.unanswered
+			cli, _, pa, _, _, b := connect(t, n)
+			n.CrashHost(b)
+			d, err := pa.Dial("tcp", b.IP.String()+":80")
+			if err != nil {
+				t.Fatal(err)
+			}
+			run(n)
+			if err := cli.End(); !errors.Is(err, c.peer) { // errors.Is(nil, nil): silence
+				t.Fatalf("%+v seed %d: the peer ended with %v", c, seed, err)
+			}
+			if err := d.Err(); !errors.Is(err, c.connect) {
+				t.Fatalf("%+v seed %d: the connect failed with %v", c, seed, err)
+			}
+		}
+	}
+}
