@@ -49,6 +49,7 @@ const (
 	silence     = time.Second
 	pingEvery   = 200 * time.Millisecond
 	dialTimeout = time.Second
+	maxDials    = 200 // a client's failed dials before it gives up
 )
 
 func fnvHash(key string) uint64 {
@@ -276,6 +277,7 @@ type kvClient struct {
 	id   int
 	rng  *rand.Rand
 	gen  int
+	gone int               // the generations before it have no key: they were on an incarnation before
 	inc  int               // the incarnation m models
 	m    map[string]string // the values of the keys of gen
 }
@@ -348,6 +350,10 @@ func (cl *kvClient) draw() *req {
 			return nil
 		}}
 	case r < 38:
+		if cl.gone > 0 && rng.Intn(2) == 0 {
+			k := fmt.Sprintf("c%d.g%d.k%d", cl.id, rng.Intn(cl.gone), rng.Intn(5))
+			return &req{method: "GET", path: "/kv/" + k, status: 404, want: str("404 page not found\n")}
+		}
 		return &req{method: "GET", path: "/kv/", status: 404}
 	default:
 		// The page lists the client's keys that are there, and no other
@@ -394,21 +400,28 @@ func (cl *kvClient) run(ctx context.Context, rounds int) error {
 		cl.gen++
 		cl.m = map[string]string{}
 	}
-	for round := 0; round < rounds; round++ {
+	for round, failed := 0, 0; round < rounds; round++ {
 		if c == nil {
 			nc, err := dialWithin(ctx, ex, cl.addr, dialTimeout)
 			if err != nil {
 				if closed(err) {
 					return nil
 				}
+				if failed++; failed > maxDials {
+					return fmt.Errorf("client %d: %d dials failed, the last: %v", cl.id, failed, err)
+				}
 				if err := sleep(ctx, ex, time.Duration(10+rng.Intn(100))*time.Millisecond); err != nil {
 					return nil
 				}
+				round--
 				continue
 			}
 			c = nc
-			if h.inc != cl.inc { // a new incarnation: it starts empty
-				cl.inc, cl.m = h.inc, map[string]string{}
+			if h.inc != cl.inc {
+				// A new incarnation starts empty: the keys of every
+				// generation so far are gone, whatever was unanswered.
+				cl.inc, cl.m, cl.gone = h.inc, map[string]string{}, cl.gen+1
+				cl.gen++
 			}
 		}
 		inc := cl.inc
@@ -975,6 +988,74 @@ func TestSimPlantedBugs(t *testing.T) {
 				if err == nil || tr != trace || err.Error() != first.Error() {
 					t.Fatalf("replay %d of seed %d: trace %s, error %v; want trace %s and the same failure", i, found, tr, err, trace)
 				}
+			}
+		})
+	}
+}
+
+// TestCheckWatch: the watchers' oracle accepts what the server may send
+// and refuses the rest.
+func TestCheckWatch(t *testing.T) {
+	// The history: changes on incarnation 0 as [start, end] on the
+	// history's clock (end 0: never answered).
+	type ch struct {
+		line       string
+		start, end uint64
+	}
+	hist := []ch{
+		{"put a", 1, 3},
+		{"put b", 2, 4},
+		{"put a", 5, 8},   // after the first put a
+		{"del b", 6, 9},   // after put b
+		{"put c", 10, 12}, // after all of the above were answered
+		{"put d", 11, 0},  // unknown
+		{"put e", 13, 0},  // unknown
+	}
+	alive, ended := uint64(never), uint64(20)
+	cases := []struct {
+		name    string
+		sub, ok uint64
+		end     uint64
+		lines   []string
+		bad     string // the error's start; "" when fine
+	}{
+		{"all, in order", 0, 0, alive, []string{"put a", "put b", "put a", "del b", "put c"}, ""},
+		{"concurrent ones either way", 0, 0, alive, []string{"put b", "put a", "del b", "put a", "put c"}, ""},
+		{"with the unknown", 0, 0, alive, []string{"put a", "put b", "put a", "del b", "put d", "put c", "put e"}, ""},
+		{"subscribed late", 7, 7, alive, []string{"put c"}, ""},
+		{"subscribed late, with what overlapped", 7, 7, alive, []string{"del b", "put c"}, ""},
+		{"ended: a prefix", 0, 0, ended, []string{"put a", "put b"}, ""},
+		{"ended: nothing", 0, 0, ended, nil, ""},
+		{"invented", 0, 0, alive, []string{"put a", "put b", "put a", "del b", "put c", "put z"}, "the lines of z"},
+		{"not a change", 0, 0, alive, []string{"hello"}, `line 0 "hello": not a change`},
+		{"twice", 0, 0, alive, []string{"put a", "put b", "put a", "del b", "put c", "put c"}, "the lines of c"},
+		{"a key's changes out of order", 0, 0, alive, []string{"put a", "del b", "put b", "put a", "put c"}, "the lines of b"},
+		{"an answered change after one sent later", 0, 0, alive, []string{"put b", "del b", "put a", "put a", "put c"}, "line 2"},
+		{"answered before the other was sent, seen after", 0, 0, alive, []string{"put c", "put a", "put b", "put a", "del b"}, "line 1"},
+		{"missing while subscribed", 0, 0, alive, []string{"put a", "put b", "put a", "del b"}, `"put c"`},
+		{"missing before a line that came", 0, 0, ended, []string{"put a", "put c"}, `"put b"`},
+		{"skipped within a key", 0, 0, alive, []string{"put b", "put a", "del b", "put c"}, "the lines of a"},
+		{"answered before the upgrade was sent", 10, 10, alive, []string{"put a", "put c"}, "the lines of a"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHistory(nil)
+			for _, c := range hist {
+				e := &edit{line: c.line}
+				_, key, _ := strings.Cut(c.line, " ")
+				h.add(e, key, 0, c.start)
+				if c.end != 0 {
+					e.end = c.end
+				}
+			}
+			err := h.checkWatch(&watch{sub: tc.sub, ok: tc.ok, end: tc.end, lines: tc.lines})
+			switch {
+			case tc.bad == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.bad != "" && err == nil:
+				t.Fatalf("accepted, want an error starting %q", tc.bad)
+			case tc.bad != "" && !strings.HasPrefix(err.Error(), tc.bad):
+				t.Fatalf("error %q, want one starting %q", err, tc.bad)
 			}
 		})
 	}
