@@ -190,6 +190,9 @@ func onOwner[R any](s *Server, w *web.ResponseWriter, key string, fn func(*store
 // the result, or a 503 when the owner's shard could not be reached.
 func later[R any](w *web.ResponseWriter, done func(R)) func(R, error) {
 	return func(v R, err error) {
+		if gone(w) {
+			return
+		}
 		if err != nil {
 			web.Error(w, "shard unavailable", http.StatusServiceUnavailable)
 		} else {
@@ -198,6 +201,12 @@ func later[R any](w *web.ResponseWriter, done func(R)) func(R, error) {
 		w.End()
 	}
 }
+
+// gone reports whether the loop of w's connection has closed: then a
+// callback that was to finish w runs off it, on the goroutine that closed
+// it (future's OnComplete), and must leave w alone: the connection went
+// with its loop, and there is no one to answer.
+func gone(w *web.ResponseWriter) bool { return !w.Executor().OnLoop() }
 
 // change runs fn, which changes key's value and returns the line that
 // announces it ("" for no change), on the store of key's owner, and calls
@@ -441,6 +450,9 @@ func (s *Server) page(w *web.ResponseWriter, r *web.Request) {
 	}
 	w.Later()
 	future.All(fs...).OnComplete(func(parts [][]string, err error) {
+		if gone(w) {
+			return
+		}
 		defer w.End()
 		if err != nil {
 			web.Error(w, "shard unavailable", http.StatusServiceUnavailable)

@@ -60,8 +60,8 @@ func fnvHash(key string) uint64 {
 
 // simServer runs the server on a group of shards of h, its keys spread
 // by a hash that does not change from run to run.
-func simServer(h *sim.Host, shards int) *Server {
-	g := h.Group(shards, executor.WithName("webkv"))
+func simServer(h *sim.Host, shards int, opts ...executor.Option) *Server {
+	g := h.Group(shards, append([]executor.Option{executor.WithName("webkv")}, opts...)...)
 	s := newServer(g, fnvHash)
 	if err := s.Listen("tcp", fmt.Sprintf(":%d", simPort)); err != nil {
 		panic(err)
@@ -789,7 +789,12 @@ func simWebKV(t *testing.T, w *sim.World, o simOptions) error {
 	h := newHistory(w)
 	srvH := w.Host("webkv")
 	shards := 2 + rng.Intn(3)
-	srv := simServer(srvH, shards)
+	var srv *Server
+	starts := 0
+	srvH.Start(func(sh *sim.Host) { // again at every restart: memory only, it starts empty
+		h.inc, starts = starts, starts+1
+		srv = simServer(sh, shards)
+	})
 	addr := srvH.Addr(simPort)
 
 	nearH, farH, flakyH, watchH := w.Host("near"), w.Host("far"), w.Host("flaky"), w.Host("watch")
@@ -872,16 +877,45 @@ func simWebKV(t *testing.T, w *sim.World, o simOptions) error {
 		if done == clients {
 			return
 		}
-		w.Stall(srv.g.Shard(rng.Intn(shards)), time.Duration(1+rng.Intn(20))*time.Millisecond)
+		if !srvH.Down() {
+			w.Stall(srv.g.Shard(rng.Intn(shards)), time.Duration(1+rng.Intn(20))*time.Millisecond)
+		}
 		near.AfterFunc(time.Duration(5+rng.Intn(60))*time.Millisecond, stall)
 	}
 	_ = near.Submit(func() { near.AfterFunc(time.Duration(rng.Intn(30))*time.Millisecond, stall) })
 
-	if !w.RunUntil(func() bool { return done == clients || len(errs) > 0 }, 5*time.Minute) {
+	// The crash: at a step the seed picks, and the restart some time of
+	// the seed's later.
+	crashed, restarted := false, false
+	var crashAt, down time.Duration
+	var crashStep uint64
+	if o.crash {
+		crashStep = uint64(200 + rng.Intn(2600)) // a run takes 3,000 steps or more
+		down = time.Duration(1+rng.Intn(1500)) * time.Millisecond
+		w.AtStep(crashStep, func() {
+			w.Crash(srvH)
+			crashed, crashAt = true, w.Now()
+			w.Record('X', crashStep, uint64(crashAt), nil)
+		})
+	}
+	restart := func() {
+		if crashed && !restarted && w.Now() >= crashAt+down {
+			w.Restart(srvH)
+			restarted = true
+		}
+	}
+	if !w.RunUntil(func() bool { restart(); return done == clients || len(errs) > 0 }, 5*time.Minute) {
 		return fmt.Errorf("%d of %d clients done after %v of simulated time (%d steps)", done, clients, w.Now(), w.Steps())
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
+	}
+	if o.crash && !crashed {
+		return fmt.Errorf("no crash: the clients were done before step %d (%d steps)", crashStep, w.Steps())
+	}
+	if crashed && !restarted {
+		w.Restart(srvH)
+		restarted = true
 	}
 	// The watchers catch up: every line sent arrives.
 	w.Heal(farH, srvH)
@@ -906,10 +940,24 @@ func simWebKV(t *testing.T, w *sim.World, o simOptions) error {
 				ended++
 			}
 		}
-		fmt.Printf("seed %d: %d shards, %d changes (%d made), %d subscriptions (%d ended), %d lines, %v, %d steps\n",
-			w.Seed(), shards, len(h.changes), made, len(h.watches), ended, lines, w.Now(), w.Steps())
+		fmt.Printf("seed %d: %d shards, %d changes (%d made), %d subscriptions (%d ended), %d lines, %v, %d steps, crash at %d (%v) for %v\n",
+			w.Seed(), shards, len(h.changes), made, len(h.watches), ended, lines, w.Now(), w.Steps(), crashStep, crashAt, down)
+	}
+	if o.crash {
+		after := 0
+		for _, c := range h.changes {
+			if c.inc == h.inc && c.made() {
+				after++
+			}
+		}
+		if h.inc != 1 || after == 0 {
+			return fmt.Errorf("incarnation %d with %d changes made after the restart: the restart is not checked", h.inc, after)
+		}
 	}
 	for _, wt := range h.watches {
+		if wt.inc < h.inc && wt.end == never {
+			return fmt.Errorf("watcher %d: its subscription of incarnation %d still runs after the crash", wt.id, wt.inc)
+		}
 		if err := h.checkWatch(wt); err != nil {
 			return fmt.Errorf("watcher %d (incarnation %d, subscribed %d-%d, ended %s): %v", wt.id, wt.inc, wt.sub, wt.ok, endString(wt.end), err)
 		}
@@ -930,7 +978,7 @@ func TestSimWebKV(t *testing.T) {
 // TestSimWebKVReplays runs seeds twice: one seed, one trace, one
 // history.
 func TestSimWebKVReplays(t *testing.T) {
-	for _, o := range []simOptions{{}} {
+	for _, o := range []simOptions{{}, {crash: true}} {
 		for seed := int64(1); seed <= 3; seed++ {
 			var traces [2]string
 			for i := range traces {
@@ -960,6 +1008,7 @@ func TestSimPlantedBugs(t *testing.T) {
 	}{
 		{"answered-before-announced", &plantedBugs.answerFirst, simOptions{}},
 		{"last-shard-untold", &plantedBugs.lastUntold, simOptions{}},
+		{"answered-before-announced, crashing", &plantedBugs.answerFirst, simOptions{crash: true}},
 	} {
 		t.Run(bug.name, func(t *testing.T) {
 			*bug.on = true
@@ -1059,4 +1108,68 @@ func TestCheckWatch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSimCrash crashes the server's host at a step the seed picks and
+// restarts it: the store is in memory only, so the new incarnation starts
+// empty (every key of before is gone); requests in flight at the crash
+// have unknown outcomes; the watchers of before see their connection end
+// (a reset, or silence past their deadline) and subscribe again; those of
+// the new incarnation see every change made after they subscribed, in
+// order.
+func TestSimCrash(t *testing.T) {
+	sim.Check(t, 20, func(t *testing.T, w *sim.World) {
+		if err := simWebKV(t, w, simOptions{crash: true}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestSimCloseMidRequest closes the server's shards while requests wait
+// on calls to other shards: the calls' callbacks
+// then run off the closed loops, and must not touch the responses,
+// which went with the loops (no panic on any shard).
+func TestSimCloseMidRequest(t *testing.T) {
+	sim.Check(t, 5, func(t *testing.T, w *sim.World) {
+		var panics []any
+		srvH, cliH := w.Host("webkv"), w.Host("client")
+		srv := simServer(srvH, 2, executor.WithPanicHandler(func(v any) { panics = append(panics, v) }))
+		cx := cliH.Executor(executor.WithName("client"))
+		const conns = 8
+		answered := 0
+		for i := range conns {
+			future.Spawn(cx, func(ctx context.Context) (struct{}, error) {
+				c, err := netio.Dial(context.Background(), cx, "tcp", srvH.Addr(simPort)).Await(ctx)
+				if err != nil {
+					if !closed(err) {
+						t.Errorf("dial: %v", err)
+					}
+					return struct{}{}, nil
+				}
+				defer c.Close()
+				var out []byte
+				for k := range 4 { // keys on both shards, owned by the other one for some
+					out = append(out, fmt.Sprintf("PUT /kv/k%d.%d HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nv", i, k)...)
+					out = append(out, fmt.Sprintf("GET /kv/k%d.%d HTTP/1.1\r\nHost: x\r\n\r\n", i, k)...)
+				}
+				out = append(out, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"...)
+				c.Write(out)
+				if _, err := c.Recv().Await(ctx); err == nil {
+					answered++
+				}
+				return struct{}{}, nil
+			})
+		}
+		// Once a first answer came, a shard stalls, and the world closes
+		// a while later: the other's calls to it wait.
+		if !w.RunUntil(func() bool { return answered > 0 }, time.Minute) {
+			t.Fatal("no answer")
+		}
+		w.Stall(srv.g.Shard(1), time.Hour)
+		w.RunFor(10 * time.Millisecond)
+		w.Close()
+		if len(panics) > 0 {
+			t.Fatalf("%d panics on the shards at the close, the first: %v", len(panics), panics[0])
+		}
+	})
 }
