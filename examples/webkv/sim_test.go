@@ -3,13 +3,14 @@ package main
 // The server under simulation (package sim): its shards on one host of a
 // simulated network, HTTP clients and WebSocket watchers on others, all
 // stepped by one seed on fake time, with short writes, delays, a
-// partition that heals, resets and stalled shards. Every reply is checked
-// against a model of the store, and every watcher's lines against the
-// history of the changes (checkWatch).
+// partition that heals, resets, stalled shards and (TestSimCrash) a crash
+// of the server's host and its restart. Every reply is checked against a
+// model of the store, and every watcher's lines against the history of
+// the changes (checkWatch).
 //
 //	go test ./examples/webkv -run Sim -v                 # the default seeds
 //	go test ./examples/webkv -run Sim -sim.seed=7 -v     # one seed
-//	go test ./examples/webkv -run Sim -sim.runs=200      # 200 seeds
+//	go test ./examples/webkv -run Sim -sim.runs=200      # 200 seeds of each
 
 import (
 	"bytes"
@@ -21,7 +22,6 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,8 +34,6 @@ import (
 	"github.com/spindle-rt/spindle/sim"
 	"github.com/spindle-rt/spindle/web/websocket"
 )
-
-var debugSim = os.Getenv("DEBUGSIM") != ""
 
 const (
 	simPort = 80
@@ -932,17 +930,15 @@ func simWebKV(t *testing.T, w *sim.World, o simOptions) error {
 	if made == 0 {
 		return errors.New("no change was made: the run checks nothing")
 	}
-	if debugSim {
-		lines, ended := 0, 0
-		for _, wt := range h.watches {
-			lines += len(wt.lines)
-			if wt.end != never {
-				ended++
-			}
+	lines, ended := 0, 0
+	for _, wt := range h.watches {
+		lines += len(wt.lines)
+		if wt.end != never {
+			ended++
 		}
-		fmt.Printf("seed %d: %d shards, %d changes (%d made), %d subscriptions (%d ended), %d lines, %v, %d steps, crash at %d (%v) for %v\n",
-			w.Seed(), shards, len(h.changes), made, len(h.watches), ended, lines, w.Now(), w.Steps(), crashStep, crashAt, down)
 	}
+	t.Logf("seed %d: %d shards, %d changes (%d made), %d subscriptions (%d ended), %d lines, %v, %d steps; crash at step %d (%v) for %v",
+		w.Seed(), shards, len(h.changes), made, len(h.watches), ended, lines, w.Now(), w.Steps(), crashStep, crashAt, down)
 	if o.crash {
 		after := 0
 		for _, c := range h.changes {
