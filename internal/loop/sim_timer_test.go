@@ -259,11 +259,14 @@ func (s *timerSim) delay(li int) time.Duration {
 			}
 		}
 		if len(pend) > 0 {
-			return pend[rng.Intn(len(pend))] - now
+			// The same deadline, or one a nanosecond either side.
+			return pend[rng.Intn(len(pend))] - now + time.Duration(rng.Intn(5)/2-1)
 		}
 		return time.Millisecond
-	default:
+	case k < 9:
 		return time.Duration(rng.Intn(40000)) * time.Microsecond
+	default:
+		return time.Duration(rng.Int63n(int64(40 * time.Millisecond)))
 	}
 }
 
