@@ -105,11 +105,12 @@ func runTimerSim(t *testing.T, w *sim.World) {
 	rng := w.Rand()
 	s := &timerSim{t: t, w: w, budget: 300 + rng.Intn(400)}
 	h := w.Host("h")
+	fail := executor.WithPanicHandler(func(v any) { t.Errorf("panic: %v", v) })
 	for i := range 1 + rng.Intn(3) {
-		s.loops = append(s.loops, &tloop{ex: h.Executor(executor.WithName(fmt.Sprint("ex", i))), closer: true})
+		s.loops = append(s.loops, &tloop{ex: h.Executor(executor.WithName(fmt.Sprint("ex", i)), fail), closer: true})
 	}
 	for gi := range 1 + rng.Intn(2) {
-		g := h.Group(1+rng.Intn(3), executor.WithName(fmt.Sprint("g", gi)))
+		g := h.Group(1+rng.Intn(3), executor.WithName(fmt.Sprint("g", gi)), fail)
 		for i := range g.Len() {
 			s.loops = append(s.loops, &tloop{ex: g.Shard(i)})
 		}
