@@ -28,6 +28,7 @@ import (
 	"github.com/spindle-rt/spindle/channel"
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/testkit/simtest"
 	"github.com/spindle-rt/spindle/sim"
 )
 
@@ -37,22 +38,7 @@ func TestSimChannels(t *testing.T) {
 
 // One seed, one trace: the same seed run twice gives the same trace.
 func TestSimChannelsReplay(t *testing.T) {
-	seeds := sim.Seeds(3)
-	if len(seeds) > 3 {
-		seeds = seeds[:3]
-	}
-	for _, seed := range seeds {
-		var traces [2]uint64
-		for i := range traces {
-			w := sim.New(seed)
-			runChanSim(t, w)
-			w.Close()
-			traces[i] = w.Trace()
-		}
-		if traces[0] != traces[1] {
-			t.Errorf("seed %d: two runs gave traces %016x and %016x", seed, traces[0], traces[1])
-		}
-	}
+	simtest.Replays(t, runChanSim)
 }
 
 type citem struct {
@@ -158,7 +144,7 @@ func (s *chanSim) newItem(from, ci int) *citem {
 // sent records the outcome of item it's send.
 func (s *chanSim) sent(it *citem, err error, how string) {
 	it.completed++
-	s.w.Record('s', uint64(it.id), b2u(err == nil), []byte(fmt.Sprint(how, err)))
+	s.w.Record('s', uint64(it.id), simtest.Bit(err == nil), []byte(fmt.Sprint(how, err)))
 	switch {
 	case it.completed > 1:
 		s.t.Errorf("item %d: its %s completed %d times", it.id, how, it.completed)
@@ -497,11 +483,4 @@ func (s *chanSim) final() {
 		t.Errorf("%d of %d operations completed", s.completed, s.pending)
 	}
 	s.w.Record('F', uint64(len(s.items)), uint64(s.completed), nil)
-}
-
-func b2u(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -29,6 +29,7 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/testkit/simtest"
 	"github.com/spindle-rt/spindle/sim"
 )
 
@@ -38,22 +39,7 @@ func TestSimCombinators(t *testing.T) {
 
 // One seed, one trace: the same seed run twice gives the same trace.
 func TestSimCombinatorsReplay(t *testing.T) {
-	seeds := sim.Seeds(3)
-	if len(seeds) > 3 {
-		seeds = seeds[:3]
-	}
-	for _, seed := range seeds {
-		var traces [2]uint64
-		for i := range traces {
-			w := sim.New(seed)
-			runFutureSim(t, w)
-			w.Close()
-			traces[i] = w.Trace()
-		}
-		if traces[0] != traces[1] {
-			t.Errorf("seed %d: two runs gave traces %016x and %016x", seed, traces[0], traces[1])
-		}
-	}
+	simtest.Replays(t, runFutureSim)
 }
 
 // errInput is the error of input i.

@@ -28,6 +28,7 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/testkit/simtest"
 	"github.com/spindle-rt/spindle/semaphore"
 	"github.com/spindle-rt/spindle/sim"
 )
@@ -38,22 +39,7 @@ func TestSimSemaphore(t *testing.T) {
 
 // One seed, one trace: the same seed run twice gives the same trace.
 func TestSimSemaphoreReplay(t *testing.T) {
-	seeds := sim.Seeds(3)
-	if len(seeds) > 3 {
-		seeds = seeds[:3]
-	}
-	for _, seed := range seeds {
-		var traces [2]uint64
-		for i := range traces {
-			w := sim.New(seed)
-			runSemSim(t, w)
-			w.Close()
-			traces[i] = w.Trace()
-		}
-		if traces[0] != traces[1] {
-			t.Errorf("seed %d: two runs gave traces %016x and %016x", seed, traces[0], traces[1])
-		}
-	}
+	simtest.Replays(t, runSemSim)
 }
 
 type sreq struct {
@@ -163,7 +149,7 @@ func (s *semSim) ops(k int) {
 			s.reqs = append(s.reqs, r)
 			want := len(s.queue) == 0 && s.free >= n
 			ok := s.sem.TryAcquire(n)
-			s.w.Record('t', uint64(r.id), b2u(ok), nil)
+			s.w.Record('t', uint64(r.id), simtest.Bit(ok), nil)
 			r.ended = 1
 			if ok != want {
 				s.t.Errorf("TryAcquire of %d: %v, want %v (%d units free, queue %v)", n, ok, want, s.free, s.ids())
@@ -263,11 +249,4 @@ func (s *semSim) final() {
 		s.t.Errorf("the whole semaphore (%d) cannot be taken at the end", s.size)
 	}
 	s.w.Record('F', uint64(len(s.reqs)), uint64(s.held), nil)
-}
-
-func b2u(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
 }

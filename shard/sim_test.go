@@ -32,6 +32,7 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/testkit/simtest"
 	"github.com/spindle-rt/spindle/shard"
 	"github.com/spindle-rt/spindle/sim"
 )
@@ -42,22 +43,7 @@ func TestSimShards(t *testing.T) {
 
 // One seed, one trace: the same seed run twice gives the same trace.
 func TestSimShardsReplay(t *testing.T) {
-	seeds := sim.Seeds(3)
-	if len(seeds) > 3 {
-		seeds = seeds[:3]
-	}
-	for _, seed := range seeds {
-		var traces [2]uint64
-		for i := range traces {
-			w := sim.New(seed)
-			runShardSim(t, w)
-			w.Close()
-			traces[i] = w.Trace()
-		}
-		if traces[0] != traces[1] {
-			t.Errorf("seed %d: two runs gave traces %016x and %016x", seed, traces[0], traces[1])
-		}
-	}
+	simtest.Replays(t, runShardSim)
 }
 
 // inst is a shard's instance of the service.
@@ -181,7 +167,7 @@ func (s *shardSim) closeGroup(oneByOne bool) {
 	s.mu.Lock()
 	s.closing = true
 	s.mu.Unlock()
-	s.w.Record('C', b2u(oneByOne), uint64(s.w.Now()), nil)
+	s.w.Record('C', simtest.Bit(oneByOne), uint64(s.w.Now()), nil)
 	if oneByOne {
 		for i := range s.g.Len() {
 			_ = s.g.Shard(i).Close()
@@ -473,11 +459,4 @@ func (s *shardSim) final() {
 		t.Errorf("%d of %d tasks ended", s.ended, s.tasks)
 	}
 	s.w.Record('F', uint64(len(s.calls)), uint64(s.oneWays), nil)
-}
-
-func b2u(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -36,6 +36,7 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
+	"github.com/spindle-rt/spindle/internal/testkit/simtest"
 	"github.com/spindle-rt/spindle/sim"
 )
 
@@ -44,7 +45,7 @@ func TestSimExecutors(t *testing.T) {
 }
 
 func TestSimExecutorsReplay(t *testing.T) {
-	replayTwice(t, runExecSim)
+	simtest.Replays(t, runExecSim)
 }
 
 const (
@@ -240,7 +241,7 @@ func (s *execSim) stop(j int, by string) {
 		return
 	}
 	closing := s.w.Rand().Intn(2) == 0
-	s.w.Record('X', uint64(j), b2u(closing), []byte(by))
+	s.w.Record('X', uint64(j), simtest.Bit(closing), []byte(by))
 	if closing {
 		l.state, l.dropped = exClosed, true
 		_ = l.ex.Close()

@@ -29,6 +29,7 @@ import (
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/internal/loop"
+	"github.com/spindle-rt/spindle/internal/testkit/simtest"
 	"github.com/spindle-rt/spindle/sim"
 )
 
@@ -38,28 +39,7 @@ func TestSimTimers(t *testing.T) {
 
 // One seed, one trace: the same seed run twice gives the same trace.
 func TestSimTimersReplay(t *testing.T) {
-	replayTwice(t, runTimerSim)
-}
-
-// replayTwice runs body twice on each of (at most) three seeds and
-// compares the traces.
-func replayTwice(t *testing.T, body func(*testing.T, *sim.World)) {
-	seeds := sim.Seeds(3)
-	if len(seeds) > 3 {
-		seeds = seeds[:3]
-	}
-	for _, seed := range seeds {
-		var traces [2]uint64
-		for i := range traces {
-			w := sim.New(seed)
-			body(t, w)
-			w.Close()
-			traces[i] = w.Trace()
-		}
-		if traces[0] != traces[1] {
-			t.Errorf("seed %d: two runs gave traces %016x and %016x", seed, traces[0], traces[1])
-		}
-	}
+	simtest.Replays(t, runTimerSim)
 }
 
 // simNow is ex's clock as a time since the world began.
@@ -340,7 +320,7 @@ func (s *timerSim) stop() {
 	}
 	was := tm.stopped
 	ok := tm.h.Stop()
-	s.w.Record('S', uint64(tm.id), b2u(ok), nil)
+	s.w.Record('S', uint64(tm.id), simtest.Bit(ok), nil)
 	what := fmt.Sprintf("Stop of timer %d of %s", tm.id, s.loops[tm.li].ex.Name())
 	switch {
 	case ok && (was || tm.fired > 0):
@@ -465,11 +445,4 @@ func (s *timerSim) final() {
 		s.t.Errorf("none of %d timers fired", len(s.timers))
 	}
 	s.w.Record('F', uint64(len(s.timers)), uint64(s.waits), nil)
-}
-
-func b2u(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
 }
