@@ -35,6 +35,28 @@ func (b *blocker) fn(ctx context.Context) (int, error) {
 	}
 }
 
+// passingDeadline is a ctx with a deadline that passes when pass is
+// called, not on the clock: a deadline of a millisecond may pass before
+// GoContext starts fn on a loaded machine, and then fn never starts.
+type passingDeadline struct {
+	done chan struct{}
+	once sync.Once
+}
+
+func (d *passingDeadline) Deadline() (time.Time, bool) { return time.Now().Add(time.Hour), true }
+func (d *passingDeadline) Done() <-chan struct{}       { return d.done }
+func (d *passingDeadline) Value(any) any               { return nil }
+func (d *passingDeadline) pass()                       { d.once.Do(func() { close(d.done) }) }
+
+func (d *passingDeadline) Err() error {
+	select {
+	case <-d.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
 // WithTimeout fails with ErrTimeout when the time is up and cancels the
 // work behind the future; Timeout, by contract, leaves it running.
 func TestWithTimeoutCancelsTheWork(t *testing.T) {
@@ -139,7 +161,8 @@ func TestGoContext(t *testing.T) {
 	}{
 		{"cancel", func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }, context.Canceled},
 		{"deadline", func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(context.Background(), time.Millisecond)
+			d := &passingDeadline{done: make(chan struct{})}
+			return d, d.pass
 		}, context.DeadlineExceeded},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -152,9 +175,7 @@ func TestGoContext(t *testing.T) {
 				return b.fn(ctx)
 			})
 			<-b.started
-			if tc.want == context.Canceled {
-				cancel()
-			} // else the deadline ends it
+			cancel() // the cancel, or the deadline passing, once fn runs
 			if _, err := spindletest.Await(t, f); !errors.Is(err, tc.want) {
 				t.Fatalf("future: %v, want %v", err, tc.want)
 			}
