@@ -422,8 +422,11 @@ func (w *World) Step() bool {
 		if d, tok := m.lp.NextTimer(); tok {
 			t, has = now+int64(d), true
 		}
-		if m.stall > now && (has || m.p.HasReady() || m.lp.Ready()) {
-			t, has = max(t, m.stall), true
+		switch {
+		case m.stall > now && (m.p.HasReady() || m.lp.Ready()):
+			t, has = m.stall, true // its work waits for the stall's end only
+		case m.stall > now && has:
+			t = max(t, m.stall)
 		}
 		if has && (!ok || t < next) {
 			next, ok = t, true

@@ -141,14 +141,6 @@ func (s *timerSim) stallEnds(li int, at time.Duration) bool {
 	return false
 }
 
-// stallLate allows a loop that was stalled between a start and its
-// deadline to run what was due later than the stall's end: World.Step moves the clock for a
-// stalled loop with work queued to its next timer when that comes after
-// the stall's end, so the work waits for the timer (or another loop's
-// event) instead of running when the stall ends. With World.Step fixed,
-// set it to false: then what was due runs exactly at the stall's end.
-const stallLate = true
-
 // stalledDuring reports whether a stall of loop li overlapped [a, b].
 func (s *timerSim) stalledDuring(li int, a, b time.Duration) bool {
 	for _, st := range s.loops[li].stalls {
@@ -161,13 +153,12 @@ func (s *timerSim) stalledDuring(li int, a, b time.Duration) bool {
 
 // onTime checks that something started at start and due at deadline on
 // loop li (waited for on loop wi) happened at now: never before, and later
-// only at the end of a stall of one of them (or after one, see stallLate).
+// only at the end of a stall of one of them.
 func (s *timerSim) onTime(what string, li, wi int, start, deadline, now time.Duration) {
 	switch {
 	case now < deadline:
 		s.t.Errorf("%s ran at %v, %v before its deadline %v", what, now, deadline-now, deadline)
-	case now > deadline && !s.stallEnds(li, now) && !s.stallEnds(wi, now) &&
-		!(stallLate && (s.stalledDuring(li, start, now) || s.stalledDuring(wi, start, now))):
+	case now > deadline && !s.stallEnds(li, now) && !s.stallEnds(wi, now):
 		s.t.Errorf("%s ran at %v, %v after its deadline %v, with no stall ending then", what, now, now-deadline, deadline)
 	}
 }
