@@ -289,22 +289,33 @@ func TestAOFDamage(t *testing.T) {
 // heldFile is an aofFile whose syncs, once held, complete when the test
 // says.
 type heldFile struct {
-	mu      sync.Mutex
-	data    []byte
-	held    bool
-	pending []*future.Promise[struct{}]
+	mu       sync.Mutex
+	data     []byte
+	held     bool
+	unsynced bool
+	pending  []*future.Promise[struct{}]
 }
 
 func (f *heldFile) Append(_ *executor.Executor, b []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.data = append(f.data, b...)
+	f.unsynced = true
+}
+
+func (f *heldFile) Err() error { return nil }
+
+func (f *heldFile) Unsynced() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.unsynced
 }
 
 func (f *heldFile) Sync(ex *executor.Executor) *future.Future[struct{}] {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.held {
+		f.unsynced = false
 		return future.Resolved(ex, struct{}{})
 	}
 	p := future.NewPromise[struct{}](ex)
@@ -319,6 +330,7 @@ func (f *heldFile) release(err error) int {
 	f.mu.Lock()
 	ps := f.pending
 	f.pending = nil
+	f.unsynced = f.unsynced && err != nil
 	f.mu.Unlock()
 	for _, p := range ps {
 		p.Complete(struct{}{}, err)

@@ -71,6 +71,14 @@ type aofFile interface {
 	Sync(ex *executor.Executor) *future.Future[struct{}]
 	// Close writes what is pending, syncs it and closes the file.
 	Close() error
+	// Err returns the first failure of a write or a sync of the file, or
+	// nil: once there is one, every later sync fails and the server
+	// refuses the commands that write (MISCONF).
+	Err() error
+	// Unsynced reports whether bytes appended are not yet known to be on
+	// disk: under appendfsync always a reply that may have seen them
+	// waits for a sync.
+	Unsynced() bool
 }
 
 var errAOFClosed = errors.New("redis: the AOF is closed")
@@ -81,6 +89,10 @@ type fileAOF struct {
 	kick  chan struct{} // wakes the writer (capacity 1)
 	done  chan struct{} // closed when the writer has returned
 	syncs atomic.Int64  // fdatasyncs done
+
+	appended atomic.Uint64 // bytes appended
+	durable  atomic.Uint64 // of them, those a successful fdatasync covered
+	failed   atomic.Pointer[error]
 
 	mu      sync.Mutex
 	pend    []byte
@@ -124,6 +136,7 @@ func (a *fileAOF) Append(ex *executor.Executor, b []byte) {
 		return
 	}
 	a.pend = append(a.pend, b...)
+	a.appended.Add(uint64(len(b)))
 	post := ex != nil && !a.posted[ex]
 	if post {
 		a.posted[ex] = true
@@ -222,6 +235,7 @@ func (a *fileAOF) writer() {
 		answered, a.asked = a.asked, 0
 		closing := a.closing
 		err := a.err
+		mark := a.appended.Load()
 		a.mu.Unlock()
 
 		if err == nil && len(buf) > 0 {
@@ -242,8 +256,11 @@ func (a *fileAOF) writer() {
 			a.mu.Lock()
 			if a.err == nil {
 				a.err = err
+				a.failed.Store(&err)
 			}
 			a.mu.Unlock()
+		} else if len(reqs) > 0 || closing {
+			a.durable.Store(mark)
 		}
 		// The next round waits for the syncs asked for meanwhile and
 		// as many more as this round answers.
@@ -268,6 +285,15 @@ func (a *fileAOF) writer() {
 		}
 	}
 }
+
+func (a *fileAOF) Err() error {
+	if p := a.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (a *fileAOF) Unsynced() bool { return a.appended.Load() != a.durable.Load() }
 
 func (a *fileAOF) Close() error {
 	a.mu.Lock()

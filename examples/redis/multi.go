@@ -74,7 +74,11 @@ const queuedOverhead = 64
 // queue queues a request received after MULTI, or refuses it as
 // processCommand does, which flags the transaction.
 func (p *pipeline) queue(cmd *command, argv [][]byte) {
-	if bad := refusal(cmd, argv); bad != "" {
+	bad := refusal(cmd, argv)
+	if bad == "" {
+		bad = p.diskError(cmd)
+	}
+	if bad != "" {
 		p.multi.dirty = true
 		p.replyLocal(appendError(nil, bad))
 		return

@@ -175,6 +175,7 @@ type pipeline struct {
 	watch   *watchSet   // the keys watched (WATCH)
 	exec    *execTxn    // EXEC's transaction: the round's last request
 	dirty   bool        // the round appended to the AOF (and batches' logged): under appendfsync always, its replies wait for the sync
+	synced  bool        // the sync the replies waited for is done (conn.go's synced)
 }
 
 func newPipeline(c *client) *pipeline {
@@ -376,7 +377,18 @@ func (p *pipeline) mustSync() bool {
 		must = must || b.logged
 		b.logged = false
 	}
-	return must
+	if plantedBugs.ackBeforeSync {
+		return false // planted: the replies go before the writes are on disk
+	}
+	if p.synced {
+		p.synced = false // the replies to combine were made before that sync
+		return must
+	}
+	// A reply may show a write of another connection that is not on disk
+	// yet: it waits for the sync too, as redis-server answers no one
+	// before the fsync of the writes made before (so that no one reads a
+	// write a crash may lose).
+	return must || (!plantedBugs.dirtyRead && a.file.Unsynced())
 }
 
 // pending reports whether the round has requests not yet combined.
@@ -441,6 +453,9 @@ func (p *pipeline) dispatch(argv [][]byte) {
 	bad := refusal(cmd, argv)
 	if bad == "" && cmd.validate != nil {
 		bad = cmd.validate(argv)
+	}
+	if bad == "" {
+		bad = p.diskError(cmd)
 	}
 	if bad == "" && cmd.name == "watch" && p.multi == nil {
 		cmd = p.watchCommand(argv) // a command over keys, which registers them
@@ -596,6 +611,9 @@ var plantedBugs struct {
 	lostWake   bool // Wake drops the wake-up of a connection holding a partial request
 	split      bool // MSET, MGET, DEL and EXISTS over several shards run key by key, with no transaction
 	execSplit  bool // EXEC runs its commands claiming none of their keys
+
+	ackBeforeSync bool // appendfsync always answers writes before their sync (sim_crash_test.go)
+	dirtyRead     bool // appendfsync always answers reads of writes not yet synced
 }
 
 // localFirst is the planted bug's order: once every request of the round
