@@ -171,6 +171,7 @@ func (p *pipeline) transaction(cmd *command, argv [][]byte) {
 			p.replyLocal(appendArray(nil, 0))
 			return
 		}
+		p.touched = true
 		e := newExecTxn(p, m.cmds, p.watch)
 		p.watch = nil // the transaction unwatches once it has read the marks
 		p.exec = e

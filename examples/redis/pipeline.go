@@ -176,6 +176,7 @@ type pipeline struct {
 	exec    *execTxn    // EXEC's transaction: the round's last request
 	dirty   bool        // the round appended to the AOF (and batches' logged): under appendfsync always, its replies wait for the sync
 	synced  bool        // the sync the replies waited for is done (conn.go's synced)
+	touched bool        // a command of the round runs on a db: its reply may show writes of others
 }
 
 func newPipeline(c *client) *pipeline {
@@ -387,8 +388,9 @@ func (p *pipeline) mustSync() bool {
 	// A reply may show a write of another connection that is not on disk
 	// yet: it waits for the sync too, as redis-server answers no one
 	// before the fsync of the writes made before (so that no one reads a
-	// write a crash may lose).
-	return must || (!plantedBugs.dirtyRead && a.file.Unsynced())
+	// write a crash may lose). Replies that read no db (a refusal, PING)
+	// show none.
+	return must || (p.touched && !plantedBugs.dirtyRead && a.file.Unsynced())
 }
 
 // pending reports whether the round has requests not yet combined.
@@ -415,6 +417,7 @@ func (p *pipeline) addSlot(comb combine, argv [][]byte) {
 // shard (unless its keys are held: then it waits, and ends the round),
 // else joins that shard's batch.
 func (p *pipeline) unit(to int, u unit) {
+	p.touched = true
 	b := p.batches[to]
 	p.refs = append(p.refs, ref{int32(to), int32(len(b.res))})
 	p.slots[len(p.slots)-1].n++
@@ -511,6 +514,7 @@ func (p *pipeline) dispatch(argv [][]byte) {
 			p.slots[len(p.slots)-1].n++
 			b.units = append(b.units, unit{})
 			b.res = append(b.res, result{})
+			p.touched = true
 			if p.txn == nil {
 				t := &txn{srv: p.srv, home: p.home.index}
 				t.done = func() { p.txnDone(t) }
@@ -660,7 +664,7 @@ func (p *pipeline) drop(k int) {
 // keeping buffers of a sensible size and, if buf is all parsed, the
 // unparsed tail for the next receive.
 func (p *pipeline) endRound() {
-	p.round = false
+	p.round, p.touched = false, false
 	p.out = shrink(p.out)
 	p.slots, p.refs = p.slots[:0], p.refs[:0]
 	clear(p.argv)
