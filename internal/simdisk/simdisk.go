@@ -147,6 +147,11 @@ func (d *Disk) Latency(sync bool) time.Duration {
 	return lo + time.Duration(d.rand.Int63n(int64(hi-lo)))
 }
 
+// Gen returns the disk's generation: how many times it crashed. An
+// operation that began before a crash and would land after it never
+// happened (package fileio's simulated engine checks it).
+func (d *Disk) Gen() uint64 { return d.gen }
+
 // Syncs returns how many Syncs the disk has carried out (failed ones
 // included).
 func (d *Disk) Syncs() uint64 { return d.syncs }
