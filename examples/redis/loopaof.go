@@ -32,7 +32,7 @@ package main
 // owner; reqs the syncs asked for since its last take, each loop's at
 // most once (slots); posted is set while a take is queued on the owner
 // (it then takes everything pending); appended counts the bytes appended
-// (dropped ones excluded), durable the bytes a successful sync covered; a
+// (dropped ones included), durable the bytes a successful sync covered; a
 // promise is completed only after the write of every byte appended before
 // it was asked for has landed and a DataSync started after that has
 // returned; err, once set, is never cleared.
@@ -123,12 +123,18 @@ func (a *loopAOF) fail(err error) {
 
 func (a *loopAOF) Append(ex *executor.Executor, b []byte) {
 	a.mu.Lock()
-	if a.closing || a.Err() != nil {
+	if a.closing {
+		a.mu.Unlock()
+		return
+	}
+	// Counted even when dropped: a write made in memory that no sync
+	// will cover (Unsynced stays true).
+	a.appended.Add(uint64(len(b)))
+	if a.Err() != nil {
 		a.mu.Unlock()
 		return
 	}
 	a.pend = append(a.pend, b...)
-	a.appended.Add(uint64(len(b)))
 	post := !a.posted
 	a.posted = true
 	a.mu.Unlock()
@@ -219,8 +225,8 @@ func (a *loopAOF) take() {
 		if err == nil {
 			err = a.Err()
 		}
-		if err == nil && mark > a.durable.Load() {
-			a.durable.Store(mark)
+		if err == nil && sync && mark > a.durable.Load() {
+			a.durable.Store(mark) // what was appended before this take is on disk
 		}
 		for _, p := range reqs {
 			p.Complete(struct{}{}, err)
