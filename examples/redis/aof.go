@@ -331,7 +331,11 @@ func (a *aofLog) everySec(ex *executor.Executor) {
 	if a.stop {
 		return
 	}
-	a.timer = ex.AfterFunc(time.Second, func() {
+	every := time.Second
+	if plantedBugs.slowEverySec {
+		every = 3 * time.Second // planted: the bound is broken
+	}
+	a.timer = ex.AfterFunc(every, func() {
 		a.timer = nil
 		a.file.Sync(ex).OnComplete(func(_ struct{}, err error) {
 			if err != nil && !errors.Is(err, errAOFClosed) {

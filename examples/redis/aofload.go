@@ -140,6 +140,9 @@ func (a *aofReader) command() ([][]byte, error) {
 		k, err := io.ReadFull(a.r, arg)
 		a.off += int64(k)
 		if err != nil {
+			if plantedBugs.tornReplay && k > 0 && len(argv) == int(argc)-1 {
+				return append(argv, arg[:min(int64(k), n)]), nil // planted: the cut value is run
+			}
 			return nil, io.ErrUnexpectedEOF
 		}
 		if arg[n] != '\r' || arg[n+1] != '\n' {

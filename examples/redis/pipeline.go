@@ -618,6 +618,8 @@ var plantedBugs struct {
 
 	ackBeforeSync bool // appendfsync always answers writes before their sync (sim_crash_test.go)
 	dirtyRead     bool // appendfsync always answers reads of writes not yet synced
+	slowEverySec  bool // appendfsync everysec syncs every 3 s
+	tornReplay    bool // the AOF's load runs a command cut by a crash, with the bytes it has
 }
 
 // localFirst is the planted bug's order: once every request of the round
