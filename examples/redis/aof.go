@@ -32,9 +32,13 @@ package main
 // writes has returned (aofFile.Sync after the round's commands have run,
 // wherever they ran); the syncs asked for at once share one fdatasync.
 // "everysec": one sync a second, from a timer of the first shard's loop.
-// "no": the file is written at once, and synced only at shutdown. A failed
-// write or sync closes the connections waiting for it, with no reply, and
-// fails every later sync.
+// "no": the file is written at once, and synced only at shutdown. Under
+// "always" a round that wrote nothing waits for a sync too when it ran on
+// a db while writes were appended and not yet synced (its replies may
+// show them: pipeline.mustSync). A failed write or sync closes the
+// connections waiting for it, with no reply, and fails every later sync;
+// from then on the commands that write are refused (MISCONF,
+// pipeline.diskError).
 //
 // Loading (OpenAOF, before serving). The file is read command by command
 // and each is run on the db of the shard that owns its keys, on the

@@ -29,16 +29,17 @@ package main
 // that synced nothing, or a lone connection that comes back at once, does
 // not wait. The loops never wait for the writer: they go on serving.
 //
-// Why a goroutine of the AOF's own and not package fileio's files on the
-// loop: a fileio File belongs to one executor and groups the syncs of
-// that loop's batch, while the AOF is appended by every shard's loop in
-// one order; a File per shard would split the file, and one shard's File
-// would make every other shard's append and sync a cross-shard call. The
+// Why a goroutine of the AOF's own (the default, Config.AOFIO "thread"):
+// a fileio File belongs to one executor and groups the syncs of that
+// loop's batch, while the AOF is appended by every shard's loop in one
+// order; a File per shard would split the file, and one shard's File
+// makes every other shard's append and sync a hand-off to that loop. The
 // writer groups the syncs of every loop in one fdatasync, and its
-// blocking write and fdatasync never run on a loop's goroutine. fileio
-// would do the same system calls on worker goroutines of its own (its
-// io_uring engine is not there yet), so it would not save the hand-off
-// either.
+// blocking write and fdatasync never run on a loop's goroutine. The
+// other layer, loopAOF (loopaof.go, "loop"), is that File owned by the
+// first shard's loop, with the same buffer and the same grouping in
+// front of it: the one a simulated server runs, since package sim runs
+// no goroutine but its own.
 //
 // Invariants: pend holds the bytes appended and not yet taken by the
 // writer, reqs the syncs asked for since its last take, each loop's at

@@ -72,6 +72,16 @@ type Op struct {
 
 type state map[string]string
 
+// keys returns the state's keys in order.
+func (s state) keys() []string {
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 type input struct {
 	cmds [][]string
 	tx   bool
@@ -216,13 +226,8 @@ func newModel(init map[string]string) porcupine.Model {
 		},
 		Hash: func(st interface{}) uint64 {
 			s := st.(state)
-			keys := make([]string, 0, len(s))
-			for k := range s {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
 			h := fnv.New64a()
-			for _, k := range keys {
+			for _, k := range s.keys() {
 				io.WriteString(h, k)
 				h.Write([]byte{0})
 				io.WriteString(h, s[k])
@@ -252,11 +257,7 @@ func newModel(init map[string]string) porcupine.Model {
 		},
 		DescribeState: func(st interface{}) string {
 			s := st.(state)
-			keys := make([]string, 0, len(s))
-			for k := range s {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
+			keys := s.keys()
 			parts := make([]string, len(keys))
 			for i, k := range keys {
 				parts[i] = k + "=" + s[k]
