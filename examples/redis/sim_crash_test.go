@@ -71,30 +71,30 @@ const crashAOF = "/data/" + DefaultAppendFilename
 // one partition of the model.
 var crashGroup = []string{"grp:a", "grp:d", "grp:f", "grp:g"}
 
-// histOp is one operation of a history.
-type histOp struct {
-	client int
-	part   string
+// crashOp is what an operation of the history asks (sim.History's
+// input; its output is the raw reply).
+type crashOp struct {
+	part   string // the model's partition
 	cmds   [][]string
-	tx     bool
-	call   time.Duration
-	ret    time.Duration
-	reply  string
+	tx     bool     // MULTI/EXEC around cmds
 	inc    int      // the server's incarnation the connection reached
 	values []string // the values it writes that no other write writes
 	write  bool
-
-	state opState
+	// open: its client gave up waiting for the reply, so a write may
+	// happen at any time after its call (else an unknown write happened,
+	// if it did, by its Return: its server crashed then, or closed its
+	// connection after running it).
+	open bool
 }
 
-type opState uint8
-
-const (
-	opPending opState = iota
-	opDone            // replied
-	opUnknown         // no reply: it may or may not have happened
-	opDropped         // it did not happen (refused), or a read without its reply
-)
+// unanswered is the outcome of an operation without its reply: a write
+// may or may not have happened, a read did nothing.
+func (o *crashOp) unanswered() sim.Outcome {
+	if o.write {
+		return sim.Unknown
+	}
+	return sim.Failed
+}
 
 // crashInc is one incarnation of the server and how it ended.
 type crashInc struct {
@@ -114,7 +114,7 @@ type crashWorld struct {
 	srvH   *sim.Host
 	shards int
 	incs   []*crashInc
-	ops    []*histOp
+	hist   *sim.History[*crashOp, string]
 	errs   []error
 	seq    int
 }
@@ -198,21 +198,12 @@ func (r *crashWorld) crash() {
 	}
 	r.w.Crash(r.srvH)
 	inc.kept, _ = r.srvH.Disk().ReadFile(crashAOF)
-	for _, o := range r.ops {
-		if o.state == opPending && o.inc == len(r.incs)-1 {
-			r.settle(o, "")
+	r.hist.Settle(func(op *sim.Op[*crashOp, string]) sim.Outcome {
+		if op.Input.inc != len(r.incs)-1 {
+			return sim.Pending // sent to an earlier incarnation: its client settles it
 		}
-	}
-}
-
-// settle ends an operation that got no reply: a read did nothing, a
-// write may or may not have happened.
-func (r *crashWorld) settle(o *histOp, _ string) {
-	if o.write {
-		o.state = opUnknown
-	} else {
-		o.state = opDropped
-	}
+		return op.Input.unanswered()
+	})
 }
 
 // client runs n operations on one connection at a time, reconnecting
@@ -240,14 +231,14 @@ func (r *crashWorld) client(ctx context.Context, ex *executor.Executor, id, n in
 		}
 		o, req, want := r.gen(rng, id)
 		o.inc = inc
-		o.call = r.w.Now()
-		r.ops = append(r.ops, o)
+		i := r.hist.Call(id, o)
 		done++
 		ok := true
 		if _, err := c.Write(req); err != nil {
 			ok = false
 		}
 		var replies []string
+		timedOut := false
 		for ok && len(replies) < want {
 			k, complete := replyLen(in)
 			if complete {
@@ -257,17 +248,21 @@ func (r *crashWorld) client(ctx context.Context, ex *executor.Executor, id, n in
 			}
 			b, err := future.Timeout(c.Recv(), time.Second).Await(ctx)
 			if err != nil {
-				ok = false
+				ok, timedOut = false, errors.Is(err, context.DeadlineExceeded)
 				break
 			}
 			in = append(in, b...)
 		}
-		if o.state != opPending {
+		switch {
+		case r.hist.Op(i).Outcome != sim.Pending:
 			// The crash settled it while its reply was on its way.
-		} else if !ok {
-			r.settle(o, "")
-		} else {
-			r.reply(o, replies)
+		case !ok && o.write:
+			o.open = timedOut
+			r.hist.Unknown(i)
+		case !ok:
+			r.hist.Fail(i)
+		default:
+			r.reply(i, replies)
 		}
 		if !ok || o.inc != len(r.incs)-1 {
 			c.Close()
@@ -286,43 +281,44 @@ func (r *crashWorld) client(ctx context.Context, ex *executor.Executor, id, n in
 
 // reply records an operation's replies: the last one is its reply (EXEC's
 // for a transaction, whose other replies are MULTI's +OK and +QUEUED).
-func (r *crashWorld) reply(o *histOp, replies []string) {
-	o.ret = r.w.Now()
+func (r *crashWorld) reply(i int, replies []string) {
+	op := r.hist.Op(i)
+	o := op.Input
 	last := replies[len(replies)-1]
-	r.w.Record('h', uint64(o.client), uint64(o.call), []byte(last))
+	r.w.Record('h', uint64(op.Client), uint64(op.Call), []byte(last))
 	if o.tx {
-		for i, q := range replies[:len(replies)-1] {
+		for n, q := range replies[:len(replies)-1] {
 			want := "+QUEUED\r\n"
-			if i == 0 {
+			if n == 0 {
 				want = "+OK\r\n"
 			}
 			if q == want {
 				continue
 			}
 			if strings.HasPrefix(q, "-MISCONF ") && strings.HasPrefix(last, "-EXECABORT ") {
-				o.state = opDropped
+				r.hist.Fail(i)
 				return
 			}
-			r.errs = append(r.errs, fmt.Errorf("client %d: %q: reply %d is %q", o.client, o.cmds, i, q))
+			r.errs = append(r.errs, fmt.Errorf("client %d: %q: reply %d is %q", op.Client, o.cmds, n, q))
 		}
 	}
 	switch {
 	case strings.HasPrefix(last, "-MISCONF ") || strings.HasPrefix(last, "-EXECABORT "):
-		o.state = opDropped
+		r.hist.Fail(i)
 		if r.incs[o.inc].srv.aof.file.Err() == nil {
-			r.errs = append(r.errs, fmt.Errorf("client %d: %q refused with %q while the AOF had not failed", o.client, o.cmds, last))
+			r.errs = append(r.errs, fmt.Errorf("client %d: %q refused with %q while the AOF had not failed", op.Client, o.cmds, last))
 		}
 	default:
-		o.reply, o.state = last, opDone
+		r.hist.Return(i, last)
 	}
 }
 
 // gen draws an operation: its record, its request and how many replies
 // it gets.
-func (r *crashWorld) gen(rng *rand.Rand, id int) (*histOp, []byte, int) {
+func (r *crashWorld) gen(rng *rand.Rand, id int) (*crashOp, []byte, int) {
 	r.seq++
 	v := fmt.Sprintf("c%d.%d", id, r.seq)
-	o := &histOp{client: id}
+	o := &crashOp{}
 	one := func(part string, write bool, c ...string) {
 		o.part, o.write, o.cmds = part, write, [][]string{c}
 	}
@@ -425,7 +421,7 @@ func everySecSlack(f simdisk.Faults) time.Duration {
 // runCrash runs one seed: the server, its clients, crashes and restarts.
 func runCrash(t testing.TB, w *sim.World, fsync string) *crashWorld {
 	rng := w.Rand()
-	r := &crashWorld{t: t, w: w, fsync: fsync, shards: 2 + rng.Intn(3)}
+	r := &crashWorld{t: t, w: w, fsync: fsync, shards: 2 + rng.Intn(3), hist: sim.NewHistory[*crashOp, string](w)}
 	nf := w.Faults()
 	nf.MaxDelay = time.Duration(1+rng.Intn(1000)) * time.Microsecond
 	r.srvH = w.Host("redis")
@@ -485,6 +481,11 @@ func (r *crashWorld) check(name, vis string) error {
 	if len(r.errs) > 0 {
 		return errors.Join(r.errs...)
 	}
+	for _, op := range r.hist.Ops() {
+		if op.Outcome == sim.Pending {
+			return fmt.Errorf("client %d's %q, called at %v, never ended", op.Client, op.Input.cmds, op.Call)
+		}
+	}
 	for i := 1; i < len(r.incs); i++ {
 		if r.incs[i].loaded == nil {
 			continue // crashed while it loaded
@@ -529,14 +530,15 @@ func (r *crashWorld) durable(i int, inc *crashInc, values map[string]bool) error
 		end = inc.failedAt
 	}
 	cut := end - time.Second - everySecSlack(r.srvH.Disk().Faults)
-	for _, o := range r.ops {
-		if o.inc != i || o.state != opDone || o.ret >= cut {
+	for _, op := range r.hist.Ops() {
+		o := op.Input
+		if o.inc != i || op.Outcome != sim.Returned || op.Return >= cut {
 			continue
 		}
 		for _, v := range o.values {
 			if !values[v] {
 				return fmt.Errorf("incarnation %d: %q by client %d, acknowledged at %v, is not in the AOF its crash at %v left (every write acknowledged before %v must be)",
-					i, o.cmds, o.client, o.ret, inc.crash, cut)
+					i, o.cmds, op.Client, op.Return, inc.crash, cut)
 			}
 		}
 	}
@@ -546,30 +548,35 @@ func (r *crashWorld) durable(i int, inc *crashInc, values map[string]bool) error
 // summary describes the run: its operations by outcome, its crashes.
 func (r *crashWorld) summary() string {
 	var n [4]int
-	for _, o := range r.ops {
-		n[o.state]++
+	for _, op := range r.hist.Ops() {
+		n[op.Outcome]++
 	}
 	size := 0
 	if b, ok := r.srvH.Disk().ReadFile(crashAOF); ok {
 		size = len(b)
 	}
 	return fmt.Sprintf("%d operations: %d answered, %d unknown, %d refused or unanswered reads, %d pending; %d incarnations; %v, %d steps; AOF %d bytes, %d syncs",
-		len(r.ops), n[opDone], n[opUnknown], n[opDropped], n[opPending], len(r.incs), r.w.Now(), r.w.Steps(), size, r.srvH.Disk().Syncs())
+		r.hist.Len(), n[sim.Returned], n[sim.Unknown], n[sim.Failed], n[sim.Pending], len(r.incs), r.w.Now(), r.w.Steps(), size, r.srvH.Disk().Syncs())
 }
 
 // history returns the operations of incarnation inc (-1: all) for the
 // checker.
 func (r *crashWorld) history(name string, inc int, init map[string]string) lincheckHistory {
 	h := lincheckHistory{Name: name, Init: init}
-	for _, o := range r.ops {
+	for _, op := range r.hist.Ops() {
+		o := op.Input
 		if inc >= 0 && o.inc != inc {
 			continue
 		}
-		switch o.state {
-		case opDone:
-			h.Ops = append(h.Ops, lincheckOp{Client: o.client, Part: o.part, Cmds: o.cmds, Tx: o.tx, Call: int64(o.call), Return: int64(o.ret), Reply: o.reply})
-		case opUnknown, opPending: // pending: the run ended with it in flight
-			h.Ops = append(h.Ops, lincheckOp{Client: o.client, Part: o.part, Cmds: o.cmds, Tx: o.tx, Call: int64(o.call), Unknown: true})
+		switch op.Outcome {
+		case sim.Returned:
+			h.Ops = append(h.Ops, lincheckOp{Client: op.Client, Part: o.part, Cmds: o.cmds, Tx: o.tx, Call: int64(op.Call), Return: int64(op.Return), Reply: op.Output})
+		case sim.Unknown:
+			by := int64(op.Return) // it happened by then, if it did
+			if o.open {
+				by = 0 // at any time
+			}
+			h.Ops = append(h.Ops, lincheckOp{Client: op.Client, Part: o.part, Cmds: o.cmds, Tx: o.tx, Call: int64(op.Call), Return: by, Unknown: true})
 		}
 	}
 	return h

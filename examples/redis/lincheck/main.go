@@ -17,8 +17,12 @@
 // share, so that a group of keys is modeled as one state. An operation
 // whose outcome is unknown (a request in flight when its server crashed,
 // or whose connection ended before the reply) has Unknown set: it may or
-// may not have happened, so it is given a return time after everything
-// else and any reply.
+// may not have happened, and any reply is accepted. Its Return, when
+// given (not 0), is the time by which it had happened if it did (its
+// server crashed then, or answered its connection with a close after it
+// ran): the model then takes it as happening between its call and that
+// time, or not at all; without one it may happen at any time after its
+// call (a request whose client gave up waiting).
 //
 // It is a module of its own so that the library's go.mod does not
 // require porcupine; examples/redis's crash simulation builds it and
@@ -66,7 +70,8 @@ type Op struct {
 	Call   int64      `json:"call"`
 	Return int64      `json:"return"`
 	Reply  string     `json:"reply"` // the raw RESP reply
-	// Unknown: no reply came; the operation may or may not have happened.
+	// Unknown: no reply came; the operation may or may not have happened,
+	// by Return if Return is not 0.
 	Unknown bool `json:"unknown"`
 }
 
@@ -126,7 +131,7 @@ func check(run string, i int, h History, vis string, timeout time.Duration) stri
 			clients[o.Client] = id
 		}
 		ret := o.Return
-		if o.Unknown {
+		if o.Unknown && ret == 0 {
 			ret = math.MaxInt64
 		}
 		if err := validate(o); err != "" {
@@ -170,7 +175,7 @@ func validate(o Op) string {
 	if len(o.Cmds) == 0 {
 		return "an operation without commands"
 	}
-	if !o.Unknown && o.Return < o.Call {
+	if (!o.Unknown || o.Return != 0) && o.Return < o.Call {
 		return fmt.Sprintf("an operation that returns (%d) before its call (%d)", o.Return, o.Call)
 	}
 	for _, c := range o.Cmds {
@@ -181,8 +186,11 @@ func validate(o Op) string {
 	return ""
 }
 
+// newModel returns the model: nondeterministic, since an operation with
+// an unknown outcome leads to two states, one where it happened and one
+// where it did not.
 func newModel(init map[string]string) porcupine.Model {
-	return porcupine.Model{
+	m := porcupine.NondeterministicModel{
 		Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
 			parts := map[string][]porcupine.Operation{}
 			var names []string
@@ -200,17 +208,23 @@ func newModel(init map[string]string) porcupine.Model {
 			}
 			return out
 		},
-		Init: func() interface{} {
+		Init: func() []interface{} {
 			s := state{}
 			for k, v := range init {
 				s[k] = v
 			}
-			return s
+			return []interface{}{s}
 		},
-		Step: func(st, in, out interface{}) (bool, interface{}) {
+		Step: func(st, in, out interface{}) []interface{} {
 			next, reply := run(st.(state), in.(input))
 			o := out.(output)
-			return o.unknown || o.reply == reply, next
+			switch {
+			case o.unknown:
+				return []interface{}{next, st} // it happened, or not
+			case o.reply == reply:
+				return []interface{}{next}
+			}
+			return nil
 		},
 		Equal: func(a, b interface{}) bool {
 			x, y := a.(state), b.(state)
@@ -265,6 +279,7 @@ func newModel(init map[string]string) porcupine.Model {
 			return "{" + strings.Join(parts, " ") + "}"
 		},
 	}
+	return m.ToModel()
 }
 
 // run applies an operation to a copy of s and returns the new state and

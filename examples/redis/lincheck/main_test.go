@@ -42,6 +42,12 @@ func TestCheck(t *testing.T) {
 		{"but not both", History{Ops: []Op{
 			{Client: 1, Part: "k", Cmds: [][]string{{"SET", "k", "a"}}, Call: 1, Unknown: true},
 			get(2, "k", bulk("a"), 5, 6), get(2, "k", nilBulk, 7, 8)}}, false},
+		{"an unknown write happened by its return, or never", History{Ops: []Op{
+			{Client: 1, Part: "k", Cmds: [][]string{{"SET", "k", "a"}}, Call: 1, Return: 3, Unknown: true},
+			get(2, "k", nilBulk, 4, 5), get(2, "k", nilBulk, 6, 7)}}, true},
+		{"not after its return", History{Ops: []Op{
+			{Client: 1, Part: "k", Cmds: [][]string{{"SET", "k", "a"}}, Call: 1, Return: 3, Unknown: true},
+			get(2, "k", nilBulk, 4, 5), get(2, "k", bulk("a"), 6, 7)}}, false},
 		{"a counter", History{Ops: []Op{
 			{Client: 1, Part: "n", Cmds: [][]string{{"INCR", "n"}}, Call: 1, Return: 2, Reply: ":1\r\n"},
 			{Client: 1, Part: "n", Cmds: [][]string{{"INCR", "n"}}, Call: 3, Return: 4, Reply: ":2\r\n"},
