@@ -117,9 +117,25 @@ type crashWorld struct {
 	hist   *sim.History[*crashOp, string]
 	errs   []error
 	seq    int
+	bound  int // writes the everysec bound covered (check)
 }
 
 func (r *crashWorld) cur() *crashInc { return r.incs[len(r.incs)-1] }
+
+// failed returns when the incarnation's AOF first failed (a write or a
+// sync), on the world's clock, or 0. Ask before its crash: the crash
+// fails what the dead incarnation had in flight.
+func (inc *crashInc) failed(w *sim.World) time.Duration {
+	if a := inc.srv.aof; a != nil {
+		if l, ok := a.file.(*loopAOF); ok {
+			if at, failed := l.FailedAt(); failed {
+				// The loops' clock is the world's, from a fixed epoch.
+				return w.Now() - inc.srv.g.Shard(0).Now().Sub(at)
+			}
+		}
+	}
+	return 0
+}
 
 // program is the server host's program, run at the start and at every
 // restart: the shards, the server, its AOF on the host's disk.
@@ -188,14 +204,7 @@ func (r *crashWorld) crash() {
 	}
 	inc := r.cur()
 	inc.crash = r.w.Now()
-	if a := inc.srv.aof; a != nil {
-		if l, ok := a.file.(*loopAOF); ok {
-			if at, failed := l.FailedAt(); failed {
-				// The loops' clock is the world's, from a fixed epoch.
-				inc.failedAt = r.w.Now() - inc.srv.g.Shard(0).Now().Sub(at)
-			}
-		}
-	}
+	inc.failedAt = inc.failed(r.w)
 	r.w.Crash(r.srvH)
 	inc.kept, _ = r.srvH.Disk().ReadFile(crashAOF)
 	r.hist.Settle(func(op *sim.Op[*crashOp, string]) sim.Outcome {
@@ -535,6 +544,7 @@ func (r *crashWorld) durable(i int, inc *crashInc, values map[string]bool) error
 		if o.inc != i || op.Outcome != sim.Returned || op.Return >= cut {
 			continue
 		}
+		r.bound++
 		for _, v := range o.values {
 			if !values[v] {
 				return fmt.Errorf("incarnation %d: %q by client %d, acknowledged at %v, is not in the AOF its crash at %v left (every write acknowledged before %v must be)",
@@ -555,8 +565,14 @@ func (r *crashWorld) summary() string {
 	if b, ok := r.srvH.Disk().ReadFile(crashAOF); ok {
 		size = len(b)
 	}
-	return fmt.Sprintf("%d operations: %d answered, %d unknown, %d refused or unanswered reads, %d pending; %d incarnations; %v, %d steps; AOF %d bytes, %d syncs",
-		r.hist.Len(), n[sim.Returned], n[sim.Unknown], n[sim.Failed], n[sim.Pending], len(r.incs), r.w.Now(), r.w.Steps(), size, r.srvH.Disk().Syncs())
+	failed := 0
+	for _, inc := range r.incs {
+		if inc.failedAt > 0 || (inc.crash == 0 && inc.failed(r.w) > 0) {
+			failed++
+		}
+	}
+	return fmt.Sprintf("%d operations: %d answered, %d unknown, %d refused or unanswered reads, %d pending; %d incarnations, %d with a failed AOF; %d writes under the everysec bound; %v, %d steps; AOF %d bytes, %d syncs",
+		r.hist.Len(), n[sim.Returned], n[sim.Unknown], n[sim.Failed], n[sim.Pending], len(r.incs), failed, r.bound, r.w.Now(), r.w.Steps(), size, r.srvH.Disk().Syncs())
 }
 
 // history returns the operations of incarnation inc (-1: all) for the
@@ -780,8 +796,9 @@ func quietLogs(t testing.TB) {
 // simCrash is the body of the crash simulations: one seed of fsync.
 func simCrash(t *testing.T, w *sim.World, fsync string) {
 	r := runCrash(t, w, fsync)
+	err := r.check(fmt.Sprintf("%s-seed%d", strings.ReplaceAll(t.Name(), "/", "-"), w.Seed()), os.TempDir())
 	t.Log(r.summary())
-	if err := r.check(fmt.Sprintf("%s-seed%d", strings.ReplaceAll(t.Name(), "/", "-"), w.Seed()), os.TempDir()); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
 }
