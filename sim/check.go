@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/spindle-rt/spindle/internal/loop"
 )
 
 var (
@@ -182,22 +183,10 @@ func (wd *watchdog) run() {
 				continue
 			}
 			fmt.Fprintf(wd.out, "sim seed=%d: one step has run for more than %v (-sim.stepwait): a hang; replay it with: %s\n\ngoroutines:\n%s\n",
-				seed, wd.wait, cmd, stacks())
+				seed, wd.wait, cmd, loop.AllStacks())
 			wd.exit(1)
 			return
 		}
-	}
-}
-
-// stacks returns every goroutine's stack.
-func stacks() []byte {
-	buf := make([]byte, 1<<16)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			return buf[:n]
-		}
-		buf = make([]byte, 2*len(buf))
 	}
 }
 
@@ -207,17 +196,18 @@ func stacks() []byte {
 // otherwise, and wherever that is not possible, it goes to the test
 // binary's standard output as usual.
 //
-// Why it must reach into the go command: in package-list mode (go test
-// ./pkg, any package named) the go command points the test binary's
-// standard output and error at a buffer of its own, streaming them only
-// when no package is named, for -bench or -fuzz, or for -v, -list or
-// -json (with one package or -p=1); and once the binary has exited with
-// status 0 it empties that buffer before printing "ok", unless -v, -list
-// or -json was given (cmd/go/internal/test/test.go: runTestActor.Act and
-// testShowPass). So whatever a passing test binary writes, to either
-// stream or through t.Log, is thrown away, and the binary has no other
-// way to the user than its parent's descriptor. -v would show the lines,
-// but with every subtest's RUN and PASS lines around them, 3 per seed.
+// Why it must reach into the go command: given packages (go test
+// ./pkg), the go command points the test binary's standard output and
+// error at a buffer of its own; it streams them instead only for -bench
+// or -fuzz, for -json, or for -v or -list with one package or -p=1 (and
+// always when no package is named). Once the binary has exited with
+// status 0, it empties that buffer before printing "ok" unless -v, -list
+// or -json was given (cmd/go/internal/test/test.go: runTestActor.Act,
+// its streamOutput and streamAndCacheOutput, and testShowPass). So
+// whatever a passing test binary writes, to either stream or through
+// t.Log, is thrown away, and the binary has no other way to the user
+// than its parent's descriptor. -v would show the lines, but among every
+// subtest's RUN and PASS lines, 3 more per seed.
 func say(line string) {
 	asked := (seedFlag != nil && *seedFlag >= 0) || (runsFlag != nil && *runsFlag > 0)
 	if asked && !testing.Verbose() {

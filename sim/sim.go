@@ -36,16 +36,9 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/internal/loop"
-	"github.com/spindle-rt/spindle/internal/simdisk"
 	"github.com/spindle-rt/spindle/internal/simnet"
 	"github.com/spindle-rt/spindle/shard"
 )
-
-// Faults are the chances and delays the network draws from: delivery
-// delays, how many pieces a write arrives in, the window a writer may
-// fill, and the chances of short writes, refused and slow connects.
-// World.Faults returns the world's, to be changed before or during a run.
-type Faults = simnet.Faults
 
 // World is a simulated program: hosts on a network, executors and shard
 // groups on the hosts, all stepped by one driver in an order its seed
@@ -108,8 +101,9 @@ func (w *World) Seed() int64 { return w.seed }
 // from the seed too, apart from the world's.
 func (w *World) Rand() *rand.Rand { return w.user }
 
-// Faults returns the network's faults, to be changed by the test.
-func (w *World) Faults() *Faults { return &w.net.Faults }
+// Faults returns the network's faults, to be changed by the test before
+// or during a run: a change holds from the next thing the network draws.
+func (w *World) Faults() *Faults { return (*Faults)(&w.net.Faults) }
 
 // Now returns the time elapsed on the world's clock.
 func (w *World) Now() time.Duration { return time.Duration(w.net.Now()) }
@@ -136,32 +130,20 @@ func (w *World) Record(kind byte, a, b uint64, data []byte) { w.net.Record(kind,
 type Host struct {
 	w       *World
 	h       *simnet.Host
+	disk    *Disk
 	program func(h *Host)
 	down    bool
 }
 
-// Disk is a host's simulated disk: its files, what of them is durable,
-// its latencies and faults (Disk.Faults). Package fileio's operations on
-// a loop of the host run on it, on the world's clock.
-type Disk = simdisk.Disk
-
-// DiskFaults are the latencies and faults a Disk draws from: how long an
-// operation and a sync take, the chance that a sync fails with EIO, the
-// capacity past which writes fail with ENOSPC, and how a crash treats
-// writes not yet synced.
-type DiskFaults = simdisk.Faults
-
 // Host adds a machine, up, with an empty disk.
 func (w *World) Host(name string) *Host {
-	h := &Host{w: w, h: w.net.Host(name)}
-	d := simdisk.New(w.net, w.rng)
-	d.Record = w.net.Record
-	h.h.Disk = d
+	h := &Host{w: w, h: w.net.Host(name), disk: newDisk(w)}
+	h.h.Disk = h.disk.d
 	return h
 }
 
-// Disk returns the host's simulated disk.
-func (h *Host) Disk() *Disk { return h.h.Disk.(*Disk) }
+// Disk returns the host's simulated disk, the same across its crashes.
+func (h *Host) Disk() *Disk { return h.disk }
 
 // IP returns the host's address.
 func (h *Host) IP() net.IP { return h.h.IP }
@@ -238,11 +220,12 @@ func (h *Host) Group(n int, opts ...executor.Option) *shard.Group {
 // Crash crashes h at once: every loop of h stops (no Close, no linger, no
 // FIN: its executors are never stepped again); every connection with an
 // end on h is reset or goes silent, as the seed decides per connection
-// (silent: the peer's bytes vanish and it hears nothing, as from a
-// powered-off machine, until h is up again and the next bytes that reach
-// it reset the peer); its listeners vanish (while h is down a connect to
-// it is refused, or goes unanswered and retries until it times out, as
-// the seed decides per crash); its memory is dropped: the tasks of its
+// (Faults.CrashSilent; silent: the peer's bytes vanish and it hears
+// nothing, as from a powered-off machine, until h is up again and the
+// next bytes that reach it reset the peer); its listeners vanish (while
+// h is down a connect to it is refused, or goes unanswered and retries
+// until it times out, as the seed decides per crash with
+// Faults.DownUnanswered); its memory is dropped: the tasks of its
 // executors are unwound (ended with executor.ErrClosed, as by Close)
 // with no effect escaping, since its sockets and its file handles belong
 // to the dead incarnation and every operation on them fails; and its
@@ -267,7 +250,7 @@ func (w *World) Crash(h *Host) {
 
 func (w *World) crash(h *Host) {
 	w.net.CrashHost(h.h)
-	h.Disk().Crash(w.rng)
+	h.disk.d.Crash(w.rng)
 	var dead []*member
 	w.members = slices.DeleteFunc(w.members, func(m *member) bool {
 		if m.host == h {

@@ -70,10 +70,14 @@ type Faults struct {
 	Refuse             float64       // chance that a connect to a listener is refused
 	SlowConnect        float64       // chance that a connect takes SlowDelay more
 	SlowDelay          time.Duration
+	CrashSilent        float64 // chance that a crashed host's connection goes silent (else its peer is reset)
+	DownUnanswered     float64 // chance, per crash, that connects to the host while down go unanswered (else refused)
 }
 
-// DefaultFaults are the delays of a quiet network: no faults.
-var DefaultFaults = Faults{MinDelay: 10 * time.Microsecond, MaxDelay: 500 * time.Microsecond, MaxPieces: 3, Window: 64 << 10}
+// DefaultFaults are the delays of a quiet network: no faults; a crash
+// (CrashHost) resets or silences a connection, and refuses or leaves
+// unanswered the connects, with even chances.
+var DefaultFaults = Faults{MinDelay: 10 * time.Microsecond, MaxDelay: 500 * time.Microsecond, MaxPieces: 3, Window: 64 << 10, CrashSilent: 0.5, DownUnanswered: 0.5}
 
 // Net is a simulated network. Make one with New.
 type Net struct {
@@ -545,12 +549,13 @@ func (n *Net) syn(s *Sock, dst *Host, key string, tries int) {
 	if s.closed {
 		return
 	}
-	if dst != nil && dst.down && !n.isCut(s.p.Host, dst) {
-		if dst.refuse {
+	if dst != nil && dst.down {
+		if dst.refuse && !n.isCut(s.p.Host, dst) {
 			n.after(n.delay(), func() { s.fail(ErrRefused) })
 			return
 		}
-		// Nobody answers: the connect retries as across a partition.
+		// Nobody answers (or a partition is in the way): the connect
+		// retries as across a partition.
 		n.Record('Y', s.ID, uint64(tries), nil)
 		if tries < 6 {
 			n.after(time.Second<<tries, func() { n.syn(s, dst, key, tries+1) })
@@ -876,10 +881,11 @@ func (n *Net) liveSocks() []*Sock {
 // CrashHost crashes h: its pollers die (Dial and Listen on them fail,
 // their events are dropped), its listeners vanish (a connect finds
 // nothing: while h is down it is refused, or goes unanswered and retries
-// as across a partition, as the rand decides once per crash), and every
-// open socket on h crashes: its program's operations on it fail or do
-// nothing, and nothing more of it reaches the peer (no FIN). The rand
-// decides per connection whether the peer is reset (ECONNRESET, once the
+// as across a partition, as the rand decides once per crash with
+// Faults.DownUnanswered), and every open socket on h crashes: its
+// program's operations on it fail or do nothing, and nothing more of it
+// reaches the peer (no FIN). The rand decides per connection, with
+// Faults.CrashSilent, whether the peer is reset (ECONNRESET, once the
 // reset reaches it) or hears nothing: its bytes vanish into the dead
 // end, which never reads them, so its window fills, until h is up again
 // and the next bytes that reach h reset it. Bytes already on their way
@@ -889,7 +895,7 @@ func (n *Net) CrashHost(h *Host) {
 		panic("simnet: CrashHost of host " + h.Name + ", which is down")
 	}
 	h.down = true
-	h.refuse = n.Rand.Intn(2) == 0
+	h.refuse = n.Rand.Float64() >= n.Faults.DownUnanswered
 	refuse := uint64(0)
 	if h.refuse {
 		refuse = 1
@@ -912,7 +918,7 @@ func (n *Net) CrashHost(h *Host) {
 		}
 		silent := uint64(1)
 		if p := s.peer; p != nil && p.p.Host != h && !p.closed && p.err == nil {
-			if n.Rand.Intn(2) == 0 {
+			if n.Rand.Float64() >= n.Faults.CrashSilent {
 				silent = 0
 				n.after(n.delay(), p.resetBy)
 			}
