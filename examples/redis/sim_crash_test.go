@@ -58,7 +58,6 @@ import (
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
-	"github.com/spindle-rt/spindle/internal/simdisk"
 	"github.com/spindle-rt/spindle/netio"
 	"github.com/spindle-rt/spindle/shard"
 	"github.com/spindle-rt/spindle/sim"
@@ -407,8 +406,7 @@ func (r *crashWorld) gen(rng *rand.Rand, id int) (*crashOp, []byte, int) {
 
 // crashFaults draws the seed's disk: latencies, and in some seeds a
 // failing fsync or a small capacity.
-func crashFaults(rng *rand.Rand) simdisk.Faults {
-	f := simdisk.DefaultFaults
+func crashFaults(rng *rand.Rand, f sim.DiskFaults) sim.DiskFaults {
 	f.MaxLatency = time.Duration(10+rng.Intn(200)) * time.Microsecond
 	f.MaxSync = time.Duration(1+rng.Intn(5)) * time.Millisecond
 	switch rng.Intn(6) {
@@ -423,7 +421,7 @@ func crashFaults(rng *rand.Rand) simdisk.Faults {
 // everySecSlack is what the everysec bound allows beyond the second: the
 // sync the timer starts (a write, then a DataSync, on the seed's
 // latencies) and the loop's lag.
-func everySecSlack(f simdisk.Faults) time.Duration {
+func everySecSlack(f sim.DiskFaults) time.Duration {
 	return 2*(f.MaxLatency+f.MaxSync) + 50*time.Millisecond
 }
 
@@ -435,7 +433,7 @@ func runCrash(t testing.TB, w *sim.World, fsync string) *crashWorld {
 	nf.MaxDelay = time.Duration(1+rng.Intn(1000)) * time.Microsecond
 	r.srvH = w.Host("redis")
 	r.srvH.Start(r.program)
-	disk := crashFaults(rng)
+	disk := crashFaults(rng, r.srvH.Disk().Faults)
 
 	cliH := w.Host("clients")
 	cli := cliH.Executor(executor.WithName("clients"))
