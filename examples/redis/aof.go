@@ -259,6 +259,11 @@ func (s *Server) openAOF(ctx context.Context) error {
 	if !s.cfg.AppendOnly {
 		return nil
 	}
+	switch s.cfg.AOFIO {
+	case "", AOFIOThread, AOFIOLoop:
+	default:
+		return fmt.Errorf("redis: AOFIO %q: %q or %q", s.cfg.AOFIO, AOFIOThread, AOFIOLoop)
+	}
 	sts, err := s.states(ctx)
 	if err != nil {
 		return err

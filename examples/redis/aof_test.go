@@ -300,6 +300,15 @@ func TestAOFDamage(t *testing.T) {
 	}
 }
 
+// An unknown file layer refuses the start.
+func TestAOFIOUnknown(t *testing.T) {
+	s := NewServer(Config{Shards: 1, AppendOnly: true, Dir: t.TempDir(), AOFIO: "mmap"})
+	defer s.Close()
+	if err := s.Listen("tcp", "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), `AOFIO "mmap"`) {
+		t.Fatalf("Listen: %v", err)
+	}
+}
+
 // heldFile is an aofFile whose syncs, once held, complete when the test
 // says.
 type heldFile struct {

@@ -14,7 +14,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"hash/maphash"
 	"net"
 	"runtime"
@@ -205,11 +204,6 @@ func (s *Server) Listen(network, address string) error {
 // with (see OpenAOFContext): a task's, when called from a task on a loop,
 // as a simulated server is started.
 func (s *Server) ListenContext(ctx context.Context, network, address string) error {
-	switch s.cfg.AOFIO {
-	case "", AOFIOThread, AOFIOLoop:
-	default:
-		return fmt.Errorf("redis: AOFIO %q: %q or %q", s.cfg.AOFIO, AOFIOThread, AOFIOLoop)
-	}
 	if err := s.OpenAOFContext(ctx); err != nil {
 		return err
 	}
