@@ -405,15 +405,20 @@ func (r *crashWorld) gen(rng *rand.Rand, id int) (*crashOp, []byte, int) {
 }
 
 // crashFaults draws the seed's disk: latencies, and in some seeds a
-// failing fsync or a small capacity.
-func crashFaults(rng *rand.Rand, f sim.DiskFaults) sim.DiskFaults {
+// failing fsync (a rate that fails one of the few syncs of everysec now
+// and then, and one of always's many sooner) or a capacity the run's AOF
+// outgrows (a few KB).
+func crashFaults(rng *rand.Rand, f sim.DiskFaults, fsync string) sim.DiskFaults {
 	f.MaxLatency = time.Duration(10+rng.Intn(200)) * time.Microsecond
 	f.MaxSync = time.Duration(1+rng.Intn(5)) * time.Millisecond
 	switch rng.Intn(6) {
 	case 0:
 		f.SyncEIO = 0.002 + rng.Float64()*0.02
+		if fsync == FsyncEverySec {
+			f.SyncEIO = 0.05 + rng.Float64()*0.25
+		}
 	case 1:
-		f.Capacity = int64(8<<10 + rng.Intn(32<<10))
+		f.Capacity = int64(2<<10 + rng.Intn(8<<10))
 	}
 	return f
 }
@@ -433,7 +438,7 @@ func runCrash(t testing.TB, w *sim.World, fsync string) *crashWorld {
 	nf.MaxDelay = time.Duration(1+rng.Intn(1000)) * time.Microsecond
 	r.srvH = w.Host("redis")
 	r.srvH.Start(r.program)
-	disk := crashFaults(rng, r.srvH.Disk().Faults)
+	disk := crashFaults(rng, r.srvH.Disk().Faults, fsync)
 
 	cliH := w.Host("clients")
 	cli := cliH.Executor(executor.WithName("clients"))
