@@ -32,9 +32,13 @@ package main
 // writes has returned (aofFile.Sync after the round's commands have run,
 // wherever they ran); the syncs asked for at once share one fdatasync.
 // "everysec": one sync a second, from a timer of the first shard's loop.
-// "no": the file is written at once, and synced only at shutdown. A failed
-// write or sync closes the connections waiting for it, with no reply, and
-// fails every later sync.
+// "no": the file is written at once, and synced only at shutdown. Under
+// "always" a round that wrote nothing waits for a sync too when it ran on
+// a db while writes were appended and not yet synced (its replies may
+// show them: pipeline.mustSync). A failed write or sync closes the
+// connections waiting for it, with no reply, and fails every later sync;
+// from then on the commands that write are refused (MISCONF,
+// pipeline.diskError).
 //
 // Loading (OpenAOF, before serving). The file is read command by command
 // and each is run on the db of the shard that owns its keys, on the
@@ -56,9 +60,11 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spindle-rt/spindle/executor"
+	"github.com/spindle-rt/spindle/fileio"
 	"github.com/spindle-rt/spindle/shard"
 )
 
@@ -207,16 +213,58 @@ func (d *db) aofKeys() []string {
 // write from then on. Listen calls it when Config.AppendOnly is set; call
 // it before serving. It refuses a file with anything but a cut last
 // command malformed in it.
-func (s *Server) OpenAOF() error {
-	s.aofOnce.Do(func() { s.aofErr = s.openAOF() })
+func (s *Server) OpenAOF() error { return s.OpenAOFContext(context.Background()) }
+
+// OpenAOFContext is OpenAOF with the context its waits take: from a task
+// on a loop (future.Spawn), the task's, so that its waits suspend the
+// task instead of blocking the loop's goroutine. A simulated server
+// (package sim, where every loop runs on the test's goroutine) opens its
+// AOF so.
+func (s *Server) OpenAOFContext(ctx context.Context) error {
+	s.aofOnce.Do(func() { s.aofErr = s.openAOF(ctx) })
 	return s.aofErr
 }
 
-func (s *Server) openAOF() error {
+// aofIO returns the AOF's file layer: Config.AOFIO, or, when it is empty,
+// the loop layer if the loops are simulated (package fileio serves the
+// first shard's files from a simulated disk), the thread layer otherwise.
+// The check for the file, made through fileio in that case, tells.
+func (s *Server) aofIO(ctx context.Context, path string) (mode string, exists bool, err error) {
+	mode = s.cfg.AOFIO
+	if mode == AOFIOThread {
+		switch _, err := os.Stat(path); {
+		case err == nil:
+			return mode, true, nil
+		case errors.Is(err, os.ErrNotExist):
+			return mode, false, nil
+		default:
+			return mode, false, fmt.Errorf("redis: %w", err)
+		}
+	}
+	ex := s.g.Shard(0)
+	exists, err = loopStore{ctx: ctx, ex: ex}.exists(path)
+	if err != nil {
+		return mode, false, fmt.Errorf("redis: %w", err)
+	}
+	if mode == "" {
+		mode = AOFIOThread
+		if fileio.StatsOf(ex).Engine == "sim" {
+			mode = AOFIOLoop
+		}
+	}
+	return mode, exists, nil
+}
+
+func (s *Server) openAOF(ctx context.Context) error {
 	if !s.cfg.AppendOnly {
 		return nil
 	}
-	sts, err := s.states()
+	switch s.cfg.AOFIO {
+	case "", AOFIOThread, AOFIOLoop:
+	default:
+		return fmt.Errorf("redis: AOFIO %q: %q or %q", s.cfg.AOFIO, AOFIOThread, AOFIOLoop)
+	}
+	sts, err := s.states(ctx)
 	if err != nil {
 		return err
 	}
@@ -226,24 +274,31 @@ func (s *Server) openAOF() error {
 	}
 	name := s.cfg.AppendFilename
 	path := filepath.Join(dir, name)
-	ld := &loader{s: s, sts: sts}
-	fresh := false
-	switch _, err := os.Stat(path); {
-	case err == nil:
+	mode, exists, err := s.aofIO(ctx, path)
+	if err != nil {
+		return err
+	}
+	var store aofStore = osStore{}
+	if mode == AOFIOLoop {
+		store = loopStore{ctx: ctx, ex: s.g.Shard(0)}
+	}
+	ld := &loader{s: s, sts: sts, store: store}
+	fresh := !exists
+	if exists {
 		if err := ld.loadFile(path, true); err != nil {
 			return err
 		}
-	case errors.Is(err, os.ErrNotExist):
-		fresh = true
-		if err := ld.loadRedisDir(dir, name); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("redis: %w", err)
+	} else if err := ld.loadRedisDir(dir, name); err != nil {
+		return err
 	}
 	open := s.openFile
 	if open == nil {
-		open = func(path string) (aofFile, error) { return openAOFFile(path) }
+		open = func(path string) (aofFile, error) {
+			if mode == AOFIOLoop {
+				return openLoopAOF(ctx, s.g.Shard(0), path)
+			}
+			return openAOFFile(path)
+		}
 	}
 	f, err := open(path)
 	if err != nil {
@@ -256,7 +311,7 @@ func (s *Server) openAOF() error {
 	a := &aofLog{file: f, path: path, always: s.cfg.AppendFsync == FsyncAlways}
 	s.aof = a
 	if fresh {
-		if _, err := f.Sync(s.g.Shard(0)).Await(context.Background()); err != nil {
+		if _, err := f.Sync(s.g.Shard(0)).Await(ctx); err != nil {
 			return err
 		}
 	}
@@ -269,7 +324,7 @@ func (s *Server) openAOF() error {
 				a.everySec(st.ex)
 			}
 			return struct{}{}, nil
-		}).Await(context.Background())
+		}).Await(ctx)
 		if err != nil {
 			return err
 		}
@@ -285,7 +340,11 @@ func (a *aofLog) everySec(ex *executor.Executor) {
 	if a.stop {
 		return
 	}
-	a.timer = ex.AfterFunc(time.Second, func() {
+	every := time.Second
+	if plantedBugs.slowEverySec {
+		every = 3 * time.Second // planted: the bound is broken
+	}
+	a.timer = ex.AfterFunc(every, func() {
 		a.timer = nil
 		a.file.Sync(ex).OnComplete(func(_ struct{}, err error) {
 			if err != nil && !errors.Is(err, errAOFClosed) {
@@ -297,10 +356,10 @@ func (a *aofLog) everySec(ex *executor.Executor) {
 }
 
 // states returns the shards' states, made on their loops.
-func (s *Server) states() ([]*shardState, error) {
+func (s *Server) states(ctx context.Context) ([]*shardState, error) {
 	sts := make([]*shardState, s.g.Len())
 	for i := range sts {
-		st, err := shard.Invoke(s.shards, i, func(st *shardState) (*shardState, error) { return st, nil }).Await(context.Background())
+		st, err := shard.Invoke(s.shards, i, func(st *shardState) (*shardState, error) { return st, nil }).Await(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -323,6 +382,37 @@ func (s *Server) closeAOF() error {
 		}
 	})
 	return a.file.Close()
+}
+
+// diskError returns the error that refuses cmd once the AOF has failed (a
+// write or a sync): MISCONF, as redis-server's, for a command that
+// writes, and for EXEC of a transaction that does; "" otherwise. Nothing
+// the server cannot log is acknowledged: the writes already waiting for a
+// sync failed with it (their connections closed without a reply).
+func (p *pipeline) diskError(cmd *command) string {
+	a := p.srv.aof
+	if a == nil || cmd == nil {
+		return ""
+	}
+	err := a.file.Err()
+	if err == nil {
+		return ""
+	}
+	w := cmd.write
+	if cmd.name == "exec" && p.multi != nil {
+		for _, q := range p.multi.cmds {
+			w = w || q.cmd.write
+		}
+	}
+	if !w {
+		return ""
+	}
+	var errno syscall.Errno
+	msg := err.Error()
+	if errors.As(err, &errno) {
+		msg = errno.Error()
+	}
+	return "MISCONF Errors writing to the AOF file: " + msg
 }
 
 var syncErrOnce sync.Once

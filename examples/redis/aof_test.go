@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -148,17 +149,23 @@ func runScript(q query, script [][]string) {
 
 // The AOF replayed gives back every key, its value and its time to live,
 // whatever shard it is on and however it was written.
+// Both file layers (Config.AOFIO) write the same file, and each loads what
+// the other wrote.
 func TestAOFReplay(t *testing.T) {
-	for _, fsync := range []string{FsyncAlways, FsyncEverySec, FsyncNo} {
-		t.Run(fsync, func(t *testing.T) {
+	for _, tc := range []struct{ fsync, io, io2 string }{
+		{FsyncAlways, AOFIOThread, AOFIOThread}, {FsyncEverySec, "", ""}, {FsyncNo, AOFIOThread, AOFIOThread},
+		{FsyncAlways, AOFIOLoop, AOFIOLoop}, {FsyncEverySec, AOFIOLoop, AOFIOThread}, {FsyncNo, AOFIOThread, AOFIOLoop},
+	} {
+		t.Run(tc.fsync+"/"+tc.io+"/"+tc.io2, func(t *testing.T) {
+			fsync := tc.fsync
 			dir := t.TempDir()
-			s, stop := startAOF(t, dir, Config{AppendFsync: fsync})
+			s, stop := startAOF(t, dir, Config{AppendFsync: fsync, AOFIO: tc.io})
 			q := serverQuery(t, s)
 			runScript(q, aofScript)
 			want := dump(q, aofKeys)
 			stop()
 			for range 2 { // twice: a file loaded and appended to loads again
-				s2, stop2 := startAOF(t, dir, Config{AppendFsync: fsync, Shards: 3})
+				s2, stop2 := startAOF(t, dir, Config{AppendFsync: fsync, Shards: 3, AOFIO: tc.io2})
 				if got := dump(serverQuery(t, s2), aofKeys); got != want {
 					t.Fatalf("after a restart:\n%s\nbefore:\n%s", got, want)
 				}
@@ -244,67 +251,102 @@ func TestAOFDamage(t *testing.T) {
 		{"no CRLF after a value", string(selectDB0) + "*1\r\n$4\r\nPINGxx*1\r\n", "", 0, "bad file format"},
 		{"unknown command", string(selectDB0) + multibulk("FOO", "a") + set("a", "1"), "", 0, "unknown command 'FOO'"},
 		{"another database", multibulk("SELECT", "1") + set("a", "1"), "", 0, "database 0 only"},
+		// A machine's crash: a write lost (zeros), a later one kept.
+		{"a hole, then a command", whole + "\x00\x00\x00\x00\x00" + set("c", "3"), "12--", len(whole), ""},
+		{"a torn command, a hole, a command", whole + set("c", "3")[:14] + "\x00\x00\x00\x00\x00\x00\x00\x00" + set("d", "4"), "12--", len(whole), ""},
+		{"a hole in a count line", whole + "*3\r\n$\x00\x00\r\n" + set("d", "4"), "12--", len(whole), ""},
+		{"a zero in a value is a value", string(selectDB0) + set("a", "\x001") + set("b", "2"), "\x0012--", 0, ""},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, DefaultAppendFilename)
-			if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			s := NewServer(Config{Shards: 2, AppendOnly: true, Dir: dir})
-			defer s.Close()
-			err := s.Listen("tcp", "127.0.0.1:0")
-			if tc.keys == "" {
-				if err == nil || !strings.Contains(err.Error(), tc.error) {
-					t.Fatalf("the start: %v, want an error with %q", err, tc.error)
+		for _, io := range []string{AOFIOThread, AOFIOLoop} { // the two file layers read alike
+			t.Run(tc.name+"/"+io, func(t *testing.T) {
+				dir := t.TempDir()
+				path := filepath.Join(dir, DefaultAppendFilename)
+				if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
+					t.Fatal(err)
 				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			q := serverQuery(t, s)
-			var keys string
-			for _, k := range []string{"a", "b", "c", "d"} {
-				if r := q("GET", k); r == "$-1\r\n" {
-					keys += "-"
-				} else {
-					keys += bulks(r)[0]
+				s := NewServer(Config{Shards: 2, AppendOnly: true, Dir: dir, AOFIO: io})
+				defer s.Close()
+				err := s.Listen("tcp", "127.0.0.1:0")
+				if tc.keys == "" {
+					if err == nil || !strings.Contains(err.Error(), tc.error) {
+						t.Fatalf("the start: %v, want an error with %q", err, tc.error)
+					}
+					return
 				}
-			}
-			if keys != tc.keys {
-				t.Fatalf("keys %q, want %q", keys, tc.keys)
-			}
-			if tc.size > 0 {
-				fi, err := os.Stat(path)
-				if err != nil || fi.Size() != int64(tc.size) {
-					t.Fatalf("the file's size %v %v, want %d", fi.Size(), err, tc.size)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-		})
+				q := serverQuery(t, s)
+				var keys string
+				for _, k := range []string{"a", "b", "c", "d"} {
+					if r := q("GET", k); r == "$-1\r\n" {
+						keys += "-"
+					} else {
+						keys += bulks(r)[0]
+					}
+				}
+				if keys != tc.keys {
+					t.Fatalf("keys %q, want %q", keys, tc.keys)
+				}
+				if tc.size > 0 {
+					fi, err := os.Stat(path)
+					if err != nil || fi.Size() != int64(tc.size) {
+						t.Fatalf("the file's size %v %v, want %d", fi.Size(), err, tc.size)
+					}
+				}
+			})
+		}
+	}
+}
+
+// An unknown file layer refuses the start.
+func TestAOFIOUnknown(t *testing.T) {
+	s := NewServer(Config{Shards: 1, AppendOnly: true, Dir: t.TempDir(), AOFIO: "mmap"})
+	defer s.Close()
+	if err := s.Listen("tcp", "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), `AOFIO "mmap"`) {
+		t.Fatalf("Listen: %v", err)
 	}
 }
 
 // heldFile is an aofFile whose syncs, once held, complete when the test
 // says.
 type heldFile struct {
-	mu      sync.Mutex
-	data    []byte
-	held    bool
-	pending []*future.Promise[struct{}]
+	mu       sync.Mutex
+	data     []byte
+	held     bool
+	unsynced bool
+	err      error // the first failed sync: every later one fails
+	pending  []*future.Promise[struct{}]
 }
 
 func (f *heldFile) Append(_ *executor.Executor, b []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.data = append(f.data, b...)
+	f.unsynced = true
+}
+
+func (f *heldFile) Err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
+
+func (f *heldFile) Unsynced() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.unsynced
 }
 
 func (f *heldFile) Sync(ex *executor.Executor) *future.Future[struct{}] {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.err != nil {
+		return future.Failed[struct{}](ex, f.err)
+	}
 	if !f.held {
+		f.unsynced = false
 		return future.Resolved(ex, struct{}{})
 	}
 	p := future.NewPromise[struct{}](ex)
@@ -319,6 +361,10 @@ func (f *heldFile) release(err error) int {
 	f.mu.Lock()
 	ps := f.pending
 	f.pending = nil
+	f.unsynced = f.unsynced && err != nil
+	if f.err == nil {
+		f.err = err
+	}
 	f.mu.Unlock()
 	for _, p := range ps {
 		p.Complete(struct{}{}, err)
@@ -392,6 +438,74 @@ func TestAOFAlwaysWaitsForSync(t *testing.T) {
 				time.Sleep(time.Millisecond) // as above
 			}
 			f.release(errAOFClosed)
+			c.expectClosed()
+		})
+	}
+}
+
+// Once a sync of the AOF has failed, the commands that write are refused
+// (MISCONF, as redis-server's after a failed write or fsync), in MULTI
+// too; under everysec reads go on, under always a read that may show a
+// write not on disk is not answered.
+func TestAOFMisconf(t *testing.T) {
+	const misconf = "-MISCONF Errors writing to the AOF file: input/output error\r\n"
+	for _, fsync := range []string{FsyncEverySec, FsyncAlways} {
+		t.Run(fsync, func(t *testing.T) {
+			f := &heldFile{}
+			s := NewServer(Config{Shards: 2, AppendOnly: true, AppendFsync: fsync, Dir: t.TempDir()})
+			s.openFile = func(string) (aofFile, error) { return f, nil }
+			defer s.Close()
+			if err := s.Listen("tcp", "127.0.0.1:0"); err != nil {
+				t.Fatal(err)
+			}
+			c := dial(t, s)
+			if r := c.do("SET", "k", "v"); r != "+OK\r\n" {
+				t.Fatalf("SET: %q", r)
+			}
+			f.mu.Lock()
+			f.held = true
+			f.mu.Unlock()
+			c.send(multibulk("SET", "k", "w"))
+			if fsync == FsyncEverySec {
+				if r, err := c.read(); err != nil || r != "+OK\r\n" {
+					t.Fatalf("SET under everysec: %q %v", r, err)
+				}
+				_ = s.g.Shard(0).Submit(func() { f.Sync(s.g.Shard(0)) }) // the everysec timer's sync, now
+			}
+			deadline := time.Now().Add(spindletest.Safety)
+			for f.waiting() == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("no sync asked for")
+				}
+				time.Sleep(time.Millisecond) // polling the server's goroutines, which ask for the sync
+			}
+			f.release(syscall.EIO)
+			if fsync == FsyncAlways {
+				c.expectClosed() // the SET's reply waited for the sync that failed
+				c = dial(t, s)
+			}
+			for _, tc := range []struct {
+				req   []string
+				reply string
+			}{
+				{[]string{"SET", "k", "x"}, misconf},
+				{[]string{"MSET", "a", "1", "b", "2"}, misconf},
+				{[]string{"MULTI"}, "+OK\r\n"},
+				{[]string{"SET", "k", "y"}, misconf},
+				{[]string{"EXEC"}, "-EXECABORT Transaction discarded because of previous errors.\r\n"},
+				{[]string{"PING"}, "+PONG\r\n"},
+			} {
+				if r := c.do(tc.req...); r != tc.reply {
+					t.Fatalf("%v: %q, want %q", tc.req, r, tc.reply)
+				}
+			}
+			if fsync == FsyncEverySec {
+				if r := c.do("GET", "k"); r != "$1\r\nw\r\n" {
+					t.Fatalf("GET: %q", r)
+				}
+				return
+			}
+			c.send(multibulk("GET", "k")) // it may show the SET whose sync failed
 			c.expectClosed()
 		})
 	}

@@ -29,16 +29,17 @@ package main
 // that synced nothing, or a lone connection that comes back at once, does
 // not wait. The loops never wait for the writer: they go on serving.
 //
-// Why a goroutine of the AOF's own and not package fileio's files on the
-// loop: a fileio File belongs to one executor and groups the syncs of
-// that loop's batch, while the AOF is appended by every shard's loop in
-// one order; a File per shard would split the file, and one shard's File
-// would make every other shard's append and sync a cross-shard call. The
+// Why a goroutine of the AOF's own (the default, Config.AOFIO "thread"):
+// a fileio File belongs to one executor and groups the syncs of that
+// loop's batch, while the AOF is appended by every shard's loop in one
+// order; a File per shard would split the file, and one shard's File
+// makes every other shard's append and sync a hand-off to that loop. The
 // writer groups the syncs of every loop in one fdatasync, and its
-// blocking write and fdatasync never run on a loop's goroutine. fileio
-// would do the same system calls on worker goroutines of its own (its
-// io_uring engine is not there yet), so it would not save the hand-off
-// either.
+// blocking write and fdatasync never run on a loop's goroutine. The
+// other layer, loopAOF (loopaof.go, "loop"), is that File owned by the
+// first shard's loop, with the same buffer and the same grouping in
+// front of it: the one a simulated server runs, since package sim runs
+// no goroutine but its own.
 //
 // Invariants: pend holds the bytes appended and not yet taken by the
 // writer, reqs the syncs asked for since its last take, each loop's at
@@ -71,6 +72,14 @@ type aofFile interface {
 	Sync(ex *executor.Executor) *future.Future[struct{}]
 	// Close writes what is pending, syncs it and closes the file.
 	Close() error
+	// Err returns the first failure of a write or a sync of the file, or
+	// nil: once there is one, every later sync fails and the server
+	// refuses the commands that write (MISCONF).
+	Err() error
+	// Unsynced reports whether bytes appended are not yet known to be on
+	// disk: under appendfsync always a reply that may have seen them
+	// waits for a sync.
+	Unsynced() bool
 }
 
 var errAOFClosed = errors.New("redis: the AOF is closed")
@@ -81,6 +90,10 @@ type fileAOF struct {
 	kick  chan struct{} // wakes the writer (capacity 1)
 	done  chan struct{} // closed when the writer has returned
 	syncs atomic.Int64  // fdatasyncs done
+
+	appended atomic.Uint64 // bytes appended
+	durable  atomic.Uint64 // of them, those a successful fdatasync covered
+	failed   atomic.Pointer[error]
 
 	mu      sync.Mutex
 	pend    []byte
@@ -124,6 +137,7 @@ func (a *fileAOF) Append(ex *executor.Executor, b []byte) {
 		return
 	}
 	a.pend = append(a.pend, b...)
+	a.appended.Add(uint64(len(b)))
 	post := ex != nil && !a.posted[ex]
 	if post {
 		a.posted[ex] = true
@@ -222,6 +236,7 @@ func (a *fileAOF) writer() {
 		answered, a.asked = a.asked, 0
 		closing := a.closing
 		err := a.err
+		mark := a.appended.Load()
 		a.mu.Unlock()
 
 		if err == nil && len(buf) > 0 {
@@ -242,8 +257,11 @@ func (a *fileAOF) writer() {
 			a.mu.Lock()
 			if a.err == nil {
 				a.err = err
+				a.failed.Store(&err)
 			}
 			a.mu.Unlock()
+		} else if len(reqs) > 0 || closing {
+			a.durable.Store(mark)
 		}
 		// The next round waits for the syncs asked for meanwhile and
 		// as many more as this round answers.
@@ -268,6 +286,15 @@ func (a *fileAOF) writer() {
 		}
 	}
 }
+
+func (a *fileAOF) Err() error {
+	if p := a.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (a *fileAOF) Unsynced() bool { return a.appended.Load() != a.durable.Load() }
 
 func (a *fileAOF) Close() error {
 	a.mu.Lock()

@@ -3,6 +3,27 @@ package main
 // Loading an AOF: reading its commands and running them on the shards'
 // dbs (see aof.go).
 //
+// The files are read through the AOF's layer (aofStore: package os, or
+// fileio on the first shard's loop, which under package sim is the
+// host's simulated disk), the same that then appends to them.
+//
+// The end of the file. A crash in the middle of a write leaves the file
+// cut in its last command: that command is dropped with a warning and the
+// file cut after the last whole one, as redis-server's aof-load-truncated
+// does (an unfinished MULTI at the end is dropped whole). The crash of a
+// machine (not only of the process) may also leave, after the last sync,
+// a write lost and a later one kept: a hole of zero bytes where a command
+// should go on, followed by whatever the later writes left. A command
+// that is malformed and holds a zero byte where the format has none (in
+// its count or length lines, or in place of the CRLF after an argument)
+// is taken for that end too: it is dropped, with what follows it, as a
+// cut last command is. Only the writes after the last successful sync can
+// be there (a sync makes everything before it durable, zeros included),
+// so under appendfsync always only writes never acknowledged are
+// dropped. redis-server refuses such a file (bad format) until
+// redis-check-aof --fix cuts it at the same place. Anything else
+// malformed refuses the start, with the offset.
+//
 // Invariants: the loader runs before the server serves and before the
 // shards' expiry timers start, so no loop touches a db while it runs; the
 // shards' states came from their loops through a call (happens-before),
@@ -11,12 +32,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,6 +48,7 @@ import (
 // loader loads AOF files into the shards' dbs.
 type loader struct {
 	s        *Server
+	store    aofStore
 	sts      []*shardState
 	start    time.Time
 	cmds     int    // commands run
@@ -39,6 +62,10 @@ type loader struct {
 
 // errCorrupt marks a file that is malformed before its end.
 var errCorrupt = errors.New("bad file format")
+
+// errHole marks a command malformed where a zero byte is: the end of what
+// a crash kept (see the top of the file).
+var errHole = errors.New("zero bytes where a command goes on (a write lost at a crash)")
 
 // aofReader reads RESP commands from an AOF and counts the bytes read.
 type aofReader struct {
@@ -55,13 +82,22 @@ func (a *aofReader) line() ([]byte, error) {
 	case err == io.EOF:
 		return nil, io.ErrUnexpectedEOF
 	case err == bufio.ErrBufferFull:
-		return nil, errCorrupt // no count line is that long
+		return nil, corrupt(b) // no count line is that long
 	case err != nil:
 		return nil, err
 	case len(b) < 2 || b[len(b)-2] != '\r':
-		return nil, errCorrupt
+		return nil, corrupt(b)
 	}
 	return b[:len(b)-2], nil
+}
+
+// corrupt is the error of malformed bytes b: errHole if they hold a
+// zero byte.
+func corrupt(b []byte) error {
+	if bytes.IndexByte(b, 0) >= 0 {
+		return errHole
+	}
+	return errCorrupt
 }
 
 // count reads a line "<prefix><n>".
@@ -71,11 +107,11 @@ func (a *aofReader) count(prefix byte, max int64) (int64, error) {
 		return 0, err
 	}
 	if len(l) < 2 || l[0] != prefix {
-		return 0, errCorrupt
+		return 0, corrupt(l)
 	}
 	n, err := strconv.ParseInt(string(l[1:]), 10, 64)
 	if err != nil || n < 0 || n > max {
-		return 0, errCorrupt
+		return 0, corrupt(l)
 	}
 	return n, nil
 }
@@ -104,10 +140,13 @@ func (a *aofReader) command() ([][]byte, error) {
 		k, err := io.ReadFull(a.r, arg)
 		a.off += int64(k)
 		if err != nil {
+			if plantedBugs.tornReplay && k > 0 && len(argv) == int(argc)-1 {
+				return append(argv, arg[:min(int64(k), n)]), nil // planted: the cut value is run
+			}
 			return nil, io.ErrUnexpectedEOF
 		}
 		if arg[n] != '\r' || arg[n+1] != '\n' {
-			return nil, errCorrupt
+			return nil, corrupt(arg[n:])
 		}
 		argv = append(argv, arg[:n:n])
 	}
@@ -125,7 +164,7 @@ func (l *loader) load(path string, last bool, keep *[]byte) error {
 	if l.start.IsZero() {
 		l.start = time.Now()
 	}
-	f, err := os.Open(path)
+	f, err := l.store.open(path)
 	if err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}
@@ -146,7 +185,7 @@ func (l *loader) load(path string, last bool, keep *[]byte) error {
 			break
 		}
 		if err != nil {
-			if errors.Is(err, errCorrupt) {
+			if errors.Is(err, errCorrupt) || (errors.Is(err, errHole) && !last) {
 				return fmt.Errorf("redis: bad file format reading the append only file %s at offset %d: make a backup of your AOF file, then use redis-check-aof --fix %s", path, off, path)
 			}
 			cut = err
@@ -167,7 +206,7 @@ func (l *loader) load(path string, last bool, keep *[]byte) error {
 		valid = beforeMulti
 	}
 	if keep != nil {
-		if err := appendFileBytes(keep, path, valid); err != nil {
+		if err := l.appendFileBytes(keep, path, valid); err != nil {
 			return err
 		}
 	}
@@ -180,15 +219,15 @@ func (l *loader) load(path string, last bool, keep *[]byte) error {
 	l.truncated = true
 	log.Printf("!!! Warning: short read while loading the AOF file %s (%v) !!!", path, cut)
 	log.Printf("AOF loaded anyway: the file is cut at offset %d, its last whole command, as redis-server's aof-load-truncated", valid)
-	if err := os.Truncate(path, valid); err != nil {
+	if err := l.store.truncate(path, valid); err != nil {
 		return fmt.Errorf("redis: cutting the AOF: %w", err)
 	}
 	return nil
 }
 
 // appendFileBytes appends the first n bytes of the file at path to dst.
-func appendFileBytes(dst *[]byte, path string, n int64) error {
-	f, err := os.Open(path)
+func (l *loader) appendFileBytes(dst *[]byte, path string, n int64) error {
+	f, err := l.store.open(path)
 	if err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}
@@ -299,10 +338,15 @@ func (l *loader) run(argv [][]byte) error {
 // for the new file (imported).
 func (l *loader) loadRedisDir(dir, name string) error {
 	adir := filepath.Join(dir, "appendonlydir")
-	manifest, err := os.ReadFile(filepath.Join(adir, name+".manifest"))
-	if errors.Is(err, os.ErrNotExist) {
+	mf, err := l.store.open(filepath.Join(adir, name+".manifest"))
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
+	if err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	manifest, err := io.ReadAll(mf)
+	mf.Close()
 	if err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}

@@ -72,6 +72,7 @@ type command struct {
 	validate func(argv [][]byte) string // routeKeys, routePairs, routeAll: an error to reply instead, checked before routing (in a transaction, when it runs)
 	check    func(argv [][]byte) string // a container's subcommand and its arity: an error to reply instead, checked when the request arrives, as processCommand does
 	read     bool                       // flags has readonly: it shares the keys it waits for with other readers (txn.go)
+	write    bool                       // flags has write: refused once the AOF has failed (MISCONF)
 	now      bool                       // runs at once after MULTI (EXEC, DISCARD, MULTI, WATCH, QUIT); the others are queued
 }
 
@@ -152,6 +153,7 @@ func init() {
 		commands[c.name] = c
 		for _, f := range c.flags {
 			c.read = c.read || f == "readonly"
+			c.write = c.write || f == "write"
 		}
 	}
 }

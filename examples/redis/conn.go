@@ -305,6 +305,7 @@ func (c *client) synced(_ struct{}, err error) {
 		logSyncError(err)
 		c.abort()
 	default:
+		c.pl.synced = true
 		c.resume()
 	}
 }

@@ -30,10 +30,11 @@ type crashServer struct {
 }
 
 // startCrashServer starts the server with an AOF in dir, under
-// appendfsync always, with env added to its environment.
-func startCrashServer(t *testing.T, dir string, env []string) *crashServer {
+// appendfsync always, with env added to its environment and the AOF's
+// file layer aofio (-aofio).
+func startCrashServer(t *testing.T, dir string, env []string, aofio string) *crashServer {
 	t.Helper()
-	args := "-addr 127.0.0.1:0 -shards 2 -appendonly yes -appendfsync always -dir " + dir
+	args := "-addr 127.0.0.1:0 -shards 2 -appendonly yes -appendfsync always -aofio " + aofio + " -dir " + dir
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(append(os.Environ(), runMainEnv+"="+args), env...)
 	stderr, err := cmd.StderrPipe()
@@ -140,16 +141,21 @@ func (c *crashClient) drive(addr string) {
 // always, then restarted: every write acknowledged is there, and none that
 // was never sent; a write in flight at the kill is there whole or not at
 // all (an MSET over two shards included). -crash.kills kills in a row, on
-// epoll and on io_uring.
+// epoll and on io_uring, and with the AOF on the first shard's loop
+// (-aofio=loop).
 func TestCrash(t *testing.T) {
 	if testing.Short() && *crashKills > 3 {
 		*crashKills = 3
 	}
-	for _, backend := range []string{"epoll", "uring"} {
+	for _, backend := range []string{"epoll", "uring", "loop"} {
 		t.Run(backend, func(t *testing.T) {
 			var env []string
 			if backend == "uring" {
 				env = []string{"SPINDLE_NETIO=uring"}
+			}
+			aofio := AOFIOThread
+			if backend == "loop" {
+				aofio = AOFIOLoop // the AOF on the first shard's loop (fileio), epoll
 			}
 			begin := time.Now()
 			dir := t.TempDir()
@@ -158,7 +164,7 @@ func TestCrash(t *testing.T) {
 				clients[i] = &crashClient{id: i}
 			}
 			rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-			srv := startCrashServer(t, dir, env)
+			srv := startCrashServer(t, dir, env, aofio)
 			if srv.epoll {
 				srv.kill()
 				t.Skip("the kernel refuses io_uring")
@@ -175,7 +181,7 @@ func TestCrash(t *testing.T) {
 				time.Sleep(time.Duration(20+rng.IntN(300)) * time.Millisecond) // a random moment to kill it, not a synchronisation
 				srv.kill()
 				wg.Wait()
-				srv = startCrashServer(t, dir, env)
+				srv = startCrashServer(t, dir, env, aofio)
 				checkCrash(t, srv.addr, clients, kill)
 			}
 			srv.kill()

@@ -46,6 +46,7 @@ func main() {
 	appendFsync := flag.String("appendfsync", FsyncEverySec, "when the append-only file is synced: always (a write is answered once on disk), everysec or no")
 	dir := flag.String("dir", ".", "the directory of the append-only file")
 	appendFilename := flag.String("appendfilename", DefaultAppendFilename, "the append-only file's name in -dir")
+	aofIO := flag.String("aofio", AOFIOThread, "how the append-only file is written and synced: thread (a goroutine of its own, with package os) or loop (package fileio, from the first shard's loop)")
 	flag.Parse()
 
 	if *appendOnly != "yes" && *appendOnly != "no" {
@@ -55,6 +56,9 @@ func main() {
 	case FsyncAlways, FsyncEverySec, FsyncNo:
 	default:
 		log.Fatalf("-appendfsync %q: always, everysec or no", *appendFsync)
+	}
+	if *aofIO != AOFIOThread && *aofIO != AOFIOLoop {
+		log.Fatalf("-aofio %q: thread or loop", *aofIO)
 	}
 	if *appendFilename == "" || strings.ContainsAny(*appendFilename, `/\`) {
 		log.Fatalf("-appendfilename %q: a file name, without a directory", *appendFilename)
@@ -87,6 +91,7 @@ func main() {
 		AppendFsync:     *appendFsync,
 		Dir:             *dir,
 		AppendFilename:  *appendFilename,
+		AOFIO:           *aofIO,
 	})
 	if err := s.Listen("tcp", *addr); err != nil {
 		s.Close()

@@ -27,7 +27,18 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(afterRun{m, removeLincheck})
+}
+
+// afterRun runs after once the tests have run (before the leak check).
+type afterRun struct {
+	m     *testing.M
+	after func()
+}
+
+func (a afterRun) Run() int {
+	defer a.after()
+	return a.m.Run()
 }
 
 // runMainEnv, set to main's arguments, makes the test binary run main.

@@ -74,7 +74,11 @@ const queuedOverhead = 64
 // queue queues a request received after MULTI, or refuses it as
 // processCommand does, which flags the transaction.
 func (p *pipeline) queue(cmd *command, argv [][]byte) {
-	if bad := refusal(cmd, argv); bad != "" {
+	bad := refusal(cmd, argv)
+	if bad == "" {
+		bad = p.diskError(cmd)
+	}
+	if bad != "" {
 		p.multi.dirty = true
 		p.replyLocal(appendError(nil, bad))
 		return
@@ -167,6 +171,7 @@ func (p *pipeline) transaction(cmd *command, argv [][]byte) {
 			p.replyLocal(appendArray(nil, 0))
 			return
 		}
+		p.touched = true
 		e := newExecTxn(p, m.cmds, p.watch)
 		p.watch = nil // the transaction unwatches once it has read the marks
 		p.exec = e

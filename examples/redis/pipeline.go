@@ -175,6 +175,8 @@ type pipeline struct {
 	watch   *watchSet   // the keys watched (WATCH)
 	exec    *execTxn    // EXEC's transaction: the round's last request
 	dirty   bool        // the round appended to the AOF (and batches' logged): under appendfsync always, its replies wait for the sync
+	synced  bool        // the sync the replies waited for is done (conn.go's synced)
+	touched bool        // a command of the round runs on a db: its reply may show writes of others
 }
 
 func newPipeline(c *client) *pipeline {
@@ -376,7 +378,19 @@ func (p *pipeline) mustSync() bool {
 		must = must || b.logged
 		b.logged = false
 	}
-	return must
+	if plantedBugs.ackBeforeSync {
+		return false // planted: the replies go before the writes are on disk
+	}
+	if p.synced {
+		p.synced = false // the replies to combine were made before that sync
+		return must
+	}
+	// A reply may show a write of another connection that is not on disk
+	// yet: it waits for the sync too, as redis-server answers no one
+	// before the fsync of the writes made before (so that no one reads a
+	// write a crash may lose). Replies that read no db (a refusal, PING)
+	// show none.
+	return must || (p.touched && !plantedBugs.dirtyRead && a.file.Unsynced())
 }
 
 // pending reports whether the round has requests not yet combined.
@@ -403,6 +417,7 @@ func (p *pipeline) addSlot(comb combine, argv [][]byte) {
 // shard (unless its keys are held: then it waits, and ends the round),
 // else joins that shard's batch.
 func (p *pipeline) unit(to int, u unit) {
+	p.touched = true
 	b := p.batches[to]
 	p.refs = append(p.refs, ref{int32(to), int32(len(b.res))})
 	p.slots[len(p.slots)-1].n++
@@ -441,6 +456,9 @@ func (p *pipeline) dispatch(argv [][]byte) {
 	bad := refusal(cmd, argv)
 	if bad == "" && cmd.validate != nil {
 		bad = cmd.validate(argv)
+	}
+	if bad == "" {
+		bad = p.diskError(cmd)
 	}
 	if bad == "" && cmd.name == "watch" && p.multi == nil {
 		cmd = p.watchCommand(argv) // a command over keys, which registers them
@@ -496,6 +514,7 @@ func (p *pipeline) dispatch(argv [][]byte) {
 			p.slots[len(p.slots)-1].n++
 			b.units = append(b.units, unit{})
 			b.res = append(b.res, result{})
+			p.touched = true
 			if p.txn == nil {
 				t := &txn{srv: p.srv, home: p.home.index}
 				t.done = func() { p.txnDone(t) }
@@ -596,6 +615,11 @@ var plantedBugs struct {
 	lostWake   bool // Wake drops the wake-up of a connection holding a partial request
 	split      bool // MSET, MGET, DEL and EXISTS over several shards run key by key, with no transaction
 	execSplit  bool // EXEC runs its commands claiming none of their keys
+
+	ackBeforeSync bool // appendfsync always answers writes before their sync (sim_crash_test.go)
+	dirtyRead     bool // appendfsync always answers reads of writes not yet synced
+	slowEverySec  bool // appendfsync everysec syncs every 3 s
+	tornReplay    bool // the AOF's load runs a command cut by a crash, with the bytes it has
 }
 
 // localFirst is the planted bug's order: once every request of the round
@@ -642,7 +666,7 @@ func (p *pipeline) drop(k int) {
 // keeping buffers of a sensible size and, if buf is all parsed, the
 // unparsed tail for the next receive.
 func (p *pipeline) endRound() {
-	p.round = false
+	p.round, p.touched = false, false
 	p.out = shrink(p.out)
 	p.slots, p.refs = p.slots[:0], p.refs[:0]
 	clear(p.argv)

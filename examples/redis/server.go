@@ -106,6 +106,12 @@ type Config struct {
 	// AppendFilename is the AOF's name in Dir; default
 	// DefaultAppendFilename (appendonly.aof).
 	AppendFilename string
+	// AOFIO is the AOF's file layer: AOFIOThread (a goroutine of the
+	// AOF's own writes and syncs with package os) or AOFIOLoop (package
+	// fileio, from the first shard's loop: the one a simulated server
+	// can use, its files on the simulated disk). Default: AOFIOLoop when
+	// the loops are simulated (package sim), AOFIOThread otherwise.
+	AOFIO string
 }
 
 func (c *Config) defaults() {
@@ -191,7 +197,14 @@ func New(g *shard.Group, cfg Config) *Server {
 // Listen opens one listener per shard on address (SO_REUSEPORT) and
 // serves the connections they accept.
 func (s *Server) Listen(network, address string) error {
-	if err := s.OpenAOF(); err != nil {
+	return s.ListenContext(context.Background(), network, address)
+}
+
+// ListenContext is Listen with the context that loading the AOF waits
+// with (see OpenAOFContext): a task's, when called from a task on a loop,
+// as a simulated server is started.
+func (s *Server) ListenContext(ctx context.Context, network, address string) error {
+	if err := s.OpenAOFContext(ctx); err != nil {
 		return err
 	}
 	ls, err := netio.ListenGroup(s.g, network, address)
@@ -257,13 +270,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		return errors.Join(err, s.closeAOF())
 	}
+	// The AOF before the shards: its loop layer runs on the first one.
+	aerr := s.closeAOF()
 	if err == nil {
 		err = s.g.Shutdown(ctx)
 	}
 	if err != nil {
 		s.g.Close()
 	}
-	return errors.Join(err, s.closeAOF())
+	return errors.Join(err, aerr)
 }
 
 // Close closes everything at once.
@@ -276,8 +291,8 @@ func (s *Server) Close() error {
 		s.closeConns()
 		return s.closeAOF()
 	}
-	err := s.g.Close()
-	return errors.Join(err, s.closeAOF())
+	aerr := s.closeAOF() // before the shards, as in Shutdown
+	return errors.Join(s.g.Close(), aerr)
 }
 
 // closeConns closes every connection at once, on each shard.
