@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"slices"
 	"strings"
@@ -212,4 +213,81 @@ func prefixUntil(log []string, e string) []string {
 		out = append(out, x)
 	}
 	return out
+}
+
+// TestPipelinedHeldDropped: a request held behind an unfinished response
+// is never started once the connection is to close or is taken over: the
+// response before it closes the connection, the server closes or shuts
+// down, or the handler hijacks. The client gets what was answered, then
+// EOF; the package's goleak check sees that nothing is left running.
+func TestPipelinedHeldDropped(t *testing.T) {
+	cases := []struct {
+		name string
+		// act, from the test's goroutine, ends the connection while GET
+		// /later is held; respond reports whether its response is sent.
+		act     func(t *testing.T, p *pipeRig, h heldResp)
+		ends    bool // act ends the held response (p.end)
+		respond bool
+	}{
+		{"response closes", func(t *testing.T, p *pipeRig, h heldResp) {
+			p.onLoop(t, func() { h.w.Header().Set("Connection", "close") })
+			p.end(t, h)
+		}, true, true},
+		{"server closes", func(t *testing.T, p *pipeRig, h heldResp) {
+			p.srv.Close()
+			p.end(t, h) // no longer answered: nothing to start after it
+		}, true, false},
+		{"server shuts down", func(t *testing.T, p *pipeRig, h heldResp) {
+			begun := make(chan struct{})
+			p.srv.RegisterOnShutdown(func() { close(begun) })
+			done := make(chan error, 1)
+			go func() { done <- p.srv.Shutdown(context.Background()) }()
+			// Shutdown waits for the held response; the request behind it
+			// is not started, whether or not the loop has begun draining
+			// when the response ends.
+			<-begun
+			p.end(t, h)
+			if err := <-done; err != nil {
+				t.Errorf("Shutdown: %v", err)
+			}
+		}, true, true},
+		{"handler hijacks", func(t *testing.T, p *pipeRig, h heldResp) {
+			p.onLoop(t, func() {
+				c, _, err := h.w.Hijack()
+				if err != nil {
+					t.Errorf("Hijack: %v", err)
+					return
+				}
+				c.Close()
+			})
+		}, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPipeRig(t)
+			c := dial(t, p.addr)
+			io.WriteString(c, pipeReq("GET", "/later")+pipeReq("PUT", "/b")+pipeReq("GET", "/c"))
+			h := p.nextHeld(t)
+			tc.act(t, p, h)
+			br := bufio.NewReader(c)
+			if tc.respond {
+				if _, b := readResponse(t, br, "GET"); string(b) != "GET /later" {
+					t.Errorf("body %q, want %q", b, "GET /later")
+				}
+			}
+			if b, err := io.ReadAll(br); err != nil || len(b) != 0 {
+				t.Errorf("after the held request: %q, %v; want EOF", b, err)
+			}
+			// Twice round the loop: anything the end of the connection
+			// posted has run.
+			p.onLoop(t, func() {})
+			want := []string{"GET /later"}
+			if tc.ends {
+				want = append(want, "end GET /later")
+			}
+			if got := p.events(t); !slices.Equal(got, want) {
+				t.Errorf("log %q, want %q", got, want)
+			}
+		})
+	}
 }
