@@ -9,6 +9,12 @@ package web
 //   - reqs are the requests dispatched and not yet finished, in order;
 //     reqs[0] writes to the connection, the others into their own out
 //     buffer, sent when they reach the front;
+//   - a request whose method is not safe (see safeMethod) is dispatched
+//     only while reqs is empty, and nothing is dispatched while it is in
+//     reqs: a request that must wait is held, parsed and not dispatched,
+//     and nothing after it is parsed until it is; held is dispatched once
+//     reqs is empty, and dropped once closeAfter is set (the connection
+//     closes without answering it);
 //   - a request's strings are parts of its own copy of its head, never
 //     of in or pend; its body is a view of in;
 //   - the connection receives only while reqs is empty, so the bytes a
@@ -40,6 +46,7 @@ type conn struct {
 	p       parser
 	cur     *Request // the request being parsed
 	reqs    []*Request
+	held    *Request // parsed, waiting for reqs to empty (see mayStart)
 	onReady func()
 
 	serving    bool // serve is on the stack
@@ -250,6 +257,19 @@ func (c *conn) continue100For(r *Request) {
 // parseAll dispatches every complete request of the input; it returns
 // false when the connection is gone.
 func (c *conn) parseAll() bool {
+	if r := c.held; r != nil {
+		if c.closeAfter || len(c.reqs) > 0 {
+			return true // finished() calls serve again, or closes
+		}
+		if c.srv.draining.Load() {
+			c.closeAfter = true // shutting down: no new request
+			return true
+		}
+		c.held = nil
+		if !c.start(r) {
+			return !c.closed && !c.hijacked
+		}
+	}
 	for !c.closeAfter && c.off < len(c.in) {
 		if c.closed || c.hijacked {
 			return false
@@ -300,17 +320,46 @@ func (c *conn) parseAll() bool {
 		c.cur, c.upgradeWaits = nil, false
 		c.off += n
 		c.lastPOST = r.method == "POST"
-		if r.close {
-			c.closeAfter = true
+		if !c.mayStart(r) {
+			c.held = r
+			return true // finished() calls serve again
 		}
-		c.dispatch(r)
-		if r.upgrade && !r.w.done {
-			// What follows an upgrade is the new protocol's, not requests:
-			// wait for the handler to Hijack or answer.
-			return !c.closed && !c.hijacked
+		if !c.start(r) {
+			break
 		}
 	}
 	return !c.closed && !c.hijacked
+}
+
+// mayStart reports whether r, parsed, may be dispatched now: a request
+// whose method is not safe waits for every earlier response to finish,
+// and no request starts while one that is not safe is unfinished (RFC
+// 9112 §9.3.2: only safe requests are processed in parallel). By the
+// invariant, a request that is not safe in reqs is its only one.
+func (c *conn) mayStart(r *Request) bool {
+	n := len(c.reqs)
+	return n == 0 || safeMethod(r.method) && safeMethod(c.reqs[n-1].method)
+}
+
+// safeMethod reports whether m is a safe method (RFC 9110 §9.2.1), whose
+// requests may be processed in parallel with each other.
+func safeMethod(m string) bool {
+	switch m {
+	case "GET", "HEAD", "OPTIONS", "TRACE":
+		return true
+	}
+	return false
+}
+
+// start dispatches r, parsed; it returns false when no request may be
+// parsed after it for now: what follows an upgrade is the new protocol's,
+// not requests, until the handler has hijacked or answered.
+func (c *conn) start(r *Request) bool {
+	if r.close {
+		c.closeAfter = true
+	}
+	c.dispatch(r)
+	return !r.upgrade || r.w.done
 }
 
 // dispatch runs the handler of r.
@@ -387,6 +436,7 @@ func (c *conn) finished(r *Request) {
 				x.w.done = true
 			}
 			c.reqs = c.reqs[:0]
+			c.dropHeld()
 			break
 		}
 		if len(c.reqs) > 0 {
@@ -405,6 +455,16 @@ func (c *conn) finished(r *Request) {
 	}
 	if !c.serving && !c.closed && !c.hijacked {
 		c.ex.Post(c.onReady)
+	}
+}
+
+// dropHeld gives back the held request, which no handler has seen: the
+// connection closes, or is hijacked, without answering it.
+func (c *conn) dropHeld() {
+	if r := c.held; r != nil {
+		c.held = nil
+		r.release()
+		c.ls.putReq(r)
 	}
 }
 
@@ -430,6 +490,7 @@ func (c *conn) hijack(w *ResponseWriter) (*netio.Conn, []byte, error) {
 	w.hijacked = true
 	c.hijacked = true
 	c.reqs = c.reqs[:0]
+	c.dropHeld()
 	rest := c.in[c.off:]
 	c.ls.remove(c)
 	c.srv.connGone()
@@ -450,6 +511,7 @@ func (c *conn) close() {
 		r.w.done = true
 	}
 	c.reqs = nil
+	c.dropHeld()
 	c.nc.Close()
 	c.ls.remove(c)
 	c.srv.connGone()

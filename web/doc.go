@@ -51,6 +51,18 @@
 // one, or one flushed early (Flush), goes chunked, unless the handler set
 // a Content-Length.
 //
+// Pipelined requests whose methods are safe (GET, HEAD, OPTIONS, TRACE)
+// run in parallel: the handler of each starts as soon as it is parsed,
+// whether or not the responses before it are finished. A request with any
+// other method (PUT, POST, DELETE...) starts only once every response
+// before it on its connection is finished, and no later request starts
+// until its own response is, as RFC 9112 §9.3.2 asks: a handler that
+// changes state never runs alongside another of its connection's, and a
+// response that reads state, finished later, does not show what a request
+// pipelined after it did. A request that waits is parsed, not started; if
+// the connection closes before its turn (a response that closes it,
+// Close, Shutdown, Hijack), its handler never runs.
+//
 // # What a handler may hold
 //
 // A Request and its ResponseWriter are valid until the response is

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,6 +124,85 @@ func TestSimTimeoutsOnFakeTime(t *testing.T) {
 				}
 				if epoch := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC); date.Before(epoch) || date.After(epoch.Add(time.Minute)) {
 					t.Errorf("Date: %v, want the simulated clock's (%v and a few seconds)", date, epoch)
+				}
+			})
+		})
+	}
+}
+
+// Under the simulation, with a response ended on the simulated clock: a
+// request whose method is not safe, pipelined in one write with a GET
+// whose handler answers a second later, starts after that response, and
+// one pipelined behind it waits for it, however the network cuts the
+// write (whether GETs run in parallel depends on that: the server parses
+// what one receive brought).
+func TestSimPipelinedUnsafeWaits(t *testing.T) {
+	const host = "Host: x\r\n"
+	cases := []struct {
+		name   string
+		raw    string
+		bodies []string // of the responses, in order
+		log    []string
+	}{
+		{
+			"GET held, then PUT",
+			"GET /later HTTP/1.1\r\n" + host + "\r\nPUT /b HTTP/1.1\r\n" + host + "Content-Length: 2\r\nConnection: close\r\n\r\nhi",
+			[]string{"GET /later", "PUT /b"},
+			[]string{"GET /later", "end GET /later", "PUT /b"},
+		},
+		{
+			"PUT held, then GET",
+			"PUT /later HTTP/1.1\r\n" + host + "Content-Length: 2\r\n\r\nhiGET /b HTTP/1.1\r\n" + host + "Connection: close\r\n\r\n",
+			[]string{"PUT /later", "GET /b"},
+			[]string{"PUT /later", "end PUT /later", "GET /b"},
+		},
+		{
+			"GET held, GET, then DELETE",
+			"GET /later HTTP/1.1\r\n" + host + "\r\nGET /b HTTP/1.1\r\n" + host + "\r\nDELETE /c HTTP/1.1\r\n" + host + "Connection: close\r\n\r\n",
+			nil, // the GETs run in parallel only if they arrive together
+			[]string{"end GET /later", "DELETE /c"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sim.Check(t, 3, func(t *testing.T, w *sim.World) {
+				var log []string // the server's loop's
+				h := web.HandlerFunc(func(rw *web.ResponseWriter, r *web.Request) {
+					name := r.Method() + " " + r.Path()
+					log = append(log, name)
+					if r.Path() != "/later" {
+						rw.WriteString(name)
+						return
+					}
+					rw.Later()
+					r.Executor().AfterFunc(time.Second, func() {
+						rw.WriteString(strings.Join(log, ","))
+						log = append(log, "end "+name)
+						rw.End()
+					})
+				})
+				got, _, _, closed := simTimeoutRun(t, w, &web.Server{Handler: h}, tc.raw, time.Minute)
+				if !closed {
+					t.Fatalf("the connection was still open after %v of simulated time; got %q", w.Now(), got)
+				}
+				br := bufio.NewReader(bytes.NewReader(got))
+				for i, want := range tc.bodies {
+					resp, err := http.ReadResponse(br, nil)
+					if err != nil {
+						t.Fatalf("response %d in %q: %v", i, got, err)
+					}
+					b, err := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if err != nil || string(b) != want {
+						t.Errorf("response %d: %q, %v; want %q", i, b, err, want)
+					}
+				}
+				if tc.bodies == nil {
+					// Only the order of what the rule orders.
+					log = slices.DeleteFunc(log, func(e string) bool { return strings.HasPrefix(e, "GET") })
+				}
+				if !slices.Equal(log, tc.log) {
+					t.Errorf("log %q, want %q", log, tc.log)
 				}
 			})
 		})
