@@ -235,16 +235,7 @@ func (s *Server) listeners() []*netio.Listener {
 // connections, then, for a server made by NewServer, shuts the shards
 // down. Past ctx, everything is closed at once.
 func (s *Server) Shutdown(ctx context.Context) error {
-	for _, l := range s.listeners() {
-		l.Close()
-	}
-	s.draining.Store(true)
-	for i := range s.g.Len() {
-		_ = s.g.Shard(i).Submit(func() { s.shards.Local().drain() })
-	}
-	if s.live.Load() == 0 {
-		s.markDrained()
-	}
+	s.startDrain()
 	var err error
 	select {
 	case <-s.drained:
@@ -264,6 +255,22 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.g.Close()
 	}
 	return errors.Join(err, s.closeAOF())
+}
+
+// startDrain is the start of Shutdown, which then waits for s.drained: it
+// stops accepting and tells every connection to answer what it has read
+// and end.
+func (s *Server) startDrain() {
+	for _, l := range s.listeners() {
+		l.Close()
+	}
+	s.draining.Store(true)
+	for i := range s.g.Len() {
+		_ = s.g.Shard(i).Submit(func() { s.shards.Local().drain() })
+	}
+	if s.live.Load() == 0 {
+		s.markDrained()
+	}
 }
 
 // Close closes everything at once.
