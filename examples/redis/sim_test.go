@@ -439,6 +439,7 @@ type simRun struct {
 	shared  int           // INCRs of the shared counter answered
 	down    bool          // the server is shutting down: connections end, connects are refused
 	refused int           // connects refused before the server listened
+	big     int           // the largest reply a client asks for: under the output limit
 }
 
 // dial connects to the server, again while it refuses (it may not listen
@@ -759,7 +760,10 @@ func simRedis(t *testing.T, w *sim.World) error {
 	if len(on) < 2 {
 		return fmt.Errorf("the group keys are all on shard %v of %d: they test no atomicity", on, srv.g.Len())
 	}
-	r := &simRun{w: w, addr: addr, hz: int(time.Second / cfg.ExpireInterval), timeout: cfg.OutputTimeout}
+	r := &simRun{w: w, addr: addr, hz: int(time.Second / cfg.ExpireInterval), timeout: cfg.OutputTimeout, big: 200 << 10}
+	if cfg.OutputLimit > 0 {
+		r.big = cfg.OutputLimit / 4
+	}
 
 	cliH, farH, flakyH, slowH := w.Host("clients"), w.Host("far"), w.Host("flaky"), w.Host("slow")
 	cli := cliH.Executor(executor.WithName("clients"))
@@ -774,10 +778,16 @@ func simRedis(t *testing.T, w *sim.World) error {
 	}
 
 	done, clients := 0, 0
+	var running []string // the clients not done, by name
 	spawn := func(ex *executor.Executor, fn func(ctx context.Context) error) {
 		clients++
+		name := fmt.Sprintf("%s#%d", ex.Name(), clients)
+		running = append(running, name)
 		future.Spawn(ex, func(ctx context.Context) (struct{}, error) {
-			defer func() { done++ }()
+			defer func() {
+				done++
+				running = slices.DeleteFunc(running, func(s string) bool { return s == name })
+			}()
 			if err := fn(ctx); err != nil {
 				errs = append(errs, err)
 			}
@@ -923,6 +933,9 @@ func simRedis(t *testing.T, w *sim.World) error {
 		id++
 		j, hr := id, rand.New(rand.NewSource(rng.Int63()))
 		spawn(cli, func(ctx context.Context) error { return r.halfCloser(ctx, cli, j, hr) })
+		id++
+		k, pr := id, rand.New(rand.NewSource(rng.Int63()))
+		spawn(cli, func(ctx context.Context) error { return r.protoClient(ctx, cli, k, pr) })
 	}
 
 	drained := func() bool {
@@ -934,7 +947,7 @@ func simRedis(t *testing.T, w *sim.World) error {
 		}
 	}
 	if !w.RunUntil(func() bool { return done == clients && (!r.down || drained()) || len(errs) > 0 }, 2*time.Minute) {
-		errs = append(errs, fmt.Errorf("%d of %d clients done (drained: %v) after %v of simulated time (%d steps)", done, clients, drained(), w.Now(), w.Steps()))
+		errs = append(errs, fmt.Errorf("%d of %d clients done (drained: %v; running: %q) after %v of simulated time (%d steps)", done, clients, drained(), running, w.Now(), w.Steps()))
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
