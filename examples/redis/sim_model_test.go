@@ -12,6 +12,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"slices"
 	"strconv"
@@ -335,6 +336,12 @@ func bulkArray(vs []string) string {
 }
 
 func score(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
 	if f == float64(int64(f)) {
 		return strconv.FormatInt(int64(f), 10)
 	}
@@ -376,6 +383,18 @@ func (m *xmodel) gen(rng *rand.Rand, now time.Duration) xop {
 		}}
 	case 5, 6: // INCR, DECR, INCRBY, DECRBY
 		k := small()
+		switch rng.Intn(20) {
+		case 0: // the limits of a 64-bit integer
+			v := []string{"9223372036854775807", "-9223372036854775808", "9223372036854775800"}[rng.Intn(3)]
+			return xop{args: []string{"SET", k, v}, f: func(t *xtx) xres {
+				t.reset(k, &xval{kind: 's', s: v})
+				return want(simple("OK"))
+			}}
+		case 1:
+			return xop{args: []string{"DECRBY", k, "-9223372036854775808"}, f: func(*xtx) xres {
+				return errR("ERR decrement would overflow")
+			}}
+		}
 		name := []string{"INCR", "DECR", "INCRBY", "DECRBY"}[rng.Intn(4)]
 		by, arg := int64(1), ""
 		args := []string{casing(rng, name), k}
@@ -411,9 +430,12 @@ func (m *xmodel) gen(rng *rand.Rand, now time.Duration) xop {
 			} else {
 				v = &xval{kind: 's'}
 			}
+			if by > 0 && old > math.MaxInt64-by || by < 0 && old < math.MinInt64-by {
+				return errR("ERR increment or decrement would overflow")
+			}
 			v.s = strconv.FormatInt(old+by, 10) // the time to live stays
 			t.put(k, v)
-			return want(integer(int(old + by)))
+			return want(":" + v.s + "\r\n")
 		}}
 	case 7: // MGET
 		ks := make([]string, 1+rng.Intn(4))
@@ -1199,8 +1221,19 @@ func (m *xmodel) genZset(rng *rand.Rand, k string) xop {
 			args = args[:len(args)-1]
 			fault = errSyntaxR
 		case 1:
-			args[2] = "high"
-			fault = errFloatR
+			// Scores as strtod reads them: hexadecimal, infinities, a
+			// sign; an underflow, an underscore or a word are no float.
+			sp := []struct {
+				s string
+				f float64
+				ok bool
+			}{{"high", 0, false}, {"1e-400", 0, false}, {"1_0", 0, false}, {"0x10", 16, true},
+				{"inf", math.Inf(1), true}, {"-inf", math.Inf(-1), true}, {"+5", 5, true}, {"2.5e1", 25, true}}[rng.Intn(8)]
+			args[2] = sp.s
+			scores[0] = sp.f
+			if !sp.ok {
+				fault = errFloatR
+			}
 		}
 		if fault == errSyntaxR && len(args) < 4 {
 			return xop{args: args, qerr: errArityR("zadd")}
@@ -1435,7 +1468,43 @@ func (m *xmodel) genZRange(rng *rand.Rand, k string, span int, member func() str
 // SELECT, CLIENT, CONFIG GET, COMMAND COUNT, unknown commands and wrong
 // arities (which a transaction refuses when they are queued).
 func (m *xmodel) genConn(rng *rand.Rand) xop {
-	switch rng.Intn(12) {
+	prefix := func(p string) xres {
+		return xres{want: p + "...", ok: func(r string) bool { return strings.HasPrefix(r, p) }}
+	}
+	switch rng.Intn(22) {
+	case 12:
+		section := []string{"keyspace", "clients", "stats"}[rng.Intn(3)]
+		return xop{args: []string{casing(rng, "INFO"), section}, f: func(*xtx) xres {
+			return xres{want: "INFO " + section, ok: func(r string) bool { return infoOK(r, section) }}
+		}}
+	case 13:
+		return xop{args: []string{"COMMAND", "INFO", "get", "nosuch"}, f: func(*xtx) xres {
+			return prefix("*2\r\n*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n")
+		}}
+	case 14:
+		return xop{args: []string{"COMMAND", "DOCS", "ping"}, f: func(*xtx) xres {
+			return want(array(2) + bulk("ping") + array(6) + bulk("summary") + bulk("Returns the server's liveliness response.") +
+				bulk("since") + bulk("1.0.0") + bulk("group") + bulk("connection"))
+		}}
+	case 15:
+		return xop{args: []string{"COMMAND"}, f: func(*xtx) xres {
+			return prefix(array(len(commandList)) + "*10\r\n$4\r\nping\r\n:-1\r\n")
+		}}
+	case 16:
+		if rng.Intn(10) == 0 {
+			return xop{args: []string{"MEMORY", "PURGE"}, f: func(*xtx) xres { return want(simple("OK")) }}
+		}
+		return xop{args: []string{"MEMORY", "FROB"}, qerr: "-ERR unknown subcommand 'FROB'. Try MEMORY HELP.\r\n"}
+	case 17:
+		return xop{args: []string{"BGREWRITEAOF"}, f: func(*xtx) xres { return prefix("-ERR BGREWRITEAOF is not supported") }}
+	case 18:
+		return xop{args: []string{"CONFIG", "GET", "maxmemory", "databases", "nosuch"}, f: func(*xtx) xres {
+			return want(array(4) + bulk("maxmemory") + bulk("0") + bulk("databases") + bulk("1"))
+		}}
+	case 19:
+		return xop{args: []string{"PING", "a", "b"}, f: func(*xtx) xres { return want(errArityR("ping")) }}
+	case 20:
+		return xop{args: []string{"CONFIG", "SET", "hz", "5"}, qerr: "-ERR unknown subcommand 'SET'. Try CONFIG HELP.\r\n"}
 	case 0:
 		return xop{args: []string{casing(rng, "PING")}, f: func(*xtx) xres { return want(simple("PONG")) }}
 	case 1:
@@ -1543,4 +1612,39 @@ func (m *xmodel) multi(rng *rand.Rand, now time.Duration) []op {
 		}
 		return nil
 	}})
+}
+
+// infoOK checks INFO's reply of one section: a bulk string with its
+// header and its lines, each a field and a number.
+func infoOK(r, section string) bool {
+	head, body, ok := strings.Cut(r, "\r\n")
+	if !ok || !strings.HasPrefix(head, "$") {
+		return false
+	}
+	n, err := strconv.Atoi(head[1:])
+	if err != nil || len(body) != n+2 || !strings.HasSuffix(body, "\r\n") {
+		return false
+	}
+	lines := strings.Split(strings.TrimSuffix(body[:n], "\r\n"), "\r\n")
+	if lines[0] != "# "+strings.ToUpper(section[:1])+section[1:] {
+		return false
+	}
+	for _, l := range lines[1:] {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			return false
+		}
+		switch section {
+		case "keyspace":
+			var keys, expires int
+			if _, err := fmt.Sscanf(v, "keys=%d,expires=%d,avg_ttl=0", &keys, &expires); err != nil || k != "db0" || keys < 1 || expires > keys {
+				return false
+			}
+		default:
+			if x, err := strconv.Atoi(v); err != nil || x < 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
