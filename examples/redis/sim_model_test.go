@@ -1224,8 +1224,8 @@ func (m *xmodel) genZset(rng *rand.Rand, k string) xop {
 			// Scores as strtod reads them: hexadecimal, infinities, a
 			// sign; an underflow, an underscore or a word are no float.
 			sp := []struct {
-				s string
-				f float64
+				s  string
+				f  float64
 				ok bool
 			}{{"high", 0, false}, {"1e-400", 0, false}, {"1_0", 0, false}, {"0x10", 16, true},
 				{"inf", math.Inf(1), true}, {"-inf", math.Inf(-1), true}, {"+5", 5, true}, {"2.5e1", 25, true}}[rng.Intn(8)]
