@@ -188,9 +188,16 @@ func New(g *shard.Group, cfg Config) *Server {
 	return s
 }
 
+// ErrServerClosed is Listen's error after Shutdown or Close.
+var ErrServerClosed = errors.New("redis: server shut down")
+
 // Listen opens one listener per shard on address (SO_REUSEPORT) and
-// serves the connections they accept.
+// serves the connections they accept. After Shutdown or Close it fails
+// with ErrServerClosed.
 func (s *Server) Listen(network, address string) error {
+	if s.draining.Load() {
+		return ErrServerClosed // it would accept connections only to end them
+	}
 	if err := s.OpenAOF(); err != nil {
 		return err
 	}
@@ -279,6 +286,9 @@ func (s *Server) Close() error {
 		l.Close()
 	}
 	s.draining.Store(true)
+	if s.live.Load() == 0 {
+		s.markDrained() // else the last connection's close does
+	}
 	if !s.owned {
 		s.closeConns()
 		return s.closeAOF()

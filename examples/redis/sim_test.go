@@ -16,6 +16,7 @@ import (
 	"hash/fnv"
 	"io"
 	"math/rand"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -438,6 +439,7 @@ type simRun struct {
 	timeout time.Duration // its OutputTimeout
 	shared  int           // INCRs of the shared counter answered
 	down    bool          // the server is shutting down: connections end, connects are refused
+	abrupt  bool          // by Close: connections are reset
 	refused int           // connects refused before the server listened
 	big     int           // the largest reply a client asks for: under the output limit
 }
@@ -470,8 +472,10 @@ func (r *simRun) ended(err error, mayReset bool) error {
 		return err
 	case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNREFUSED):
 		return nil
-	case mayReset && (errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)):
+	case (mayReset || r.abrupt) && (errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)):
 		return nil
+	case r.abrupt && errors.Is(err, net.ErrClosed):
+		return nil // a write after the reset
 	}
 	return fmt.Errorf("ended by %w during the shutdown; want the end of the stream", err)
 }
@@ -747,8 +751,16 @@ func simRedis(t *testing.T, w *sim.World) error {
 		simPanics.Add(1) // counted too when the world's close runs it, after the return
 		errs = append(errs, fmt.Errorf("panic on a shard: %v", v))
 	})
+	r := &simRun{w: w, addr: srvH.Addr(simPort), hz: int(time.Second / cfg.ExpireInterval), timeout: cfg.OutputTimeout, big: 200 << 10}
+	if cfg.OutputLimit > 0 {
+		r.big = cfg.OutputLimit / 4
+	}
 	listen := func() {
-		if err := srv.Listen("tcp", fmt.Sprintf(":%d", simPort)); err != nil {
+		err := srv.Listen("tcp", fmt.Sprintf(":%d", simPort))
+		switch {
+		case r.down && !errors.Is(err, ErrServerClosed):
+			errs = append(errs, fmt.Errorf("listen after the shutdown: %v, want ErrServerClosed", err))
+		case !r.down && err != nil:
 			errs = append(errs, fmt.Errorf("listen: %w", err))
 		}
 	}
@@ -759,10 +771,6 @@ func simRedis(t *testing.T, w *sim.World) error {
 	}
 	if len(on) < 2 {
 		return fmt.Errorf("the group keys are all on shard %v of %d: they test no atomicity", on, srv.g.Len())
-	}
-	r := &simRun{w: w, addr: addr, hz: int(time.Second / cfg.ExpireInterval), timeout: cfg.OutputTimeout, big: 200 << 10}
-	if cfg.OutputLimit > 0 {
-		r.big = cfg.OutputLimit / 4
 	}
 
 	cliH, farH, flakyH, slowH := w.Host("clients"), w.Host("far"), w.Host("flaky"), w.Host("slow")
@@ -837,12 +845,20 @@ func simRedis(t *testing.T, w *sim.World) error {
 		}
 	})
 	// The server shuts down in the middle of it all, now and then: every
-	// connection answers what it has read, then ends.
+	// connection answers what it has read, then ends; or it closes at
+	// once (Close): every connection is reset.
 	if shutdown {
+		abrupt := rng.Intn(3) == 0
 		_ = cli.Submit(func() {
 			cli.AfterFunc(time.Duration(5+rng.Intn(300))*time.Millisecond, func() {
-				r.down = true
+				r.down, r.abrupt = true, abrupt
 				w.Record('Q', 0, 0, nil)
+				if abrupt {
+					if err := srv.Close(); err != nil {
+						errs = append(errs, fmt.Errorf("Close: %w", err))
+					}
+					return
+				}
 				srv.startDrain()
 			})
 		})
@@ -1130,7 +1146,7 @@ func (r *simRun) theEnd(ctx context.Context, p *replies, who string) error {
 	switch {
 	case len(p.in) > 0 || len(b) > 0:
 		return fmt.Errorf("%s: %q after the last reply", who, append(p.in, b...))
-	case !errors.Is(err, io.EOF):
+	case !errors.Is(err, io.EOF) && !(r.abrupt && errors.Is(err, syscall.ECONNRESET)):
 		return fmt.Errorf("%s: ended by %v, want the end of the stream", who, err)
 	}
 	return nil
