@@ -1567,10 +1567,37 @@ func (m *xmodel) genConn(rng *rand.Rand) xop {
 // multi draws a transaction of the model's requests: each queued (or
 // refused: then EXEC aborts), their replies in EXEC's, in order.
 func (m *xmodel) multi(rng *rand.Rand, now time.Duration) []op {
-	ops := []op{{req: cmd("MULTI"), want: []string{simple("OK")}}}
+	var ops []op
+	switch rng.Intn(8) {
+	case 0:
+		ops = append(ops, op{req: cmd("EXEC"), want: []string{"-ERR EXEC without MULTI\r\n"}})
+	case 1:
+		ops = append(ops, op{req: cmd("DISCARD"), want: []string{"-ERR DISCARD without MULTI\r\n"}})
+	case 2:
+		ops = append(ops, op{req: cmd("UNWATCH"), want: []string{simple("OK")}})
+	}
+	ops = append(ops, op{req: cmd("MULTI"), want: []string{simple("OK")}})
 	var fs []func(t *xtx) xres
 	abort := false
 	for range 1 + rng.Intn(5) {
+		switch rng.Intn(12) {
+		case 0: // refused, the transaction goes on
+			ops = append(ops, op{req: cmd("MULTI"), want: []string{"-ERR MULTI calls can not be nested\r\n"}})
+			continue
+		case 1:
+			ops = append(ops, op{req: cmd("WATCH", fmt.Sprintf("c%d:x0", m.id)), want: []string{"-ERR WATCH inside MULTI is not allowed\r\n"}})
+			continue
+		case 2:
+			ops = append(ops, op{req: cmd("UNWATCH"), want: []string{simple("QUEUED")}})
+			fs = append(fs, func(*xtx) xres { return want(simple("OK")) })
+			continue
+		case 3:
+			if rng.Intn(3) == 0 {
+				ops = append(ops, op{req: cmd("DISCARD", "x"), want: []string{errArityR("discard")}})
+				abort = true
+				continue
+			}
+		}
 		x := m.gen(rng, now)
 		if x.qerr != "" {
 			if rng.Intn(3) > 0 {
@@ -1588,6 +1615,9 @@ func (m *xmodel) multi(rng *rand.Rand, now time.Duration) []op {
 	}
 	if abort {
 		return append(ops, op{req: cmd("EXEC"), want: []string{errExecAbort}})
+	}
+	if rng.Intn(12) == 0 {
+		return append(ops, op{req: cmd("EXEC", "now"), want: []string{"-EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command\r\n"}})
 	}
 	if rng.Intn(8) == 0 {
 		return append(ops, op{req: cmd("DISCARD"), want: []string{simple("OK")}})
