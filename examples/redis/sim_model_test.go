@@ -1336,10 +1336,10 @@ func (m *xmodel) genZRange(rng *rand.Rand, k string, span int, member func() str
 			hi = "(" + hi
 		}
 		if rng.Intn(6) == 0 {
-			lo, sa, aExc = "-inf", -1e300, false
+			lo, sa, aExc = "-inf", math.Inf(-1), false
 		}
 		if rng.Intn(6) == 0 {
-			hi, sb, bExc = "+inf", 1e300, false
+			hi, sb, bExc = "+inf", math.Inf(1), false
 		}
 	case "BYLEX":
 		la, lb = member(), member()
@@ -1578,6 +1578,7 @@ func (m *xmodel) multi(rng *rand.Rand, now time.Duration) []op {
 	}
 	ops = append(ops, op{req: cmd("MULTI"), want: []string{simple("OK")}})
 	var fs []func(t *xtx) xres
+	var queued [][]string
 	abort := false
 	for range 1 + rng.Intn(5) {
 		switch rng.Intn(12) {
@@ -1590,6 +1591,7 @@ func (m *xmodel) multi(rng *rand.Rand, now time.Duration) []op {
 		case 2:
 			ops = append(ops, op{req: cmd("UNWATCH"), want: []string{simple("QUEUED")}})
 			fs = append(fs, func(*xtx) xres { return want(simple("OK")) })
+			queued = append(queued, []string{"UNWATCH"})
 			continue
 		case 3:
 			if rng.Intn(3) == 0 {
@@ -1612,6 +1614,7 @@ func (m *xmodel) multi(rng *rand.Rand, now time.Duration) []op {
 		}
 		ops = append(ops, op{req: cmd(x.args...), want: []string{simple("QUEUED")}})
 		fs = append(fs, x.f)
+		queued = append(queued, x.args)
 	}
 	if abort {
 		return append(ops, op{req: cmd("EXEC"), want: []string{errExecAbort}})
@@ -1633,7 +1636,7 @@ func (m *xmodel) multi(rng *rand.Rand, now time.Duration) []op {
 				return fmt.Errorf("EXEC: reply %d of %d missing in %q", i, len(fs), reply)
 			}
 			if err := m.check(f)(rest[:k], sent, got); err != nil {
-				return fmt.Errorf("EXEC reply %d: %w", i, err)
+				return fmt.Errorf("EXEC reply %d (%q, of %q): %w", i, queued[i], queued, err)
 			}
 			rest = rest[k:]
 		}

@@ -806,12 +806,12 @@ func simRedis(t *testing.T, w *sim.World) error {
 	for range 4 + rng.Intn(4) {
 		id++
 		i, cr := id, rand.New(rand.NewSource(rng.Int63()))
-		spawn(cli, func(ctx context.Context) error { return r.client(ctx, cli, i, 10, cr, false) })
+		spawn(cli, func(ctx context.Context) error { return r.client(ctx, cli, i, 20, cr, false) })
 	}
 	for range 2 {
 		id++
 		i, cr := id, rand.New(rand.NewSource(rng.Int63()))
-		spawn(far, func(ctx context.Context) error { return r.client(ctx, far, i, 10, cr, true) })
+		spawn(far, func(ctx context.Context) error { return r.client(ctx, far, i, 20, cr, true) })
 	}
 	// The far host is cut from the server now and then: its requests wait,
 	// none is lost. Long cuts outlast the keys' times to live and the
