@@ -166,12 +166,14 @@ func (t *xtx) typed(k string, kind byte) (*xval, bool) {
 }
 
 // ttlAfter is a relative time to live of ms milliseconds set by this
-// request: the deadline falls in the span of the request, plus ms, with
-// the server's millisecond clock's slack.
+// request: the server sets the deadline to its clock's millisecond plus
+// ms, and the key is gone from that millisecond on; its clock read
+// somewhere in the span of the request, the deadline is exactly known to
+// within that span, in whole milliseconds.
 func (t *xtx) ttlAfter(v *xval, ms int64) {
 	v.exp = true
-	v.lo = t.sent + time.Duration(ms-1)*time.Millisecond
-	v.hi = t.got + time.Duration(ms+1)*time.Millisecond
+	v.lo = t.sent.Truncate(time.Millisecond) + time.Duration(ms)*time.Millisecond
+	v.hi = t.got.Truncate(time.Millisecond) + time.Duration(ms)*time.Millisecond
 }
 
 // ttlAt is an absolute deadline, in Unix milliseconds: exact on the
@@ -546,9 +548,9 @@ func (m *xmodel) gen(rng *rand.Rand, now time.Duration) xop {
 				return want(integer(-1))
 			}
 			// left = deadline - floor(t), in ms, for t in [sent, got] and the
-			// deadline in [lo, hi]; a millisecond of slack either way.
-			lo := int64(v.lo/time.Millisecond) - int64(t.got/time.Millisecond) - 1
-			hi := int64(v.hi/time.Millisecond) - int64(t.sent/time.Millisecond) + 1
+			// deadline in [lo, hi], whole milliseconds.
+			lo := int64(v.lo/time.Millisecond) - int64(t.got/time.Millisecond)
+			hi := int64(v.hi/time.Millisecond) - int64(t.sent/time.Millisecond)
 			if !ms {
 				lo, hi = (lo+500)/1000, (hi+500)/1000
 			}
