@@ -147,10 +147,7 @@ func (r *simRun) protoClient(ctx context.Context, ex *executor.Executor, id int,
 func TestSimLongLineInPieces(t *testing.T) {
 	sim.Check(t, 5, func(t *testing.T, w *sim.World) {
 		srvH, cliH := w.Host("redis"), w.Host("client")
-		srv := simServerOf(srvH, Config{Shards: 2}, func(v any) { t.Errorf("panic on a shard: %v", v) })
-		if err := srv.Listen("tcp", fmt.Sprintf(":%d", simPort)); err != nil {
-			t.Fatal(err)
-		}
+		simServer(srvH, 2, 0, func(v any) { t.Errorf("panic on a shard: %v", v) })
 		cli := cliH.Executor(executor.WithName("client"))
 		r := &simRun{w: w, addr: srvH.Addr(simPort)}
 		var got []byte

@@ -23,10 +23,7 @@ func TestListenAfterEnd(t *testing.T) {
 			w := sim.New(1)
 			defer w.Close()
 			h := w.Host("redis")
-			srv := simServerOf(h, Config{Shards: 2}, func(v any) { t.Errorf("panic on a shard: %v", v) })
-			if err := srv.Listen("tcp", fmt.Sprintf(":%d", simPort)); err != nil {
-				t.Fatal(err)
-			}
+			srv := simServer(h, 2, 0, func(v any) { t.Errorf("panic on a shard: %v", v) })
 			if closeFirst {
 				if err := srv.Close(); err != nil {
 					t.Fatal(err)

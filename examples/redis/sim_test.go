@@ -521,15 +521,6 @@ func checkReplies(ctx context.Context, w *sim.World, p *replies, id int, ops []o
 	return len(ops), nil
 }
 
-// simClient runs rounds of pipelines on its own keys and checks every
-// reply. It returns the first error.
-func simClient(ctx context.Context, w *sim.World, ex *executor.Executor, addr string, id, rounds int, rng *rand.Rand, shared *int) error {
-	r := &simRun{w: w, addr: addr, hz: 10}
-	err := r.client(ctx, ex, id, rounds, rng, false)
-	*shared += r.shared
-	return err
-}
-
 // client runs rounds of pipelines of every kind of request on its own
 // keys, checking every reply; far is a host cut from the server now and
 // then.
