@@ -10,9 +10,16 @@ package fileio
 //     the loop's inbox at that instant, so the world steps the loop next;
 //   - a simFile's refs count its open reference and the ops started on
 //     it that have not been carried out; the one that brings it to zero
-//     closes the disk's handle, exactly once.
+//     closes the disk's handle, exactly once;
+//   - an op whose host crashed between its start and its landing (the
+//     disk's Gen moved) never happened: it does not touch the disk, and
+//     its loop, closed by the crash, drops it.
 
-import "github.com/spindle-rt/spindle/internal/simdisk"
+import (
+	"syscall"
+
+	"github.com/spindle-rt/spindle/internal/simdisk"
+)
 
 // simFile is the simulated engine's handle.
 type simFile struct {
@@ -41,8 +48,13 @@ func (e *simEngine) start(o *op) {
 		o.h.ref()
 	}
 	sync := o.kind == opSync || o.kind == opDataSync // a job takes a read's latency
+	gen := e.d.Gen()
 	e.d.After(e.d.Latency(sync), func() {
-		e.run(o)
+		if e.d.Gen() != gen {
+			e.crashed(o)
+		} else {
+			e.run(o)
+		}
 		_ = o.st.lp.ScheduleOffLoop(o, nil, 0)
 	})
 }
@@ -52,6 +64,14 @@ func (e *simEngine) shut() {} // every op started is an event of the world: it l
 func (e *simEngine) release(h handle) { _ = h.unref() }
 
 func (e *simEngine) wait() {}
+
+// crashed ends o, begun before its host crashed, without carrying it out.
+func (e *simEngine) crashed(o *op) {
+	o.err = syscall.EIO
+	if o.h != nil && o.kind != opJob {
+		_ = o.h.(*simFile).unref() // the handle is of the dead incarnation: its close fails
+	}
+}
 
 // run carries out o on the disk.
 func (e *simEngine) run(o *op) {

@@ -3,8 +3,10 @@ package sim_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
+	"github.com/spindle-rt/spindle/fileio"
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/netio"
 	"github.com/spindle-rt/spindle/sim"
@@ -67,4 +69,44 @@ func Example_now() {
 	// Output:
 	// start: 2000-01-01 00:00:00
 	// after an hour: 2000-01-01 01:00:00
+}
+
+// A host's program (Host.Start) runs again at every restart, on the disk
+// the crash left: what it synced is there, what it did not may be lost.
+func Example_crash() {
+	w := sim.New(1)
+	defer w.Close()
+	db := w.Host("db")
+	db.Start(func(h *sim.Host) {
+		ex := h.Executor()
+		future.Spawn(ex, func(ctx context.Context) (struct{}, error) {
+			f, err := fileio.OpenFile(ex, "/log", os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644).Await(ctx)
+			if err != nil {
+				return struct{}{}, err
+			}
+			st, err := f.Stat().Await(ctx)
+			if err != nil {
+				return struct{}{}, err
+			}
+			fmt.Println("boot: the log holds", st.Size(), "bytes")
+			if _, err := f.Append([]byte("synced "), fileio.Durable).Await(ctx); err != nil {
+				return struct{}{}, err
+			}
+			_, err = f.Append([]byte("not synced ")).Await(ctx)
+			return struct{}{}, err
+		})
+	})
+	w.RunFor(time.Second)
+	db.Disk().Faults.CrashLose = 1 // a crash loses every write not synced
+	w.Crash(db)
+	fmt.Println("down:", db.Down())
+	w.Restart(db)
+	w.RunFor(time.Second)
+	log, _ := db.Disk().ReadFile("/log")
+	fmt.Printf("%q\n", log)
+	// Output:
+	// boot: the log holds 0 bytes
+	// down: true
+	// boot: the log holds 7 bytes
+	// "synced synced not synced "
 }

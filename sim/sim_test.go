@@ -25,21 +25,30 @@ func echoServer(t *testing.T, ex *executor.Executor, port int) *netio.Listener {
 			if err != nil {
 				return struct{}{}, nil
 			}
-			future.Spawn(ex, func(ctx context.Context) (struct{}, error) {
-				defer c.Close()
-				for {
-					b, err := c.Recv().Await(ctx)
-					if err != nil {
-						return struct{}{}, nil
-					}
-					if _, err := c.Write(b); err != nil {
-						return struct{}{}, nil
-					}
-				}
-			})
+			echoConn(c, nil)
 		}
 	})
 	return l
+}
+
+// echoConn answers what c receives, passed through through (when not
+// nil), until c or through fails.
+func echoConn(c *netio.Conn, through func(ctx context.Context, b []byte) ([]byte, error)) {
+	future.Spawn(c.Executor(), func(ctx context.Context) (struct{}, error) {
+		defer c.Close()
+		for {
+			b, err := c.Recv().Await(ctx)
+			if err == nil && through != nil {
+				b, err = through(ctx, b)
+			}
+			if err != nil {
+				return struct{}{}, nil
+			}
+			if _, err := c.Write(b); err != nil {
+				return struct{}{}, nil
+			}
+		}
+	})
 }
 
 // echoRun runs clients that each send random bytes and check the echo.
@@ -95,18 +104,18 @@ func TestSimEcho(t *testing.T) {
 	})
 }
 
-// TestSimDeterminism runs seeds twice and compares the traces: equal for
-// one seed, different across seeds.
-func TestSimDeterminism(t *testing.T) {
+// checkReplays runs body in a world of each seed from 1 to seeds twice:
+// the two traces of a seed must be equal, those of different seeds not.
+func checkReplays(t *testing.T, seeds int64, body func(w *sim.World)) {
+	t.Helper()
 	trace := func(seed int64) string {
 		w := sim.New(seed)
 		defer w.Close()
-		w.Faults().ShortWrite = 0.2
-		echoRun(t, w, 4)
+		body(w)
 		return w.TraceHex()
 	}
 	seen := map[string]int64{}
-	for seed := int64(1); seed <= 5; seed++ {
+	for seed := int64(1); seed <= seeds; seed++ {
 		a, b := trace(seed), trace(seed)
 		if a != b {
 			t.Fatalf("seed %d: traces %s and %s differ", seed, a, b)
@@ -116,6 +125,15 @@ func TestSimDeterminism(t *testing.T) {
 		}
 		seen[a] = seed
 	}
+}
+
+// TestSimDeterminism runs seeds twice and compares the traces: equal for
+// one seed, different across seeds.
+func TestSimDeterminism(t *testing.T) {
+	checkReplays(t, 5, func(w *sim.World) {
+		w.Faults().ShortWrite = 0.2
+		echoRun(t, w, 4)
+	})
 }
 
 // Executor.Now on a loop the world steps is the world's clock, from

@@ -198,6 +198,64 @@ func TestPage(t *testing.T) {
 	}
 }
 
+// Pipelined after the page, a change of a key is not in the page, nor is
+// a key it deletes missing from it, whichever shard owns the key: the
+// page reads every shard in the order of the connection's requests.
+func TestPagePipelined(t *testing.T) {
+	for _, shards := range []int{1, 2} {
+		t.Run(fmt.Sprint(shards, " shards"), func(t *testing.T) {
+			_, addr := startShards(t, shards)
+			c := client(t)
+			const keys = 8 // on both shards
+			for i := range keys {
+				do(t, c, "PUT", fmt.Sprintf("http://%s/kv/old%d", addr, i), strings.NewReader("1"))
+			}
+			nc, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			nc.SetDeadline(time.Now().Add(20 * time.Second))
+			var req strings.Builder
+			req.WriteString("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+			for i := range keys {
+				fmt.Fprintf(&req, "DELETE /kv/old%d HTTP/1.1\r\nHost: x\r\n\r\n", i)
+				fmt.Fprintf(&req, "PUT /kv/new%d HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n2", i)
+			}
+			if _, err := io.WriteString(nc, req.String()); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(nc)
+			res, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page, err := io.ReadAll(res.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range keys {
+				if !bytes.Contains(page, []byte(fmt.Sprintf(`data-key="old%d"`, i))) {
+					t.Errorf("the page lacks old%d, deleted after it", i)
+				}
+				if bytes.Contains(page, []byte(fmt.Sprintf(`data-key="new%d"`, i))) {
+					t.Errorf("the page lists new%d, set after it", i)
+				}
+			}
+			for range 2 * keys {
+				res, err := http.ReadResponse(br, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, res.Body)
+				if res.StatusCode != 204 {
+					t.Fatalf("%s: %d, want 204", res.Request.Method, res.StatusCode)
+				}
+			}
+		})
+	}
+}
+
 func TestWSEcho(t *testing.T) {
 	_, addr := start(t)
 	ws, err := wsclient.Dial(addr, "/ws/echo")

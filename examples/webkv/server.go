@@ -17,7 +17,10 @@ package main
 // lock: the watchers see the changes in the order they were answered.
 //
 // Invariants: a store and its set of watchers are touched only by its
-// shard's loop. The WebSockets need no set of their own for the shutdown:
+// shard's loop. The watchers are told in the order they joined, less the
+// swaps of removals (a slice, never a map's random order), so that one
+// run of a simulation sends the same bytes in the same order each time.
+// The WebSockets need no set of their own for the shutdown:
 // web.Server.Shutdown sends each one that websocket.Upgrade made a close
 // frame with 1001 and waits for it.
 
@@ -51,7 +54,7 @@ type Server struct {
 	st   *shard.Sharded[store]
 	web  *web.Server
 	mux  *web.Mux
-	seed maphash.Seed
+	hash func(key string) uint64 // spreads the keys over the shards
 	ls   []*netio.Listener
 	tls  []*netio.Listener
 }
@@ -61,16 +64,25 @@ type store struct {
 	i        int
 	ex       *executor.Executor
 	kv       map[string][]byte
-	watchers map[*websocket.Conn]struct{}
+	watchers []*websocket.Conn       // in the order told
+	at       map[*websocket.Conn]int // each watcher's index in watchers
 }
 
 // NewServer starts n shards (n <= 0: one per core).
 func NewServer(n int) *Server {
-	s := &Server{seed: maphash.MakeSeed()}
-	s.g = shard.New(n, executor.WithName("webkv"))
-	s.g.Start()
+	g := shard.New(n, executor.WithName("webkv"))
+	g.Start()
+	seed := maphash.MakeSeed()
+	return newServer(g, func(key string) uint64 { return maphash.String(seed, key) })
+}
+
+// newServer serves on g, whose loops run already or are run by the
+// caller (a simulation steps them), with keys spread over its shards by
+// hash.
+func newServer(g *shard.Group, hash func(key string) uint64) *Server {
+	s := &Server{g: g, hash: hash}
 	s.st = shard.NewSharded(s.g, func(i int) *store {
-		return &store{i: i, ex: s.g.Shard(i), kv: map[string][]byte{}, watchers: map[*websocket.Conn]struct{}{}}
+		return &store{i: i, ex: s.g.Shard(i), kv: map[string][]byte{}, at: map[*websocket.Conn]int{}}
 	})
 	mux := web.NewMux()
 	mux.HandleFunc("GET /{$}", s.page)
@@ -157,7 +169,7 @@ func (s *Server) owner(key string) int {
 	if s.g.Len() == 1 {
 		return 0
 	}
-	return s.g.Of(maphash.String(s.seed, key))
+	return s.g.Of(s.hash(key))
 }
 
 // onOwner runs fn on the store of key's owner and calls done with its
@@ -178,6 +190,9 @@ func onOwner[R any](s *Server, w *web.ResponseWriter, key string, fn func(*store
 // the result, or a 503 when the owner's shard could not be reached.
 func later[R any](w *web.ResponseWriter, done func(R)) func(R, error) {
 	return func(v R, err error) {
+		if gone(w) {
+			return
+		}
 		if err != nil {
 			web.Error(w, "shard unavailable", http.StatusServiceUnavailable)
 		} else {
@@ -186,6 +201,12 @@ func later[R any](w *web.ResponseWriter, done func(R)) func(R, error) {
 		w.End()
 	}
 }
+
+// gone reports whether the loop of w's connection has closed: then a
+// callback that was to finish w runs off it, on the goroutine that closed
+// it (future's OnComplete), and must leave w alone: the connection went
+// with its loop, and there is no one to answer.
+func gone(w *web.ResponseWriter) bool { return !w.Executor().OnLoop() }
 
 // change runs fn, which changes key's value and returns the line that
 // announces it ("" for no change), on the store of key's owner, and calls
@@ -198,7 +219,7 @@ func change[R any](s *Server, w *web.ResponseWriter, key string, fn func(*store)
 	if to == local.i {
 		v, line := fn(local)
 		told := s.announce(local, line)
-		if told == nil {
+		if told == nil || plantedBugs.answerFirst {
 			done(v)
 			return
 		}
@@ -213,7 +234,7 @@ func change[R any](s *Server, w *web.ResponseWriter, key string, fn func(*store)
 	p.Future().OnComplete(later(w, done))
 	shard.Invoke(s.st, to, func(st *store) (struct{}, error) {
 		v, line := fn(st)
-		if told := s.announce(st, line); told != nil {
+		if told := s.announce(st, line); told != nil && !plantedBugs.answerFirst {
 			told.OnComplete(func([]struct{}, error) { p.Resolve(v) })
 		} else {
 			p.Resolve(v)
@@ -305,7 +326,11 @@ func (s *Server) announce(st *store, line string) *future.Future[[]struct{}] {
 		return nil
 	}
 	fs := make([]*future.Future[struct{}], 0, s.g.Len()-1)
-	for i := range s.g.Len() {
+	n := s.g.Len()
+	if plantedBugs.lastUntold {
+		n--
+	}
+	for i := range n {
 		if i != st.i {
 			fs = append(fs, shard.Invoke(s.st, i, func(o *store) (struct{}, error) { o.tell(line); return struct{}{}, nil }))
 		}
@@ -313,10 +338,37 @@ func (s *Server) announce(st *store, line string) *future.Future[[]struct{}] {
 	return future.All(fs...)
 }
 
+// plantedBugs are bugs a test plants to show that the simulation finds
+// them (sim_test.go); nothing else sets them.
+var plantedBugs struct {
+	answerFirst bool // a change is answered before the other shards have sent its line on
+	lastUntold  bool // announce skips the last shard: its watchers miss the other shards' changes
+}
+
 func (st *store) tell(line string) {
-	for c := range st.watchers {
+	for _, c := range st.watchers {
 		c.WriteText(line)
 	}
+}
+
+// watch adds c to the watchers.
+func (st *store) watch(c *websocket.Conn) {
+	st.at[c] = len(st.watchers)
+	st.watchers = append(st.watchers, c)
+}
+
+// unwatch removes c from the watchers: the last takes its place.
+func (st *store) unwatch(c *websocket.Conn) {
+	i, ok := st.at[c]
+	if !ok {
+		return
+	}
+	last := len(st.watchers) - 1
+	st.watchers[i] = st.watchers[last]
+	st.at[st.watchers[i]] = i
+	st.watchers[last] = nil
+	st.watchers = st.watchers[:last]
+	delete(st.at, c)
 }
 
 // echo serves POST /echo.
@@ -373,36 +425,62 @@ func (s *Server) wsWatch(w *web.ResponseWriter, r *web.Request) {
 		return
 	}
 	st := s.st.Local()
-	st.watchers[c] = struct{}{}
-	c.Serve(func(*websocket.Conn, websocket.Message) {}, func(error) { delete(st.watchers, c) })
+	st.watch(c)
+	c.Serve(func(*websocket.Conn, websocket.Message) {}, func(error) { st.unwatch(c) })
 }
 
-// page serves GET /: the keys of every shard, gathered with one call per
-// shard, in the page.
+// page serves GET /: the keys of every shard in the page. The handler's
+// own shard is read at once and the others with one call each, so that
+// every shard is read in the order of the connection's requests, as the
+// changes are: a change pipelined after the page is not in it (the
+// handlers of pipelined requests run before the responses before them
+// have finished).
 func (s *Server) page(w *web.ResponseWriter, r *web.Request) {
-	w.Later()
-	shard.InvokeAll(s.st, func(st *store) ([]string, error) {
-		keys := make([]string, 0, len(st.kv))
-		for k := range st.kv {
-			keys = append(keys, k)
+	local := s.st.Local()
+	own := local.keys()
+	if s.g.Len() == 1 {
+		s.render(w, own)
+		return
+	}
+	fs := make([]*future.Future[[]string], 0, s.g.Len()-1)
+	for i := range s.g.Len() {
+		if i != local.i {
+			fs = append(fs, shard.Invoke(s.st, i, func(st *store) ([]string, error) { return st.keys(), nil }))
 		}
-		return keys, nil
-	}).OnComplete(func(parts [][]string, err error) {
+	}
+	w.Later()
+	future.All(fs...).OnComplete(func(parts [][]string, err error) {
+		if gone(w) {
+			return
+		}
 		defer w.End()
 		if err != nil {
 			web.Error(w, "shard unavailable", http.StatusServiceUnavailable)
 			return
 		}
-		keys := slices.Concat(parts...)
-		slices.Sort(keys)
-		var b strings.Builder
-		if err := pageTmpl.Execute(&b, keys); err != nil {
-			web.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteString(b.String())
+		s.render(w, slices.Concat(append(parts, own)...))
 	})
+}
+
+// keys returns the store's keys.
+func (st *store) keys() []string {
+	keys := make([]string, 0, len(st.kv))
+	for k := range st.kv {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// render writes the page of keys.
+func (s *Server) render(w *web.ResponseWriter, keys []string) {
+	slices.Sort(keys)
+	var b strings.Builder
+	if err := pageTmpl.Execute(&b, keys); err != nil {
+		web.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteString(b.String())
 }
 
 var pageTmpl = template.Must(template.New("page").Parse(pageHTML))

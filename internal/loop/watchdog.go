@@ -349,9 +349,9 @@ func (w *watchdog) takeProbe() bool {
 // maxStacks bounds the buffer for the stacks of all goroutines.
 const maxStacks = 64 << 20
 
-// allStacks returns the stacks of all goroutines, as runtime.Stack formats
+// AllStacks returns the stacks of all goroutines, as runtime.Stack formats
 // them.
-func allStacks() []byte {
+func AllStacks() []byte {
 	for n := 1 << 20; ; n *= 4 {
 		buf := make([]byte, n)
 		if k := runtime.Stack(buf, true); k < n || n >= maxStacks {
@@ -360,8 +360,8 @@ func allStacks() []byte {
 	}
 }
 
-// dumpStacks is allStacks; the watchdog's tests replace it.
-var dumpStacks = allStacks
+// dumpStacks is AllStacks; the watchdog's tests replace it.
+var dumpStacks = AllStacks
 
 // runBatchFrame names the function that runs the loop's tasks.
 var runBatchFrame = []byte(runtime.FuncForPC(reflect.ValueOf((*Loop).runBatch).Pointer()).Name() + "(")

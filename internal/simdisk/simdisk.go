@@ -7,11 +7,17 @@
 //
 // The model. Every file (an inode) has two states: what a read sees now
 // (data) and what would survive a crash (durable). A write changes data
-// at once and is remembered as unsynced until a Sync of the file makes
-// data durable. A Crash rebuilds every file from durable: each unsynced
-// write is, as the rand decides, kept whole, lost, or torn (a prefix of
-// it kept), so a file may end up shorter, with a hole of zeros, or with
-// part of its last write. Names (create, rename, remove) and Truncate are
+// at once and is remembered as unsynced until a Sync of the file applies
+// it to durable (the unsynced writes only, in order: a sync costs what was
+// written since the last one, not the file's size). A Sync that fails
+// (EIO) drops the writes it covered from the unsynced ones, as Linux
+// marks the pages of a failed writeback clean: they stay in data, so reads
+// still see them, but no later Sync makes them durable, and a Crash loses
+// them; a program must assume them lost (write them again, or give up the
+// file). A Crash rebuilds every file from durable: each unsynced write
+// is, as the rand decides, kept whole, lost, or torn (a prefix of it
+// kept), so a file may end up shorter, with a hole of zeros, or with part
+// of its last write. Names (create, rename, remove) and Truncate are
 // durable when they complete, as on a journaling file system that commits
 // its metadata in order; a Truncate cuts the unsynced writes beyond the
 // new size, so nothing it removed comes back at a crash.
@@ -27,6 +33,9 @@
 //     still open), and never exceeds Faults.Capacity when that is set: a
 //     write that does not fit writes what fits and fails with ENOSPC;
 //   - durable only changes by a successful Sync, a Truncate, or a Crash;
+//     data is durable with the writes made since applied in the order
+//     they were made: the unsynced ones and those a failed Sync dropped,
+//     which are in data only;
 //   - a Handle refers to its inode until it is closed; an inode without a
 //     name lives while a handle refers to it; a Crash ends every handle
 //     (gen), as the crash of its host ends every process.
@@ -57,10 +66,11 @@ type Faults struct {
 	MinLatency, MaxLatency time.Duration
 	// MinSync and MaxSync bound how long a Sync takes.
 	MinSync, MaxSync time.Duration
-	// SyncEIO is the chance that a Sync fails with EIO. A failed Sync
-	// leaves the file's unsynced writes unsynced (a crash may still lose
-	// them), as a kernel that drops its dirty pages after a failed
-	// writeback would.
+	// SyncEIO is the chance that a Sync fails with EIO. The writes a
+	// failed Sync covered (every write to the file since its last
+	// successful Sync) are lost to the disk: reads still see them until a
+	// crash, which drops them, and no later Sync makes them durable, as
+	// Linux marks the pages of a failed writeback clean.
 	SyncEIO float64
 	// Capacity is how many bytes the disk holds (the sum of its files'
 	// sizes); 0 is no limit. A write past it writes what fits and fails
@@ -80,11 +90,14 @@ var DefaultFaults = Faults{
 
 // Disk is one host's simulated disk. Make one with New.
 type Disk struct {
+	// Faults are the disk's own faults, used unless UseFaults points the
+	// disk at others.
 	Faults Faults
 	// Record, when set, is told every operation carried out (a kind, two
 	// numbers and bytes), for the simulation's trace.
 	Record func(kind byte, a, b uint64, data []byte)
 
+	f      *Faults // the faults in use: &Faults, or UseFaults's
 	sched  Scheduler
 	rand   *rand.Rand
 	names  map[string]*inode
@@ -93,6 +106,7 @@ type Disk struct {
 	gen    uint64 // bumped by a crash
 	nextID uint64
 	syncs  uint64
+	synced int64 // bytes Syncs applied to durable (the cost of syncs)
 }
 
 // inode is one file's bytes.
@@ -126,8 +140,14 @@ type Handle struct {
 
 // New returns an empty disk on s whose choices are drawn from rng.
 func New(s Scheduler, rng *rand.Rand) *Disk {
-	return &Disk{Faults: DefaultFaults, sched: s, rand: rng, names: map[string]*inode{}}
+	d := &Disk{Faults: DefaultFaults, sched: s, rand: rng, names: map[string]*inode{}}
+	d.f = &d.Faults
+	return d
 }
+
+// UseFaults makes the disk draw from *f instead of its Faults field,
+// from now on (package sim points it at the faults of its own Disk type).
+func (d *Disk) UseFaults(f *Faults) { d.f = f }
 
 // Now returns the disk's time in nanoseconds.
 func (d *Disk) Now() int64 { return d.sched.Now() }
@@ -137,15 +157,20 @@ func (d *Disk) After(t time.Duration, fn func()) { d.sched.After(t, fn) }
 
 // Latency draws how long an operation takes; sync for a Sync.
 func (d *Disk) Latency(sync bool) time.Duration {
-	lo, hi := d.Faults.MinLatency, d.Faults.MaxLatency
+	lo, hi := d.f.MinLatency, d.f.MaxLatency
 	if sync {
-		lo, hi = d.Faults.MinSync, d.Faults.MaxSync
+		lo, hi = d.f.MinSync, d.f.MaxSync
 	}
 	if hi <= lo {
 		return max(lo, 0)
 	}
 	return lo + time.Duration(d.rand.Int63n(int64(hi-lo)))
 }
+
+// Gen returns the disk's generation: how many times it crashed. An
+// operation that began before a crash and would land after it never
+// happened (package fileio's simulated engine checks it).
+func (d *Disk) Gen() uint64 { return d.gen }
 
 // Syncs returns how many Syncs the disk has carried out (failed ones
 // included).
@@ -233,8 +258,8 @@ func (h *Handle) WriteAt(p []byte, off int64) (int, error) {
 	d, ino := h.d, h.ino
 	end := off + int64(len(p))
 	var err error
-	if grow := end - int64(len(ino.data)); grow > 0 && d.Faults.Capacity > 0 && d.used+grow > d.Faults.Capacity {
-		room := d.Faults.Capacity - d.used
+	if grow := end - int64(len(ino.data)); grow > 0 && d.f.Capacity > 0 && d.used+grow > d.f.Capacity {
+		room := d.f.Capacity - d.used
 		end = max(int64(len(ino.data))+room, off)
 		p = p[:end-off]
 		err = pathErr("write", h.name, syscall.ENOSPC)
@@ -260,14 +285,29 @@ func (h *Handle) Sync() error {
 	}
 	d, ino := h.d, h.ino
 	d.syncs++
-	if d.Faults.SyncEIO > 0 && d.rand.Float64() < d.Faults.SyncEIO {
-		d.record('F', ino.id, 0, nil)
+	if d.f.SyncEIO > 0 && d.rand.Float64() < d.f.SyncEIO {
+		d.record('F', ino.id, uint64(len(ino.unsynced)), nil)
+		clear(ino.unsynced)
+		ino.unsynced = ino.unsynced[:0] // lost: in data only (see the package doc)
 		return pathErr("sync", h.name, syscall.EIO)
 	}
-	ino.durable = slices.Clone(ino.data)
-	ino.unsynced = nil
-	d.record('f', ino.id, uint64(len(ino.data)), nil)
+	for _, w := range ino.unsynced {
+		ino.durable = apply(ino.durable, w.off, w.data)
+		d.synced += int64(len(w.data))
+	}
+	clear(ino.unsynced)
+	ino.unsynced = ino.unsynced[:0]
+	d.record('f', ino.id, uint64(len(ino.durable)), nil)
 	return nil
+}
+
+// apply writes p at off in b, growing b with zeros as needed.
+func apply(b []byte, off int64, p []byte) []byte {
+	if end := off + int64(len(p)); end > int64(len(b)) {
+		b = resize(b, end)
+	}
+	copy(b[off:], p)
+	return b
 }
 
 // Truncate changes the file's size.
@@ -282,7 +322,7 @@ func (h *Handle) Truncate(size int64) error {
 		return pathErr("truncate", h.name, syscall.EINVAL)
 	}
 	d := h.d
-	if grow := size - int64(len(h.ino.data)); grow > 0 && d.Faults.Capacity > 0 && d.used+grow > d.Faults.Capacity {
+	if grow := size - int64(len(h.ino.data)); grow > 0 && d.f.Capacity > 0 && d.used+grow > d.f.Capacity {
 		return pathErr("truncate", h.name, syscall.ENOSPC)
 	}
 	d.truncate(h.ino, size)
@@ -443,7 +483,7 @@ func (d *Disk) Crash(rng *rand.Rand) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	keep, tear, lose := d.Faults.CrashKeep, d.Faults.CrashTear, d.Faults.CrashLose
+	keep, tear, lose := d.f.CrashKeep, d.f.CrashTear, d.f.CrashLose
 	if sum := keep + tear + lose; sum > 0 {
 		keep, tear = keep/sum, tear/sum
 	} else {
@@ -465,10 +505,7 @@ func (d *Disk) Crash(rng *rand.Rand) {
 			if len(p) == 0 {
 				continue
 			}
-			if end := w.off + int64(len(p)); end > int64(len(data)) {
-				data = resize(data, end)
-			}
-			copy(data[w.off:], p)
+			data = apply(data, w.off, p)
 			d.record('X', ino.id, uint64(w.off), p)
 		}
 		ino.data, ino.durable, ino.unsynced = data, slices.Clone(data), nil

@@ -20,7 +20,13 @@
 //     unread there; a write takes no more, and the writer is told
 //     (Writable) once the peer reads and makes room;
 //   - every byte delivered and every event is folded into the trace, so
-//     two runs that differ in anything observable differ in Trace.
+//     two runs that differ in anything observable differ in Trace;
+//   - a crashed host's pollers are dead and its sockets crashed: nothing
+//     done through them reaches another socket (no FIN, no reset, no
+//     byte), every operation on them fails or does nothing, and bytes
+//     that reach one of them wait while the host is down (held) and reset
+//     their sender once it is up again, as a rebooted kernel that knows
+//     nothing of the connection does.
 package simnet
 
 import (
@@ -64,10 +70,14 @@ type Faults struct {
 	Refuse             float64       // chance that a connect to a listener is refused
 	SlowConnect        float64       // chance that a connect takes SlowDelay more
 	SlowDelay          time.Duration
+	CrashSilent        float64 // chance that a crashed host's connection goes silent (else its peer is reset)
+	DownUnanswered     float64 // chance, per crash, that connects to the host while down go unanswered (else refused)
 }
 
-// DefaultFaults are the delays of a quiet network: no faults.
-var DefaultFaults = Faults{MinDelay: 10 * time.Microsecond, MaxDelay: 500 * time.Microsecond, MaxPieces: 3, Window: 64 << 10}
+// DefaultFaults are the delays of a quiet network: no faults; a crash
+// (CrashHost) resets or silences a connection, and refuses or leaves
+// unanswered the connects, with even chances.
+var DefaultFaults = Faults{MinDelay: 10 * time.Microsecond, MaxDelay: 500 * time.Microsecond, MaxPieces: 3, Window: 64 << 10, CrashSilent: 0.5, DownUnanswered: 0.5}
 
 // Net is a simulated network. Make one with New.
 type Net struct {
@@ -164,6 +174,12 @@ type Host struct {
 	Disk any // the host's simulated disk (an *internal/simdisk.Disk), set by package sim
 	net  *Net
 	id   int
+
+	down    bool        // crashed, not restarted
+	refuse  bool        // while down, connects are refused (else unanswered)
+	pollers []*Poller   // the pollers of the running incarnation
+	lns     []*Listener // its open listeners, each at its hidx
+	held    []*Sock     // crashed sockets with bytes waiting for the host to be up
 }
 
 // Host adds a machine named name, at 10.0.x.y.
@@ -180,14 +196,25 @@ type Poller struct {
 	Host  *Host
 	Ext   any // the backend's state for this poller (netio's)
 	ready []readyItem
+	dead  bool // its host crashed: nothing it does reaches the network
 }
 
 type readyItem interface {
 	take() (Handler, Event)
 }
 
-// Poller returns a new poller on h.
-func (h *Host) Poller() *Poller { return &Poller{Host: h} }
+// Poller returns a new poller on h. It panics if h is down.
+func (h *Host) Poller() *Poller {
+	if h.down {
+		panic("simnet: Poller on host " + h.Name + ", which is down")
+	}
+	p := &Poller{Host: h}
+	h.pollers = append(h.pollers, p)
+	return p
+}
+
+// Down reports whether h is crashed and not restarted.
+func (h *Host) Down() bool { return h.down }
 
 // HasReady reports whether events wait for Dispatch.
 func (p *Poller) HasReady() bool { return len(p.ready) > 0 }
@@ -195,7 +222,8 @@ func (p *Poller) HasReady() bool { return len(p.ready) > 0 }
 // Dispatch tells each socket with events its events, in an order drawn
 // from the seed.
 func (p *Poller) Dispatch() {
-	if len(p.ready) == 0 {
+	if len(p.ready) == 0 || p.dead {
+		p.ready = nil
 		return
 	}
 	rs := p.ready
@@ -246,6 +274,7 @@ var (
 	ErrReset     = syscall.ECONNRESET
 	ErrInUse     = syscall.EADDRINUSE
 	ErrNotAvail  = syscall.EADDRNOTAVAIL
+	ErrDown      = syscall.ENETDOWN // an operation of a crashed host's program
 	errBadAddr   = errors.New("simnet: bad address")
 	errNoNetwork = errors.New("simnet: unsupported network")
 )
@@ -261,6 +290,7 @@ type Listener struct {
 	pending Event
 	queued  bool
 	id      uint64
+	hidx    int // its place in its host's lns
 }
 
 func (l *Listener) take() (Handler, Event) {
@@ -320,6 +350,9 @@ func resolve(h *Host, network, address string) (string, net.Addr, int, error) {
 // Listen opens a listener of the poller's host on address; with reuse,
 // several listeners may share it (a connect picks one).
 func (p *Poller) Listen(network, address string, reuse bool) (*Listener, error) {
+	if p.dead {
+		return nil, ErrDown
+	}
 	n := p.Host.net
 	key, addr, port, err := resolve(p.Host, network, address)
 	if err != nil {
@@ -339,7 +372,9 @@ func (p *Poller) Listen(network, address string, reuse bool) (*Listener, error) 
 		return nil, ErrInUse
 	}
 	n.nextID++
-	l := &Listener{Addr: addr, p: p, key: key, id: n.nextID}
+	h := p.Host
+	l := &Listener{Addr: addr, p: p, key: key, id: n.nextID, hidx: len(h.lns)}
+	h.lns = append(h.lns, l)
 	n.lns[key] = append(n.lns[key], l)
 	n.Record('L', l.id, 0, []byte(key))
 	return l, nil
@@ -363,8 +398,27 @@ func (l *Listener) Close() {
 	if l.closed {
 		return
 	}
-	l.closed = true
+	l.unlisten()
 	n := l.p.Host.net
+	n.Record('l', l.id, 0, nil)
+	for _, s := range l.backlog {
+		s.Reset()
+	}
+	l.backlog = nil
+}
+
+// unlisten closes l and takes it off the network: connects to its address
+// no longer find it.
+func (l *Listener) unlisten() {
+	l.closed = true
+	h := l.p.Host
+	if i := l.hidx; i < len(h.lns) && h.lns[i] == l {
+		last := h.lns[len(h.lns)-1]
+		h.lns[i], last.hidx = last, i
+		h.lns[len(h.lns)-1] = nil
+		h.lns = h.lns[:len(h.lns)-1]
+	}
+	n := h.net
 	ls := n.lns[l.key]
 	for i, x := range ls {
 		if x == l {
@@ -377,11 +431,6 @@ func (l *Listener) Close() {
 	} else {
 		n.lns[l.key] = ls
 	}
-	n.Record('l', l.id, 0, nil)
-	for _, s := range l.backlog {
-		s.Reset()
-	}
-	l.backlog = nil
 }
 
 // Sock is one end of a connection.
@@ -402,6 +451,7 @@ type Sock struct {
 	wshut     bool
 	closed    bool
 	blocked   bool // a write was short: tell Writable once there is room
+	crashed   bool // its host crashed (closed is set too): see CrashHost
 
 	pending Event
 	queued  bool
@@ -433,6 +483,9 @@ func (s *Sock) notify(ev Event) {
 
 // SetHandler sets who hears the socket's events (on its poller).
 func (s *Sock) SetHandler(h Handler) {
+	if s.crashed {
+		return
+	}
 	s.h = h
 	if s.pending != 0 && !s.queued {
 		s.queued = true
@@ -449,13 +502,18 @@ func (s *Sock) IsConnected() bool { return s.connected }
 // Dial starts a connect from the poller's host to address; the socket is
 // told Connected once it ends (Err says how).
 func (p *Poller) Dial(network, address string) (*Sock, error) {
+	if p.dead {
+		return nil, ErrDown
+	}
 	n := p.Host.net
 	key, addr, _, err := resolve(p.Host, network, address)
 	if err != nil {
 		return nil, err
 	}
+	var dst *Host
 	if ta, ok := addr.(*net.TCPAddr); ok {
 		key = ta.String()
+		dst = n.hostOf(ta.IP)
 	}
 	n.nextID++
 	s := &Sock{ID: n.nextID, p: p, Remote: addr}
@@ -471,13 +529,39 @@ func (p *Poller) Dial(network, address string) (*Sock, error) {
 	if n.chance(n.Faults.SlowConnect) {
 		d += n.Faults.SlowDelay
 	}
-	n.after(d, func() { n.syn(s, key, 0) })
+	n.after(d, func() { n.syn(s, dst, key, 0) })
 	return s, nil
 }
 
-// syn is a connect's arrival at the listener's side.
-func (n *Net) syn(s *Sock, key string, tries int) {
+// hostOf returns the host whose address is ip, or nil.
+func (n *Net) hostOf(ip net.IP) *Host {
+	for _, h := range n.hosts {
+		if h.IP.Equal(ip) {
+			return h
+		}
+	}
+	return nil
+}
+
+// syn is a connect's arrival at the listener's side (on host dst, when
+// the address is a host's).
+func (n *Net) syn(s *Sock, dst *Host, key string, tries int) {
 	if s.closed {
+		return
+	}
+	if dst != nil && dst.down {
+		if dst.refuse && !n.isCut(s.p.Host, dst) {
+			n.after(n.delay(), func() { s.fail(ErrRefused) })
+			return
+		}
+		// Nobody answers (or a partition is in the way): the connect
+		// retries as across a partition.
+		n.Record('Y', s.ID, uint64(tries), nil)
+		if tries < 6 {
+			n.after(time.Second<<tries, func() { n.syn(s, dst, key, tries+1) })
+			return
+		}
+		n.after(0, func() { s.fail(syscall.ETIMEDOUT) })
 		return
 	}
 	ls := n.lns[key]
@@ -487,7 +571,7 @@ func (n *Net) syn(s *Sock, key string, tries int) {
 	}
 	if l != nil && n.isCut(s.p.Host, l.p.Host) {
 		if tries < 6 {
-			n.after(time.Second<<tries, func() { n.syn(s, key, tries+1) })
+			n.after(time.Second<<tries, func() { n.syn(s, dst, key, tries+1) })
 			return
 		}
 		n.after(0, func() { s.fail(syscall.ETIMEDOUT) })
@@ -530,6 +614,9 @@ func (s *Sock) fail(err error) {
 // of the peer's output; or the socket's error; ok is false when nothing
 // is there yet (Readable comes once something is).
 func (s *Sock) Read(b []byte) (n int, err error, ok bool) {
+	if s.crashed {
+		return 0, ErrDown, true
+	}
 	if s.err != nil {
 		return 0, s.err, true
 	}
@@ -556,6 +643,9 @@ func (s *Sock) Read(b []byte) (n int, err error, ok bool) {
 // or io.EOF once the peer's end arrived and nothing is left unread; nil
 // while s may still yield bytes.
 func (s *Sock) End() error {
+	if s.crashed {
+		return ErrDown
+	}
 	if s.err != nil {
 		return s.err
 	}
@@ -569,6 +659,9 @@ func (s *Sock) End() error {
 // (fewer bytes, sometimes, by the ShortWrite fault) and returns how many.
 // A write that takes less than b is told Writable once there is room.
 func (s *Sock) Write(b []byte) (int, error) {
+	if s.crashed {
+		return 0, ErrDown
+	}
 	if s.err != nil {
 		return 0, s.err
 	}
@@ -648,12 +741,21 @@ func (s *Sock) deliver() {
 		s.scheduled = true // Heal schedules it again
 		return
 	}
+	if s.crashed && s.p.Host.down {
+		// Nobody is there to answer: the bytes wait, the sender hears
+		// nothing (its window fills), until the host is up again.
+		h := s.p.Host
+		h.held = append(h.held, s)
+		s.scheduled = true // RestartHost schedules it again
+		return
+	}
 	p := s.incoming[0]
 	s.incoming[0] = piece{}
 	s.incoming = s.incoming[1:]
 	s.onWay -= len(p.b)
 	if s.closed {
-		// Bytes for a closed socket: the kernel answers with a reset.
+		// Bytes for a closed socket (or one of a host that crashed and is
+		// up again): the kernel answers with a reset.
 		if len(p.b) > 0 && s.peer != nil {
 			s.peer.resetBy()
 		}
@@ -688,6 +790,9 @@ func (s *Sock) ShutWrite() {
 // output: bytes arrived that were not read, or bytes written are still on
 // the way.
 func (s *Sock) Unsettled() bool {
+	if s.crashed {
+		return false
+	}
 	return len(s.rbuf) > 0 || s.onWay > 0 || (s.peer != nil && s.peer.onWay > 0)
 }
 
@@ -724,6 +829,9 @@ func (s *Sock) Close() {
 // Reset resets the connection: both ends fail with ECONNRESET (the peer
 // once the reset reaches it), and what was on the way is lost.
 func (s *Sock) Reset() {
+	if s.crashed {
+		return
+	}
 	n := s.p.Host.net
 	n.Record('R', s.ID, 0, nil)
 	s.resetBy()
@@ -748,6 +856,16 @@ func (s *Sock) resetBy() {
 
 // ResetHost resets every open connection with an end on h.
 func (n *Net) ResetHost(h *Host) {
+	for _, s := range n.liveSocks() {
+		if s.p.Host == h && s.connected && s.err == nil && !s.closed {
+			s.Reset()
+		}
+	}
+}
+
+// liveSocks drops the sockets closed or failed from n.socks and returns
+// the others, in the order they were made.
+func (n *Net) liveSocks() []*Sock {
 	live := n.socks[:0]
 	for _, s := range n.socks {
 		if s.closed || s.err != nil {
@@ -757,10 +875,76 @@ func (n *Net) ResetHost(h *Host) {
 	}
 	clear(n.socks[len(live):])
 	n.socks = live
-	for _, s := range live {
-		if s.p.Host == h && s.connected && s.err == nil && !s.closed {
-			s.Reset()
+	return live
+}
+
+// CrashHost crashes h: its pollers die (Dial and Listen on them fail,
+// their events are dropped), its listeners vanish (a connect finds
+// nothing: while h is down it is refused, or goes unanswered and retries
+// as across a partition, as the rand decides once per crash with
+// Faults.DownUnanswered), and every open socket on h crashes: its
+// program's operations on it fail or do nothing, and nothing more of it
+// reaches the peer (no FIN). The rand decides per connection, with
+// Faults.CrashSilent, whether the peer is reset (ECONNRESET, once the
+// reset reaches it) or hears nothing: its bytes vanish into the dead
+// end, which never reads them, so its window fills, until h is up again
+// and the next bytes that reach h reset it. Bytes already on their way
+// from h still arrive. It panics if h is down.
+func (n *Net) CrashHost(h *Host) {
+	if h.down {
+		panic("simnet: CrashHost of host " + h.Name + ", which is down")
+	}
+	h.down = true
+	h.refuse = n.Rand.Float64() >= n.Faults.DownUnanswered
+	refuse := uint64(0)
+	if h.refuse {
+		refuse = 1
+	}
+	n.Record('K', uint64(h.id), refuse, nil)
+	for _, p := range h.pollers {
+		p.dead, p.ready = true, nil
+	}
+	clear(h.pollers)
+	h.pollers = nil
+	for len(h.lns) > 0 {
+		l := h.lns[len(h.lns)-1]
+		l.unlisten()
+		l.backlog = nil // those sockets crash below
+		n.Record('l', l.id, 1, nil)
+	}
+	for _, s := range n.liveSocks() {
+		if s.p.Host != h {
+			continue
 		}
+		silent := uint64(1)
+		if p := s.peer; p != nil && p.p.Host != h && !p.closed && p.err == nil {
+			if n.Rand.Float64() >= n.Faults.CrashSilent {
+				silent = 0
+				n.after(n.delay(), p.resetBy)
+			}
+		}
+		n.Record('k', s.ID, silent, nil)
+		s.crashed, s.closed = true, true
+		s.h, s.rbuf, s.pending, s.blocked = nil, nil, 0, false
+	}
+}
+
+// RestartHost brings h up again after CrashHost: its address answers
+// again (a connect is refused until a new listener listens), and bytes
+// that reached its crashed sockets while it was down reset their senders
+// now. New pollers (Host.Poller) serve its new program. It panics if h
+// is up.
+func (n *Net) RestartHost(h *Host) {
+	if !h.down {
+		panic("simnet: RestartHost of host " + h.Name + ", which is up")
+	}
+	h.down = false
+	n.Record('U', uint64(h.id), 0, nil)
+	held := h.held
+	h.held = nil
+	for _, s := range held {
+		s.scheduled = false
+		s.schedule()
 	}
 }
 

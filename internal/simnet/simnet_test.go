@@ -190,3 +190,147 @@ func TestTraceReplays(t *testing.T) {
 		t.Fatalf("seeds 1 and 2 have the same trace %x", a)
 	}
 }
+
+// TestCrashHost: a crashed host's peers see a reset or silence, never an
+// end; silence turns into a reset once the host is up again and bytes
+// reach it; its listeners vanish; its sockets and pollers do nothing.
+func TestCrashHost(t *testing.T) {
+	resets, silent := 0, 0
+	for seed := int64(1); seed <= 40; seed++ {
+		n := New(rand.New(rand.NewSource(seed)))
+		n.Faults.ShortWrite = 0
+		cli, srv, pa, pb, a, b := connect(t, n)
+		srv.Write([]byte("on the way")) // sent before the crash: arrives
+		n.CrashHost(b)
+		if !b.Down() || a.Down() {
+			t.Fatalf("seed %d: down: a %v, b %v", seed, a.Down(), b.Down())
+		}
+		// The dead end does nothing: no FIN, no reset, no byte.
+		srv.Close()
+		srv.Reset()
+		srv.ShutWrite()
+		if _, err := srv.Write([]byte("x")); !errors.Is(err, ErrDown) {
+			t.Fatalf("seed %d: write on a crashed socket: %v", seed, err)
+		}
+		if _, err, _ := srv.Read(make([]byte, 4)); !errors.Is(err, ErrDown) {
+			t.Fatalf("seed %d: read on a crashed socket: %v", seed, err)
+		}
+		if _, err := pb.Dial("tcp", a.IP.String()+":80"); !errors.Is(err, ErrDown) {
+			t.Fatalf("seed %d: dial from a dead poller: %v", seed, err)
+		}
+		if _, err := pb.Listen("tcp", ":81", false); !errors.Is(err, ErrDown) {
+			t.Fatalf("seed %d: listen on a dead poller: %v", seed, err)
+		}
+		run(n)
+		got := string(readAll(cli))
+		err := cli.End()
+		switch {
+		case errors.Is(err, syscall.ECONNRESET):
+			resets++
+		case err == nil:
+			silent++
+			if got != "on the way" {
+				t.Fatalf("seed %d: silent peer read %q, want what was on the way", seed, got)
+			}
+			// Its bytes vanish until the host is up: then they reset it.
+			if k, err := cli.Write([]byte("anyone?")); k != 7 || err != nil {
+				t.Fatalf("seed %d: write to a silent peer: %d, %v", seed, k, err)
+			}
+			run(n)
+			if err := cli.End(); err != nil {
+				t.Fatalf("seed %d: while the host is down: %v, want silence", seed, err)
+			}
+			n.RestartHost(b)
+			run(n)
+			if err := cli.End(); !errors.Is(err, syscall.ECONNRESET) {
+				t.Fatalf("seed %d: after the restart: %v, want ECONNRESET", seed, err)
+			}
+		default:
+			t.Fatalf("seed %d: the peer of a crashed end: %v, want a reset or nothing", seed, err)
+		}
+		if !b.Down() {
+			continue
+		}
+		// A connect to the down host is refused or unanswered (retried
+		// until it times out); once up, a connect with no listener is
+		// refused.
+		d, err := pa.Dial("tcp", b.IP.String()+":80")
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(n)
+		if err := d.Err(); !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, syscall.ETIMEDOUT) {
+			t.Fatalf("seed %d: connect to a down host: %v", seed, err)
+		}
+		n.RestartHost(b)
+		d, _ = pa.Dial("tcp", b.IP.String()+":80")
+		run(n)
+		if err := d.Err(); !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Fatalf("seed %d: connect to a restarted host with no listener: %v", seed, err)
+		}
+	}
+	if resets == 0 || silent == 0 {
+		t.Fatalf("40 crashes: %d resets, %d silent peers; want both", resets, silent)
+	}
+}
+
+// A silent peer that keeps writing to a crashed host is held back by its
+// window: its bytes are not taken without end.
+func TestCrashHostWindow(t *testing.T) {
+	for seed := int64(1); seed <= 20; seed++ {
+		n := New(rand.New(rand.NewSource(seed)))
+		n.Faults.ShortWrite = 0
+		n.Faults.Window = 1000
+		cli, _, _, _, _, b := connect(t, n)
+		n.CrashHost(b)
+		run(n)
+		if cli.End() != nil {
+			continue // reset
+		}
+		total := 0
+		for i := 0; i < 10; i++ {
+			k, err := cli.Write(make([]byte, 300))
+			if err != nil {
+				t.Fatal(err)
+			}
+			total += k
+			run(n)
+		}
+		if total != 1000 {
+			t.Fatalf("seed %d: a silent peer wrote %d bytes, want the window's 1000", seed, total)
+		}
+	}
+}
+
+// Faults.CrashSilent and Faults.DownUnanswered weigh what a crash does to
+// the peers and to connects.
+func TestCrashFaults(t *testing.T) {
+	cases := []struct {
+		silent, unanswered float64
+		peer, connect      error // nil peer: silence
+	}{
+		{0, 0, syscall.ECONNRESET, syscall.ECONNREFUSED},
+		{1, 1, nil, syscall.ETIMEDOUT},
+		{1, 0, nil, syscall.ECONNREFUSED},
+		{0, 1, syscall.ECONNRESET, syscall.ETIMEDOUT},
+	}
+	for _, c := range cases {
+		for seed := int64(1); seed <= 10; seed++ {
+			n := New(rand.New(rand.NewSource(seed)))
+			n.Faults.CrashSilent, n.Faults.DownUnanswered = c.silent, c.unanswered
+			cli, _, pa, _, _, b := connect(t, n)
+			n.CrashHost(b)
+			d, err := pa.Dial("tcp", b.IP.String()+":80")
+			if err != nil {
+				t.Fatal(err)
+			}
+			run(n)
+			if err := cli.End(); !errors.Is(err, c.peer) { // errors.Is(nil, nil): silence
+				t.Fatalf("%+v seed %d: the peer ended with %v", c, seed, err)
+			}
+			if err := d.Err(); !errors.Is(err, c.connect) {
+				t.Fatalf("%+v seed %d: the connect failed with %v", c, seed, err)
+			}
+		}
+	}
+}
