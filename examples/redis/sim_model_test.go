@@ -932,16 +932,7 @@ func (m *xmodel) genList(rng *rand.Rand, k string, val func() string) xop {
 			return want(bulkArray(v.l[s : e+1]))
 		}}
 	default:
-		return xop{args: []string{casing(rng, "LLEN"), k}, f: func(t *xtx) xres {
-			v, wrong := t.typed(k, 'l')
-			if wrong {
-				return want(errWrongType)
-			}
-			if v == nil {
-				return want(integer(0))
-			}
-			return want(integer(len(v.l)))
-		}}
+		return card(rng, "LLEN", k, 'l', func(v *xval) int { return len(v.l) })
 	}
 }
 
@@ -992,16 +983,7 @@ func (m *xmodel) genSet2(rng *rand.Rand, k string) xop {
 			return want(integer(n))
 		}}
 	case 4:
-		return xop{args: []string{casing(rng, "SCARD"), k}, f: func(t *xtx) xres {
-			v, wrong := t.typed(k, 'S')
-			if wrong {
-				return want(errWrongType)
-			}
-			if v == nil {
-				return want(integer(0))
-			}
-			return want(integer(len(v.set)))
-		}}
+		return card(rng, "SCARD", k, 'S', func(v *xval) int { return len(v.set) })
 	case 5, 6:
 		x := rng.Intn(span)
 		return xop{args: []string{casing(rng, "SISMEMBER"), k, strconv.Itoa(x)}, f: func(t *xtx) xres {
@@ -1140,16 +1122,7 @@ func (m *xmodel) genHash(rng *rand.Rand, k string, val func() string) xop {
 			return want(nilBulk)
 		}}
 	case 5:
-		return xop{args: []string{casing(rng, "HLEN"), k}, f: func(t *xtx) xres {
-			v, wrong := t.typed(k, 'h')
-			if wrong {
-				return want(errWrongType)
-			}
-			if v == nil {
-				return want(integer(0))
-			}
-			return want(integer(len(v.hm)))
-		}}
+		return card(rng, "HLEN", k, 'h', func(v *xval) int { return len(v.hm) })
 	default:
 		return xop{args: []string{casing(rng, "HGETALL"), k}, f: func(t *xtx) xres {
 			v, wrong := t.typed(k, 'h')
@@ -1166,6 +1139,21 @@ func (m *xmodel) genHash(rng *rand.Rand, k string, val func() string) xop {
 			return want(s)
 		}}
 	}
+}
+
+// card is a count of k's members (LLEN, SCARD, HLEN, ZCARD): 0 when k is
+// absent.
+func card(rng *rand.Rand, name, k string, kind byte, n func(v *xval) int) xop {
+	return xop{args: []string{casing(rng, name), k}, f: func(t *xtx) xres {
+		v, wrong := t.typed(k, kind)
+		switch {
+		case wrong:
+			return want(errWrongType)
+		case v == nil:
+			return want(integer(0))
+		}
+		return want(integer(n(v)))
+	}}
 }
 
 func (v *xval) hget(f string) (string, bool) {
@@ -1263,16 +1251,7 @@ func (m *xmodel) genZset(rng *rand.Rand, k string) xop {
 			return want(integer(added))
 		}}
 	case 4:
-		return xop{args: []string{casing(rng, "ZCARD"), k}, f: func(t *xtx) xres {
-			v, wrong := t.typed(k, 'z')
-			if wrong {
-				return want(errWrongType)
-			}
-			if v == nil {
-				return want(integer(0))
-			}
-			return want(integer(len(v.z)))
-		}}
+		return card(rng, "ZCARD", k, 'z', func(v *xval) int { return len(v.z) })
 	case 5:
 		args := []string{casing(rng, "ZPOPMIN"), k}
 		count := 1

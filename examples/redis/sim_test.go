@@ -1080,17 +1080,7 @@ func (r *simRun) quitter(ctx context.Context, ex *executor.Executor, id int, rng
 	if _, err := c.Write(req); err != nil {
 		return r.ended(err, false)
 	}
-	p := &replies{c: c}
-	if k, err := checkReplies(ctx, r.w, p, id, ops); err != nil {
-		if isEnd(err) && r.down {
-			if err := r.ended(err, k == 0); err != nil { // k == 0: maybe never accepted
-				return fmt.Errorf("quitter %d, at reply %d of %d: %w", id, k, len(ops), err)
-			}
-			return nil
-		}
-		return fmt.Errorf("quitter %d, at reply %d of %d: %w", id, k, len(ops), err)
-	}
-	return r.theEnd(ctx, p, fmt.Sprint("quitter ", id))
+	return r.answered(ctx, c, fmt.Sprint("quitter ", id), id, ops)
 }
 
 // halfCloser sends a pipeline and shuts its side of the connection: every
@@ -1117,17 +1107,23 @@ func (r *simRun) halfCloser(ctx context.Context, ex *executor.Executor, id int, 
 	if err := c.CloseWrite(); err != nil {
 		return fmt.Errorf("half-closer %d: CloseWrite: %w", id, err)
 	}
+	return r.answered(ctx, c, fmt.Sprint("half-closer ", id), id, ops)
+}
+
+// answered checks the replies of ops, every one, then the end of the
+// stream; while the server shuts down, those up to its end.
+func (r *simRun) answered(ctx context.Context, c *netio.Conn, who string, id int, ops []op) error {
 	p := &replies{c: c}
 	if k, err := checkReplies(ctx, r.w, p, id, ops); err != nil {
 		if isEnd(err) && r.down {
-			if err := r.ended(err, k == 0); err != nil { // k == 0: maybe never accepted
-				return fmt.Errorf("half-closer %d, at reply %d of %d: %w", id, k, len(ops), err)
-			}
-			return nil
+			err = r.ended(err, k == 0) // k == 0: maybe never accepted
 		}
-		return fmt.Errorf("half-closer %d, at reply %d of %d: %w", id, k, len(ops), err)
+		if err != nil {
+			return fmt.Errorf("%s, at reply %d of %d: %w", who, k, len(ops), err)
+		}
+		return nil
 	}
-	return r.theEnd(ctx, p, fmt.Sprint("half-closer ", id))
+	return r.theEnd(ctx, p, who)
 }
 
 // theEnd checks that the connection ends cleanly with nothing more.
