@@ -437,6 +437,7 @@ type simRun struct {
 	addr    string
 	hz      int           // the server's CONFIG GET hz
 	timeout time.Duration // its OutputTimeout
+	linger  time.Duration // its Linger
 	shared  int           // INCRs of the shared counter answered
 	down    bool          // the server is shutting down: connections end, connects are refused
 	abrupt  bool          // by Close: connections are reset
@@ -742,7 +743,7 @@ func simRedis(t *testing.T, w *sim.World) error {
 		simPanics.Add(1) // counted too when the world's close runs it, after the return
 		errs = append(errs, fmt.Errorf("panic on a shard: %v", v))
 	})
-	r := &simRun{w: w, addr: srvH.Addr(simPort), hz: int(time.Second / cfg.ExpireInterval), timeout: cfg.OutputTimeout, big: 200 << 10}
+	r := &simRun{w: w, addr: srvH.Addr(simPort), hz: int(time.Second / cfg.ExpireInterval), timeout: cfg.OutputTimeout, linger: cfg.Linger, big: 200 << 10}
 	if cfg.OutputLimit > 0 {
 		r.big = cfg.OutputLimit / 4
 	}
@@ -1126,15 +1127,21 @@ func (r *simRun) answered(ctx context.Context, c *netio.Conn, who string, id int
 	return r.theEnd(ctx, p, who)
 }
 
-// theEnd checks that the connection ends cleanly with nothing more.
+// theEnd checks that the connection ends cleanly with nothing more, at
+// once: the server shuts its side right after the last reply (its linger
+// bounds only the wait for the peer's close after that).
 func (r *simRun) theEnd(ctx context.Context, p *replies, who string) error {
+	start := r.w.Now()
 	b, err := p.c.Recv().Await(ctx)
-	r.w.Record('e', 0, uint64(len(b)), []byte(fmt.Sprint(err)))
+	took := r.w.Now() - start
+	r.w.Record('e', uint64(took), uint64(len(b)), []byte(fmt.Sprint(err)))
 	switch {
 	case len(p.in) > 0 || len(b) > 0:
 		return fmt.Errorf("%s: %q after the last reply", who, append(p.in, b...))
 	case !errors.Is(err, io.EOF) && !(r.abrupt && errors.Is(err, syscall.ECONNRESET)):
 		return fmt.Errorf("%s: ended by %v, want the end of the stream", who, err)
+	case r.linger > 0 && took > r.linger/2:
+		return fmt.Errorf("%s: the end of the stream came %v after the last reply (linger %v); want it at once", who, took, r.linger)
 	}
 	return nil
 }
