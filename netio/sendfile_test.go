@@ -17,9 +17,9 @@ import (
 
 // sendFileData is the file SendFile sends: larger than a socket takes at
 // once, so that the send meets a full socket and goes on at its pace.
-func sendFileData(t *testing.T) (*os.File, []byte) {
+func sendFileData(t *testing.T, size int) (*os.File, []byte) {
 	t.Helper()
-	data := make([]byte, 3<<20+123)
+	data := make([]byte, size+123)
 	for i := range data {
 		data[i] = byte(i*31 + i>>11)
 	}
@@ -35,15 +35,23 @@ func sendFileData(t *testing.T) (*os.File, []byte) {
 	return f, data
 }
 
+var sendFileCases = []struct {
+	name string
+	body func(t *testing.T, e *env)
+}{
+	{"Ordered", sendFileOrdered},
+	{"ShortFile", sendFileShort},
+}
+
 func TestSendFile(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		body func(t *testing.T, e *env)
-	}{
-		{"Ordered", sendFileOrdered},
-		{"ShortFile", sendFileShort},
-	} {
+	for _, tc := range sendFileCases {
 		t.Run(tc.name, func(t *testing.T) { onAll(t, tc.body) })
+	}
+}
+
+func TestSimSendFile(t *testing.T) {
+	for _, tc := range sendFileCases {
+		t.Run(tc.name, func(t *testing.T) { onSim(t, tc.body) })
 	}
 }
 
@@ -51,9 +59,9 @@ func TestSendFile(t *testing.T) {
 // output written before and before that written after; a Write while a
 // send is under way fails and writes nothing.
 func sendFileOrdered(t *testing.T, e *env) {
-	f, data := sendFileData(t)
+	f, data := sendFileData(t, e.size(3<<20))
 	l := e.listen()
-	const off, n = 1000, 3<<20 - 2000
+	off, n := int64(1000), int64(len(data)-2123)
 	want := append([]byte("head"), data[off:off+n]...)
 	want = append(want, "middle"...)
 	want = append(want, data[:10]...)
@@ -120,7 +128,7 @@ func firstDiff(a, b []byte) int {
 // sendFileShort: a file shorter than the range fails the send with
 // io.ErrUnexpectedEOF, and the connection with it.
 func sendFileShort(t *testing.T, e *env) {
-	f, data := sendFileData(t)
+	f, data := sendFileData(t, e.size(3<<20))
 	l := e.listen()
 	srv := e.serveOne(l, func(ctx context.Context, c *netio.Conn) error {
 		defer c.Close()
@@ -149,7 +157,7 @@ func sendFileShort(t *testing.T, e *env) {
 // on the loop) and sealed in order: the client gets the bytes written
 // before, the range, and those written after.
 func TestSendFileTLS(t *testing.T) {
-	f, data := sendFileData(t)
+	f, data := sendFileData(t, 3<<20)
 	ex := started(t)
 	l := listenTLS(t, ex, serverConfig())
 	const off, n = 777, 2<<20 + 5

@@ -79,7 +79,7 @@ func pattern(n int) []byte {
 // own socket: not to the process's file descriptor 0 (a pipe here).
 func sharedServerCloseUnsent(t *testing.T, e *env) {
 	written := watchFD0(t)
-	const size = 4 << 20 // far more than the peer's window
+	size := e.size(4 << 20) // far more than the peer's window
 	l := e.listen(netio.WithOutputLimit(0))
 	wrote := future.NewPromise[struct{}](e.srv)
 	srv := &netio.Server{Handler: func(c *netio.Conn) {
@@ -134,7 +134,7 @@ func sharedServerCloseUnsent(t *testing.T, e *env) {
 // receive fails, and its Close sends the output).
 func sharedShutdownDelivers(how string) func(t *testing.T, e *env) {
 	return func(t *testing.T, e *env) {
-		const size = 1 << 20 // far more than the simulated peer's window
+		size := e.size(1 << 20) // more than the simulated peer's window
 		l := e.listen(netio.WithOutputLimit(0))
 		wrote := future.NewPromise[struct{}](e.srv)
 		gate := future.NewPromise[struct{}](e.cli) // the peer reads once the shutdown has begun

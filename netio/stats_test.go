@@ -51,28 +51,30 @@ func servedBy(t testing.TB, ex *executor.Executor) string {
 // Stats.Backend names what serves an executor's sockets: nothing before
 // the first, then the simulation's, or the host's (epoll, io_uring when
 // asked for, the portable one with -tags purego), on both ends.
-func TestStatsBackend(t *testing.T) {
-	onAll(t, func(t *testing.T, e *env) {
-		for _, ex := range []*executor.Executor{e.srv, e.cli} {
-			if b := netio.StatsOf(ex).Backend; b != "" {
-				t.Errorf("%s before its first socket: Backend = %q, want \"\"", ex.Name(), b)
-			}
+func TestStatsBackend(t *testing.T) { onAll(t, statsBackend) }
+
+func TestSimStatsBackend(t *testing.T) { onSim(t, statsBackend) }
+
+func statsBackend(t *testing.T, e *env) {
+	for _, ex := range []*executor.Executor{e.srv, e.cli} {
+		if b := netio.StatsOf(ex).Backend; b != "" {
+			t.Errorf("%s before its first socket: Backend = %q, want \"\"", ex.Name(), b)
 		}
-		l := e.listen()
-		echo(l)
-		must(e, e.dial(l, func(ctx context.Context, c *netio.Conn) error {
-			c.Write([]byte("x"))
-			_, err := c.Recv().Await(ctx)
-			c.Close()
-			return err
-		}))
-		want := e.backend()
-		for _, ex := range []*executor.Executor{e.srv, e.cli} {
-			if b := netio.StatsOf(ex).Backend; b != want {
-				t.Errorf("%s: Backend = %q, want %q", ex.Name(), b, want)
-			}
+	}
+	l := e.listen()
+	echo(l)
+	must(e, e.dial(l, func(ctx context.Context, c *netio.Conn) error {
+		c.Write([]byte("x"))
+		_, err := c.Recv().Await(ctx)
+		c.Close()
+		return err
+	}))
+	want := e.backend()
+	for _, ex := range []*executor.Executor{e.srv, e.cli} {
+		if b := netio.StatsOf(ex).Backend; b != want {
+			t.Errorf("%s: Backend = %q, want %q", ex.Name(), b, want)
 		}
-	})
+	}
 }
 
 // SPINDLE_NETIO_REQUIRE names the backend the host's loops must run on

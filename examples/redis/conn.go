@@ -125,8 +125,15 @@ func (c *client) recv() {
 				fed := c.pl.fed
 				c.lineT = c.home.ex.AfterFunc(lineGrace, func() {
 					c.lineT = nil
-					if c.state == stIdle && c.pl.refuseLine(fed) {
+					switch {
+					case c.state != stIdle:
+						// Busy: it reads again, and waits again, once done.
+					case c.pl.refuseLine(fed):
 						c.pump() // the line redis-server refuses: its error, then the close
+					case fed != c.pl.fed:
+						// More of the line came within the grace: the
+						// newest bytes get theirs (no wake-up may come).
+						c.recv()
 					}
 				})
 			}

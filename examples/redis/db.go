@@ -138,6 +138,9 @@ func (d *db) exists(key []byte) bool {
 // setString sets key to val, a new string value, dropping any object the
 // key held. The time to live is cleared unless keepTTL.
 func (d *db) setString(key, val []byte, keepTTL bool) {
+	if keepTTL {
+		d.expireIfNeeded(key) // a time that has passed is not kept: the key is new
+	}
 	if len(d.objs) > 0 {
 		delete(d.objs, string(key))
 	}

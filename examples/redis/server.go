@@ -194,8 +194,12 @@ func New(g *shard.Group, cfg Config) *Server {
 	return s
 }
 
+// ErrServerClosed is Listen's error after Shutdown or Close.
+var ErrServerClosed = errors.New("redis: server shut down")
+
 // Listen opens one listener per shard on address (SO_REUSEPORT) and
-// serves the connections they accept.
+// serves the connections they accept. After Shutdown or Close it fails
+// with ErrServerClosed.
 func (s *Server) Listen(network, address string) error {
 	return s.ListenContext(context.Background(), network, address)
 }
@@ -204,6 +208,9 @@ func (s *Server) Listen(network, address string) error {
 // with (see OpenAOFContext): a task's, when called from a task on a loop,
 // as a simulated server is started.
 func (s *Server) ListenContext(ctx context.Context, network, address string) error {
+	if s.draining.Load() {
+		return ErrServerClosed // it would accept connections only to end them
+	}
 	if err := s.OpenAOFContext(ctx); err != nil {
 		return err
 	}
@@ -248,16 +255,7 @@ func (s *Server) listeners() []*netio.Listener {
 // connections, then, for a server made by NewServer, shuts the shards
 // down. Past ctx, everything is closed at once.
 func (s *Server) Shutdown(ctx context.Context) error {
-	for _, l := range s.listeners() {
-		l.Close()
-	}
-	s.draining.Store(true)
-	for i := range s.g.Len() {
-		_ = s.g.Shard(i).Submit(func() { s.shards.Local().drain() })
-	}
-	if s.live.Load() == 0 {
-		s.markDrained()
-	}
+	s.startDrain()
 	var err error
 	select {
 	case <-s.drained:
@@ -281,12 +279,31 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return errors.Join(err, aerr)
 }
 
+// startDrain is the start of Shutdown, which then waits for s.drained: it
+// stops accepting and tells every connection to answer what it has read
+// and end.
+func (s *Server) startDrain() {
+	for _, l := range s.listeners() {
+		l.Close()
+	}
+	s.draining.Store(true)
+	for i := range s.g.Len() {
+		_ = s.g.Shard(i).Submit(func() { s.shards.Local().drain() })
+	}
+	if s.live.Load() == 0 {
+		s.markDrained()
+	}
+}
+
 // Close closes everything at once.
 func (s *Server) Close() error {
 	for _, l := range s.listeners() {
 		l.Close()
 	}
 	s.draining.Store(true)
+	if s.live.Load() == 0 {
+		s.markDrained() // else the last connection's close does
+	}
 	if !s.owned {
 		s.closeConns()
 		return s.closeAOF()

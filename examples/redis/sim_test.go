@@ -14,10 +14,14 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math/rand"
+	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,20 +35,23 @@ const simPort = 6379
 
 // simServer runs a server of shards on host h.
 func simServer(h *sim.Host, shards, outLimit int, onPanic func(any)) *Server {
-	g := h.Group(shards, executor.WithName("redis"), executor.WithPanicHandler(onPanic))
-	s := New(g, Config{ // keys expire on the shards' clock: the world's
-		Shards:      shards,
-		OutputLimit: outLimit,
-		KeyHash: func(key []byte) uint64 {
-			f := fnv.New64a()
-			f.Write(key)
-			return f.Sum64()
-		},
-	})
+	s := simServerOf(h, Config{Shards: shards, OutputLimit: outLimit}, onPanic)
 	if err := s.Listen("tcp", fmt.Sprintf(":%d", simPort)); err != nil {
 		panic(err)
 	}
 	return s
+}
+
+// simServerOf makes a server of cfg.Shards shards on host h, with the
+// keys placed by a fixed hash; it listens once told to.
+func simServerOf(h *sim.Host, cfg Config, onPanic func(any)) *Server {
+	g := h.Group(cfg.Shards, executor.WithName("redis"), executor.WithPanicHandler(onPanic))
+	cfg.KeyHash = func(key []byte) uint64 { // keys expire on the shards' clock: the world's
+		f := fnv.New64a()
+		f.Write(key)
+		return f.Sum64()
+	}
+	return New(g, cfg)
 }
 
 // cmd encodes a request.
@@ -423,30 +430,131 @@ func groupMulti(rng *rand.Rand, id int, seq *int) []op {
 	return append(ops, op{req: cmd("EXEC"), want: want})
 }
 
-// simClient runs rounds of pipelines on its own keys and checks every
-// reply. It returns the first error.
-func simClient(ctx context.Context, w *sim.World, ex *executor.Executor, addr string, id, rounds int, rng *rand.Rand, shared *int) error {
+// simRun is what the clients of one seeded run share: the world, the
+// server's address and settings, and whether it is shutting down.
+type simRun struct {
+	w       *sim.World
+	addr    string
+	hz      int           // the server's CONFIG GET hz
+	timeout time.Duration // its OutputTimeout
+	linger  time.Duration // its Linger
+	shared  int           // INCRs of the shared counter answered
+	down    bool          // the server is shutting down: connections end, connects are refused
+	abrupt  bool          // by Close: connections are reset
+	refused int           // connects refused before the server listened
+	big     int           // the largest reply a client asks for: under the output limit
+}
+
+// dial connects to the server, again while it refuses (it may not listen
+// yet); once it is shutting down a refusal is the answer.
+func (r *simRun) dial(ctx context.Context, ex *executor.Executor) (*netio.Conn, error) {
+	for try := 0; ; try++ {
+		c, err := netio.Dial(ctx, ex, "tcp", r.addr).Await(ctx)
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || r.down || try == 100 {
+			return c, err
+		}
+		r.refused++
+		r.w.Record('f', uint64(try), 0, nil)
+		if _, err := future.Sleep(ex, time.Duration(1+try%5)*time.Millisecond).Await(ctx); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// ended judges how a connection ended, err (of a read, a write or a
+// connect), when the client did not end it: only while the server shuts
+// down, and then by the end of the stream after the replies (never a
+// reset, which would lose them), or a refused connect. A host cut from
+// the server for longer than the linger may see a reset: its bytes reach
+// a connection the server closed.
+func (r *simRun) ended(err error, mayReset bool) error {
+	switch {
+	case !r.down:
+		return err
+	case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNREFUSED):
+		return nil
+	case (mayReset || r.abrupt) && (errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)):
+		return nil
+	case r.abrupt && errors.Is(err, net.ErrClosed):
+		return nil // a write after the reset
+	}
+	return fmt.Errorf("ended by %w during the shutdown; want the end of the stream", err)
+}
+
+// replies reads a connection's replies one at a time.
+type replies struct {
+	c  *netio.Conn
+	in []byte
+}
+
+func (p *replies) next(ctx context.Context) (string, error) {
+	for {
+		if k, ok := replyLen(p.in); ok {
+			reply := string(p.in[:k])
+			p.in = p.in[k:]
+			return reply, nil
+		}
+		b, err := p.c.Recv().Await(ctx)
+		if err != nil {
+			return "", err
+		}
+		p.in = append(p.in, b...)
+	}
+}
+
+// checkReplies reads the replies of ops in order and checks each; it
+// records them in the trace.
+func checkReplies(ctx context.Context, w *sim.World, p *replies, id int, ops []op) (int, error) {
+	for i, o := range ops {
+		reply, err := p.next(ctx)
+		if err != nil {
+			return i, err
+		}
+		w.Record('r', uint64(id), uint64(i), []byte(reply))
+		if o.check != nil {
+			if err := o.check(reply, o.sent, w.Now()); err != nil {
+				return i, fmt.Errorf("request %d %s: %w", i, short(string(o.req)), err)
+			}
+		} else if !contains(o.want, reply) {
+			return i, fmt.Errorf("request %d %s: got %s, want %s", i, short(string(o.req)), short(reply), short(fmt.Sprintf("%q", o.want)))
+		}
+	}
+	return len(ops), nil
+}
+
+// client runs rounds of pipelines of every kind of request on its own
+// keys, checking every reply; far is a host cut from the server now and
+// then.
+func (r *simRun) client(ctx context.Context, ex *executor.Executor, id, rounds int, rng *rand.Rand, far bool) error {
+	w := r.w
 	seq := 0
-	c, err := netio.Dial(ctx, ex, "tcp", addr).Await(ctx)
+	c, err := r.dial(ctx, ex)
 	if err != nil {
-		return fmt.Errorf("client %d: dial: %w", id, err)
+		if err := r.ended(err, far); err != nil {
+			return fmt.Errorf("client %d: dial: %w", id, err)
+		}
+		return nil
 	}
 	defer c.Close()
 	m := newModel()
-	var in []byte
+	xm := newXModel(id, r.hz)
+	p := &replies{c: c}
 	for round := 0; round < rounds; round++ {
 		n := 1 + rng.Intn(8)
+		if rng.Intn(6) == 0 {
+			n += rng.Intn(60) // a long pipeline
+		}
 		var ops []op
 		var req []byte
 		for len(ops) < n {
 			var more []op
-			switch rng.Intn(12) {
+			switch rng.Intn(24) {
 			case 0:
 				more = []op{{req: cmd("INCR", "shared"), check: func(reply string, _, _ time.Duration) error {
 					if v, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(reply, ":"), "\r\n")); err != nil || v <= 0 {
 						return fmt.Errorf("INCR shared: got %q", reply)
 					}
-					*shared++
+					r.shared++
 					return nil
 				}}}
 			case 1, 2:
@@ -455,8 +563,12 @@ func simClient(ctx context.Context, w *sim.World, ex *executor.Executor, addr st
 				more = m.multi(rng, id)
 			case 4:
 				more = groupMulti(rng, id, &seq)
-			default:
+			case 5, 6, 7:
 				more = []op{m.gen(rng, id)}
+			case 8:
+				more = xm.multi(rng, w.Now())
+			default:
+				more = xm.ops(xm.gen(rng, w.Now()))
 			}
 			for _, o := range more {
 				req = append(req, o.req...)
@@ -469,30 +581,26 @@ func simClient(ctx context.Context, w *sim.World, ex *executor.Executor, addr st
 			}
 		}
 		if _, err := c.Write(req); err != nil {
-			return fmt.Errorf("client %d: write: %w", id, err)
+			if err := r.ended(err, far); err != nil {
+				return fmt.Errorf("client %d: write: %w", id, err)
+			}
+			return nil
 		}
-		for i := 0; i < len(ops); {
-			k, ok := replyLen(in)
-			if !ok {
-				b, err := c.Recv().Await(ctx)
-				if err != nil {
-					return fmt.Errorf("client %d round %d: recv with %d of %d replies: %w", id, round, i, len(ops), err)
-				}
-				in = append(in, b...)
-				continue
+		if i, err := checkReplies(ctx, w, p, id, ops); err != nil {
+			switch {
+			case !isEnd(err):
+				return fmt.Errorf("client %d round %d: %w", id, round, err)
+			case len(p.in) > 0 && !r.abrupt: // a reset may cut a reply
+				return fmt.Errorf("client %d round %d: %q, not a whole reply, before the end", id, round, p.in)
 			}
-			reply := string(in[:k])
-			in = in[k:]
-			o := ops[i]
-			w.Record('r', uint64(id), uint64(i), []byte(reply))
-			if o.check != nil {
-				if err := o.check(reply, o.sent, w.Now()); err != nil {
-					return fmt.Errorf("client %d round %d request %d %q: %w", id, round, i, o.req, err)
-				}
-			} else if !contains(o.want, reply) {
-				return fmt.Errorf("client %d round %d request %d %q: got %q, want %q", id, round, i, o.req, reply, o.want)
+			// A connection the server never answered may not have been
+			// accepted when the shutdown closed the listener: the kernel
+			// resets those.
+			unanswered := round == 0 && i == 0
+			if err := r.ended(err, far || unanswered); err != nil {
+				return fmt.Errorf("client %d round %d: with %d of %d replies: %w", id, round, i, len(ops), err)
 			}
-			i++
+			return nil
 		}
 		if rng.Intn(3) == 0 {
 			// Let keys expire on the world's clock.
@@ -501,7 +609,24 @@ func simClient(ctx context.Context, w *sim.World, ex *executor.Executor, addr st
 			}
 		}
 	}
+	if xm.checks == 0 && rounds > 3 {
+		return fmt.Errorf("client %d: no reply checked against the model", id)
+	}
 	return nil
+}
+
+// short quotes s, cut in its middle if it is long.
+func short(s string) string {
+	if len(s) > 300 {
+		return fmt.Sprintf("%q ... (%d bytes) ... %q", s[:150], len(s)-300, s[len(s)-150:])
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// isEnd reports whether err ends a connection (rather than a reply that
+// failed its check).
+func isEnd(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // groupKeys are keys on several shards that every client writes, only
@@ -577,24 +702,60 @@ func contains(s []string, v string) bool {
 	return false
 }
 
-// simRedis is one seeded run: a server of shards, clients on two hosts
-// (one of them partitioned from the server now and then), a client whose
-// connections are reset, and one that stops reading. It returns the
-// first error found.
+// simRedis is one seeded run: a server of shards whose settings the seed
+// draws (shards, output high-water mark, limit and timeout, linger,
+// expiry rate; the network's window and faults), which starts listening
+// late now and then; clients on two hosts (one of them partitioned from
+// the server now and then, for a few milliseconds or for longer than the
+// keys' times to live and the linger), each checking every reply against
+// a model of its keys; a client whose connections are reset, one that
+// stops reading (cut), one that stops reading and comes back (every reply,
+// in order), one that QUITs in the middle of a pipeline, one that shuts
+// its side; and now and then a shutdown of the server in the middle of
+// it all. It returns the first error found.
 func simRedis(t *testing.T, w *sim.World) error {
 	f := w.Faults()
 	rng := w.Rand()
 	f.ShortWrite = 0.1
 	f.SlowConnect, f.SlowDelay = 0.1, 20*time.Millisecond
 	f.MaxDelay = time.Duration(1+rng.Intn(2000)) * time.Microsecond
+	f.Window = []int{8 << 10, 16 << 10, 64 << 10, 256 << 10}[rng.Intn(4)]
+	if rng.Intn(3) == 0 {
+		f.Refuse = 0.05
+	}
+	highWater := []int{4 << 10, 16 << 10, 64 << 10}[rng.Intn(3)]
+	cfg := Config{
+		Shards:          2 + rng.Intn(3),
+		OutputHighWater: highWater,
+		OutputLimit:     []int{0, 16 * highWater}[rng.Intn(2)],
+		OutputTimeout:   time.Duration(4+rng.Intn(4)) * time.Second,
+		Linger:          time.Duration(50+rng.Intn(450)) * time.Millisecond,
+		ExpireInterval:  time.Duration(5+rng.Intn(100)) * time.Millisecond,
+	}
+	longCuts := rng.Intn(2) == 0
+	shutdown := rng.Intn(4) == 0
+	late := rng.Intn(3) == 0
+	w.Record('K', uint64(cfg.Shards), uint64(cfg.OutputHighWater), []byte(fmt.Sprint(cfg.OutputLimit, cfg.OutputTimeout, cfg.Linger, cfg.ExpireInterval, f.Window, f.Refuse, longCuts, shutdown, late)))
 
 	srvH := w.Host("redis")
-	const outLimit = 256 << 10
 	var errs []error
-	srv := simServer(srvH, 2+rng.Intn(3), outLimit, func(v any) {
+	srv := simServerOf(srvH, cfg, func(v any) {
 		simPanics.Add(1) // counted too when the world's close runs it, after the return
 		errs = append(errs, fmt.Errorf("panic on a shard: %v", v))
 	})
+	r := &simRun{w: w, addr: srvH.Addr(simPort), hz: int(time.Second / cfg.ExpireInterval), timeout: cfg.OutputTimeout, linger: cfg.Linger, big: 200 << 10}
+	if cfg.OutputLimit > 0 {
+		r.big = cfg.OutputLimit / 4
+	}
+	listen := func() {
+		err := srv.Listen("tcp", fmt.Sprintf(":%d", simPort))
+		switch {
+		case r.down && !errors.Is(err, ErrServerClosed):
+			errs = append(errs, fmt.Errorf("listen after the shutdown: %v, want ErrServerClosed", err))
+		case !r.down && err != nil:
+			errs = append(errs, fmt.Errorf("listen: %w", err))
+		}
+	}
 	addr := srvH.Addr(simPort)
 	on := map[int]bool{}
 	for _, k := range groupKeys {
@@ -609,12 +770,24 @@ func simRedis(t *testing.T, w *sim.World) error {
 	far := farH.Executor(executor.WithName("far"))
 	flaky := flakyH.Executor(executor.WithName("flaky"))
 	slow := slowH.Executor(executor.WithName("slow"))
+	if late {
+		// Clients connect before the server listens: refused, they retry.
+		_ = cli.Submit(func() { cli.AfterFunc(time.Duration(1+rng.Intn(20))*time.Millisecond, listen) })
+	} else {
+		listen()
+	}
 
-	done, clients, shared := 0, 0, 0
+	done, clients := 0, 0
+	var running []string // the clients not done, by name
 	spawn := func(ex *executor.Executor, fn func(ctx context.Context) error) {
 		clients++
+		name := fmt.Sprintf("%s#%d", ex.Name(), clients)
+		running = append(running, name)
 		future.Spawn(ex, func(ctx context.Context) (struct{}, error) {
-			defer func() { done++ }()
+			defer func() {
+				done++
+				running = slices.DeleteFunc(running, func(s string) bool { return s == name })
+			}()
 			if err := fn(ctx); err != nil {
 				errs = append(errs, err)
 			}
@@ -624,16 +797,23 @@ func simRedis(t *testing.T, w *sim.World) error {
 	id := 0
 	for range 4 + rng.Intn(4) {
 		id++
-		i, r := id, rand.New(rand.NewSource(rng.Int63()))
-		spawn(cli, func(ctx context.Context) error { return simClient(ctx, w, cli, addr, i, 10, r, &shared) })
+		i, cr := id, rand.New(rand.NewSource(rng.Int63()))
+		spawn(cli, func(ctx context.Context) error { return r.client(ctx, cli, i, 20, cr, false) })
 	}
 	for range 2 {
 		id++
-		i, r := id, rand.New(rand.NewSource(rng.Int63()))
-		spawn(far, func(ctx context.Context) error { return simClient(ctx, w, far, addr, i, 10, r, &shared) })
+		i, cr := id, rand.New(rand.NewSource(rng.Int63()))
+		spawn(far, func(ctx context.Context) error { return r.client(ctx, far, i, 20, cr, true) })
 	}
 	// The far host is cut from the server now and then: its requests wait,
-	// none is lost.
+	// none is lost. Long cuts outlast the keys' times to live and the
+	// linger, not the output timeout.
+	cutFor := func() time.Duration {
+		if longCuts {
+			return time.Duration(50+rng.Intn(1450)) * time.Millisecond
+		}
+		return time.Duration(1+rng.Intn(30)) * time.Millisecond
+	}
 	var cut func()
 	cuts := 0
 	cut = func() {
@@ -642,9 +822,9 @@ func simRedis(t *testing.T, w *sim.World) error {
 		}
 		cuts++
 		w.Partition(farH, srvH)
-		far.AfterFunc(time.Duration(1+rng.Intn(30))*time.Millisecond, func() {
+		far.AfterFunc(cutFor(), func() {
 			w.Heal(farH, srvH)
-			far.AfterFunc(time.Duration(1+rng.Intn(30))*time.Millisecond, cut)
+			far.AfterFunc(time.Duration(5+rng.Intn(30))*time.Millisecond, cut)
 		})
 	}
 	_ = far.Submit(func() { far.AfterFunc(time.Duration(rng.Intn(10))*time.Millisecond, cut) })
@@ -656,13 +836,32 @@ func simRedis(t *testing.T, w *sim.World) error {
 			})
 		}
 	})
+	// The server shuts down in the middle of it all, now and then: every
+	// connection answers what it has read, then ends; or it closes at
+	// once (Close): every connection is reset.
+	if shutdown {
+		abrupt := rng.Intn(3) == 0
+		_ = cli.Submit(func() {
+			cli.AfterFunc(time.Duration(5+rng.Intn(300))*time.Millisecond, func() {
+				r.down, r.abrupt = true, abrupt
+				w.Record('Q', 0, 0, nil)
+				if abrupt {
+					if err := srv.Close(); err != nil {
+						errs = append(errs, fmt.Errorf("Close: %w", err))
+					}
+					return
+				}
+				srv.startDrain()
+			})
+		})
+	}
 	// The flaky client's connections are reset under it; it reconnects,
 	// and what it wrote after a reconnect reads back.
 	spawn(flaky, func(ctx context.Context) error {
 		for round := range 4 {
-			c, err := netio.Dial(ctx, flaky, "tcp", addr).Await(ctx)
+			c, err := r.dial(ctx, flaky)
 			if err != nil {
-				return fmt.Errorf("flaky: dial: %w", err)
+				return r.ended(err, false)
 			}
 			k, v := fmt.Sprint("flaky:", round), fmt.Sprint("v", round)
 			c.Write(append(cmd("SET", k, v), cmd("GET", k)...))
@@ -685,84 +884,266 @@ func simRedis(t *testing.T, w *sim.World) error {
 		}
 		return nil
 	})
-	// A client that stops reading is cut at the output limit.
+	// A client that stops reading is cut: at the output limit, or by the
+	// output timeout; reset, its replies dropped.
 	spawn(slow, func(ctx context.Context) error {
-		c, err := netio.Dial(ctx, slow, "tcp", addr).Await(ctx)
+		c, err := r.dial(ctx, slow)
 		if err != nil {
-			return fmt.Errorf("slow reader: dial: %w", err)
+			return r.ended(err, false)
 		}
 		defer c.Close()
 		big := strings.Repeat("x", 64<<10)
 		c.Write(cmd("SET", "big", big))
-		var in []byte
-		for len(in) < 5 {
-			b, err := c.Recv().Await(ctx)
-			if err != nil {
-				return fmt.Errorf("slow reader: SET: %w", err)
+		p := &replies{c: c}
+		if reply, err := p.next(ctx); err != nil || reply != simple("OK") {
+			if err == nil {
+				return fmt.Errorf("slow reader: SET: %q", reply)
 			}
-			in = append(in, b...)
+			return r.ended(err, false)
 		}
 		var req []byte
-		const gets = 64 // 4 MB of replies, far past the limit
+		const gets = 64 // 4 MB of replies, far past the limits
 		for range gets {
 			req = append(req, cmd("GET", "big")...)
 		}
 		c.Write(req)
-		if _, err := future.Sleep(slow, time.Second).Await(ctx); err != nil {
+		if _, err := future.Sleep(slow, cfg.OutputTimeout*3/2).Await(ctx); err != nil {
 			return err
 		}
 		total := 0
 		for {
 			b, err := c.Recv().Await(ctx)
 			if err != nil {
+				w.Record('e', 1, uint64(total), []byte(err.Error()))
+				if !errors.Is(err, syscall.ECONNRESET) && !(r.down && errors.Is(err, io.EOF)) {
+					return fmt.Errorf("slow reader: ended by %v after %d bytes; want a reset", err, total)
+				}
 				break
 			}
 			total += len(b)
 		}
 		if full := gets * len(bulk(big)); total >= full {
-			return fmt.Errorf("slow reader: read all %d bytes; want the connection cut at the output limit", total)
+			return fmt.Errorf("slow reader: read all %d bytes; want the connection cut", total)
 		}
 		return nil
 	})
-
-	if !w.RunUntil(func() bool { return done == clients || len(errs) > 0 }, 2*time.Minute) {
-		errs = append(errs, fmt.Errorf("%d of %d clients done after %v of simulated time (%d steps)", done, clients, w.Now(), w.Steps()))
+	// A client that stops reading past the high-water mark and comes back
+	// before the output timeout: every reply, in order.
+	id++
+	cbID := id
+	spawn(cli, func(ctx context.Context) error { return r.comeback(ctx, cli, cbID, highWater, rng) })
+	// Clients that QUIT in the middle of a pipeline, and that shut their
+	// side after one: the replies up to the end, then the end.
+	for range 2 {
+		id++
+		i, cr := id, rand.New(rand.NewSource(rng.Int63()))
+		spawn(cli, func(ctx context.Context) error { return r.quitter(ctx, cli, i, cr) })
+		id++
+		j, hr := id, rand.New(rand.NewSource(rng.Int63()))
+		spawn(cli, func(ctx context.Context) error { return r.halfCloser(ctx, cli, j, hr) })
+		id++
+		k, pr := id, rand.New(rand.NewSource(rng.Int63()))
+		spawn(cli, func(ctx context.Context) error { return r.protoClient(ctx, cli, k, pr) })
 	}
-	if len(errs) == 0 {
-		// Every INCR of the shared counter was counted once.
-		var got string
+
+	drained := func() bool {
+		select {
+		case <-srv.drained:
+			return true
+		default:
+			return false
+		}
+	}
+	if !w.RunUntil(func() bool { return done == clients && (!r.down || drained()) || len(errs) > 0 }, 2*time.Minute) {
+		errs = append(errs, fmt.Errorf("%d of %d clients done (drained: %v; running: %q) after %v of simulated time (%d steps)", done, clients, drained(), running, w.Now(), w.Steps()))
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if late && r.refused == 0 && f.Refuse == 0 {
+		errs = append(errs, fmt.Errorf("the server listened late, yet no connect was refused"))
+	}
+	if r.down {
+		// Shut down: a connect is refused.
+		var derr error
 		fin := false
 		spawn(cli, func(ctx context.Context) error {
 			defer func() { fin = true }()
 			c, err := netio.Dial(ctx, cli, "tcp", addr).Await(ctx)
+			if err == nil {
+				c.Close()
+			}
+			derr = err
+			return nil
+		})
+		w.RunUntil(func() bool { return fin }, time.Minute)
+		if !errors.Is(derr, syscall.ECONNREFUSED) {
+			errs = append(errs, fmt.Errorf("a connect after the shutdown: %v, want it refused", derr))
+		}
+		return errors.Join(errs...)
+	}
+	// Every INCR of the shared counter was counted once; a request of
+	// every shard, then a flush: the keys are gone.
+	var got []string
+	fin := false
+	spawn(cli, func(ctx context.Context) error {
+		defer func() { fin = true }()
+		c, err := r.dial(ctx, cli)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		c.Write(append(append(append(cmd("GET", "shared"), cmd("FLUSHALL", "SYNC")...), cmd("DBSIZE")...), cmd("FLUSHDB", "NOW")...))
+		p := &replies{c: c}
+		for range 4 {
+			reply, err := p.next(ctx)
 			if err != nil {
 				return err
 			}
-			defer c.Close()
-			c.Write(cmd("GET", "shared"))
-			var in []byte
-			for {
-				if k, ok := replyLen(in); ok {
-					got = string(in[:k])
-					return nil
-				}
-				b, err := c.Recv().Await(ctx)
-				if err != nil {
-					return err
-				}
-				in = append(in, b...)
-			}
-		})
-		w.RunUntil(func() bool { return fin }, time.Minute)
-		want := nilBulk
-		if shared > 0 {
-			want = bulk(strconv.Itoa(shared))
+			got = append(got, reply)
 		}
-		if got != want {
-			errs = append(errs, fmt.Errorf("shared counter: got %q, want %q", got, want))
-		}
+		return nil
+	})
+	w.RunUntil(func() bool { return fin }, time.Minute)
+	shared := nilBulk
+	if r.shared > 0 {
+		shared = bulk(strconv.Itoa(r.shared))
+	}
+	if want := []string{shared, simple("OK"), integer(0), errSyntaxR}; !slices.Equal(got, want) {
+		errs = append(errs, fmt.Errorf("shared counter, FLUSHALL, DBSIZE, FLUSHDB NOW: got %q, want %q", got, want))
 	}
 	return errors.Join(errs...)
+}
+
+// comeback pipelines GETs of a large value and INCRs past the server's
+// high-water mark, stops reading for a while (less than the output
+// timeout), then reads every reply and checks it, in order.
+func (r *simRun) comeback(ctx context.Context, ex *executor.Executor, id, highWater int, rng *rand.Rand) error {
+	c, err := r.dial(ctx, ex)
+	if err != nil {
+		return r.ended(err, false)
+	}
+	defer c.Close()
+	v := strings.Repeat("v", 8<<10)
+	key, ctr := fmt.Sprintf("cb%d:big", id), fmt.Sprintf("cb%d:n", id)
+	ops := []op{{req: cmd("SET", key, v), want: []string{simple("OK")}}}
+	n := 4*highWater/len(v) + 4 + rng.Intn(8)
+	for i := range n {
+		ops = append(ops, op{req: cmd("GET", key), want: []string{bulk(v)}}, op{req: cmd("INCR", ctr), want: []string{integer(i + 1)}})
+	}
+	var req []byte
+	for _, o := range ops {
+		req = append(req, o.req...)
+	}
+	if _, err := c.Write(req); err != nil {
+		return r.ended(err, false)
+	}
+	pause := 50*time.Millisecond + time.Duration(rng.Int63n(int64(r.timeout/2)))
+	if _, err := future.Sleep(ex, pause).Await(ctx); err != nil {
+		return err
+	}
+	p := &replies{c: c}
+	if k, err := checkReplies(ctx, r.w, p, id, ops); err != nil {
+		if !isEnd(err) {
+			return fmt.Errorf("comeback reader after %v: %w", pause, err)
+		}
+		if err := r.ended(err, k == 0); err != nil { // k == 0: maybe never accepted
+			return fmt.Errorf("comeback reader after %v, with %d of %d replies: %w", pause, k, len(ops), err)
+		}
+	}
+	return nil
+}
+
+// quitter sends requests, QUIT and more requests in one pipeline: the
+// replies up to QUIT's +OK, then the end of the stream, nothing after.
+func (r *simRun) quitter(ctx context.Context, ex *executor.Executor, id int, rng *rand.Rand) error {
+	c, err := r.dial(ctx, ex)
+	if err != nil {
+		return r.ended(err, false)
+	}
+	defer c.Close()
+	xm := newXModel(id, r.hz)
+	var ops []op
+	for range rng.Intn(12) {
+		ops = append(ops, xm.ops(xm.gen(rng, r.w.Now()))...)
+	}
+	ops = append(ops, op{req: cmd("QUIT"), want: []string{simple("OK")}})
+	var req []byte
+	for _, o := range ops {
+		req = append(req, o.req...)
+	}
+	for range rng.Intn(4) {
+		req = append(req, cmd("SET", fmt.Sprintf("c%d:x0", id), "after-quit")...)
+	}
+	for i := range ops {
+		ops[i].sent = r.w.Now()
+	}
+	if _, err := c.Write(req); err != nil {
+		return r.ended(err, false)
+	}
+	return r.answered(ctx, c, fmt.Sprint("quitter ", id), id, ops)
+}
+
+// halfCloser sends a pipeline and shuts its side of the connection: every
+// reply, then the end of the stream.
+func (r *simRun) halfCloser(ctx context.Context, ex *executor.Executor, id int, rng *rand.Rand) error {
+	c, err := r.dial(ctx, ex)
+	if err != nil {
+		return r.ended(err, false)
+	}
+	defer c.Close()
+	xm := newXModel(id, r.hz)
+	var ops []op
+	for range 1 + rng.Intn(16) {
+		ops = append(ops, xm.ops(xm.gen(rng, r.w.Now()))...)
+	}
+	var req []byte
+	for i := range ops {
+		req = append(req, ops[i].req...)
+		ops[i].sent = r.w.Now()
+	}
+	if _, err := c.Write(req); err != nil {
+		return r.ended(err, false)
+	}
+	if err := c.CloseWrite(); err != nil {
+		return fmt.Errorf("half-closer %d: CloseWrite: %w", id, err)
+	}
+	return r.answered(ctx, c, fmt.Sprint("half-closer ", id), id, ops)
+}
+
+// answered checks the replies of ops, every one, then the end of the
+// stream; while the server shuts down, those up to its end.
+func (r *simRun) answered(ctx context.Context, c *netio.Conn, who string, id int, ops []op) error {
+	p := &replies{c: c}
+	if k, err := checkReplies(ctx, r.w, p, id, ops); err != nil {
+		if isEnd(err) && r.down {
+			err = r.ended(err, k == 0) // k == 0: maybe never accepted
+		}
+		if err != nil {
+			return fmt.Errorf("%s, at reply %d of %d: %w", who, k, len(ops), err)
+		}
+		return nil
+	}
+	return r.theEnd(ctx, p, who)
+}
+
+// theEnd checks that the connection ends cleanly with nothing more, at
+// once: the server shuts its side right after the last reply (its linger
+// bounds only the wait for the peer's close after that).
+func (r *simRun) theEnd(ctx context.Context, p *replies, who string) error {
+	start := r.w.Now()
+	b, err := p.c.Recv().Await(ctx)
+	took := r.w.Now() - start
+	r.w.Record('e', uint64(took), uint64(len(b)), []byte(fmt.Sprint(err)))
+	switch {
+	case len(p.in) > 0 || len(b) > 0:
+		return fmt.Errorf("%s: %q after the last reply", who, append(p.in, b...))
+	case !errors.Is(err, io.EOF) && !(r.abrupt && errors.Is(err, syscall.ECONNRESET)):
+		return fmt.Errorf("%s: ended by %v, want the end of the stream", who, err)
+	case r.linger > 0 && took > r.linger/2:
+		return fmt.Errorf("%s: the end of the stream came %v after the last reply (linger %v); want it at once", who, took, r.linger)
+	}
+	return nil
 }
 
 // TestSimRedis runs the server under simulation for the default seeds,
