@@ -161,7 +161,7 @@ func TestNet(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for seed := int64(1); seed <= 20; seed++ {
+			for _, seed := range seeds(20) {
 				n := New(rand.New(rand.NewSource(seed)))
 				n.Faults.ShortWrite = 0
 				tc.run(t, n)
@@ -196,7 +196,8 @@ func TestTraceReplays(t *testing.T) {
 // reach it; its listeners vanish; its sockets and pollers do nothing.
 func TestCrashHost(t *testing.T) {
 	resets, silent := 0, 0
-	for seed := int64(1); seed <= 40; seed++ {
+	ss := seeds(40)
+	for _, seed := range ss {
 		n := New(rand.New(rand.NewSource(seed)))
 		n.Faults.ShortWrite = 0
 		cli, srv, pa, pb, a, b := connect(t, n)
@@ -269,15 +270,15 @@ func TestCrashHost(t *testing.T) {
 			t.Fatalf("seed %d: connect to a restarted host with no listener: %v", seed, err)
 		}
 	}
-	if resets == 0 || silent == 0 {
-		t.Fatalf("40 crashes: %d resets, %d silent peers; want both", resets, silent)
+	if len(ss) >= 40 && (resets == 0 || silent == 0) {
+		t.Fatalf("%d crashes: %d resets, %d silent peers; want both", len(ss), resets, silent)
 	}
 }
 
 // A silent peer that keeps writing to a crashed host is held back by its
 // window: its bytes are not taken without end.
 func TestCrashHostWindow(t *testing.T) {
-	for seed := int64(1); seed <= 20; seed++ {
+	for _, seed := range seeds(20) {
 		n := New(rand.New(rand.NewSource(seed)))
 		n.Faults.ShortWrite = 0
 		n.Faults.Window = 1000
@@ -315,7 +316,7 @@ func TestCrashFaults(t *testing.T) {
 		{0, 1, syscall.ECONNRESET, syscall.ETIMEDOUT},
 	}
 	for _, c := range cases {
-		for seed := int64(1); seed <= 10; seed++ {
+		for _, seed := range seeds(10) {
 			n := New(rand.New(rand.NewSource(seed)))
 			n.Faults.CrashSilent, n.Faults.DownUnanswered = c.silent, c.unanswered
 			cli, _, pa, _, _, b := connect(t, n)
@@ -459,12 +460,13 @@ func TestAcceptFaults(t *testing.T) {
 		run(n)
 		return n.Trace()
 	}
-	for seed := int64(1); seed <= 20; seed++ {
+	ss := seeds(20)
+	for _, seed := range ss {
 		if a, b := trace(seed), trace(seed); a != b {
 			t.Fatalf("seed %d: traces %x and %x", seed, a, b)
 		}
 	}
-	if !seen[syscall.EMFILE] || !seen[syscall.ENFILE] || !seen[syscall.ECONNABORTED] || !seen[nil] {
-		t.Fatalf("20 seeds drew %v; want EMFILE, ENFILE, ECONNABORTED and a connection", seen)
+	if len(ss) >= 20 && (!seen[syscall.EMFILE] || !seen[syscall.ENFILE] || !seen[syscall.ECONNABORTED] || !seen[nil]) {
+		t.Fatalf("%d seeds drew %v; want EMFILE, ENFILE, ECONNABORTED and a connection", len(ss), seen)
 	}
 }
