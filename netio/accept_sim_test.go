@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/netio"
 	"github.com/spindle-rt/spindle/sim"
@@ -30,14 +29,13 @@ func TestSimAcceptFaults(t *testing.T) {
 	logs := captureLog(t)
 	const minDelay = 5 * time.Millisecond // Serve's first back-off
 	var total sim.Hits
-	run := func(t *testing.T, w *sim.World) string {
+	seeds := sim.Seeds(20)
+	checkReplayed(t, len(seeds), func(t *testing.T, w *sim.World) {
 		rng := w.Rand()
 		f := w.Faults()
 		f.AcceptFail = []float64{0, 0.2, 0.5, 0.8}[rng.Intn(4)]
 		f.AcceptAbort = []float64{0, 0.1, 0.3}[rng.Intn(3)]
-		sh, ch := w.Host("server"), w.Host("client")
-		sx := sh.Executor(executor.WithName("server"))
-		cx := ch.Executor(executor.WithName("client"))
+		sh, sx, cx := simPair(w)
 		l, err := netio.Listen(sx, "tcp", ":7000")
 		if err != nil {
 			t.Fatal(err)
@@ -146,23 +144,9 @@ func TestSimAcceptFaults(t *testing.T) {
 		if r, _ := last.Peek(); !r.Value || r.Err != nil || w.Now()-at > time.Second {
 			t.Fatalf("a client after the faults stopped: served %v, %v, after %v", r.Value, r.Err, w.Now()-at)
 		}
-		return w.TraceHex()
-	}
-	traces := map[int64]string{}
-	seeds := sim.Seeds(20)
-	sim.Check(t, 20, func(t *testing.T, w *sim.World) { traces[w.Seed()] = run(t, w) })
-	if t.Failed() {
-		return
-	}
+	})
 	// The faults did happen, of both kinds, over the default seeds.
 	if len(seeds) >= 20 && (total.AcceptFailed == 0 || total.AcceptAborted == 0) {
 		t.Errorf("over %d seeds the network drew %+v; want both faults", len(seeds), total)
 	}
-	t.Run(fmt.Sprintf("replay/seed=%d", seeds[0]), func(t *testing.T) {
-		w := sim.New(seeds[0])
-		defer w.Close()
-		if tr := run(t, w); tr != traces[seeds[0]] {
-			t.Errorf("seed %d replayed with trace %s, first %s", seeds[0], tr, traces[seeds[0]])
-		}
-	})
 }
