@@ -26,6 +26,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 
 	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/internal/loop"
@@ -355,6 +356,17 @@ func (l *Listener) acceptable() {
 		return
 	}
 	l.pump()
+}
+
+// acceptAgain reports whether an accept that failed with err is tried
+// again at once by the backend, neither counted nor reported (Serve's
+// back-off and Stats.AcceptErrors are for the other failures): the call
+// was interrupted (EINTR), or the connection it found was aborted before
+// it was taken (ECONNABORTED: the kernel has dropped it, and the next one
+// may be waiting). Package net's Accept, which the portable backend
+// calls, keeps the same rule itself.
+func acceptAgain(err error) bool {
+	return errors.Is(err, syscall.EINTR) || errors.Is(err, syscall.ECONNABORTED)
 }
 
 func (l *Listener) isClosed() bool {

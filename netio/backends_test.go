@@ -59,27 +59,39 @@ func onAll(t *testing.T, body func(t *testing.T, e *env)) {
 // first seed again, which must give the same trace. The tests that call it
 // are named TestSim...: go test -run Sim runs the simulation alone.
 func onSim(t *testing.T, body func(t *testing.T, e *env)) {
-	run := func(t *testing.T, w *sim.World) string {
-		sh, ch := w.Host("server"), w.Host("client")
-		e := &env{t: t, w: w, srvHost: sh,
-			srv: sh.Executor(executor.WithName("server")),
-			cli: ch.Executor(executor.WithName("client"))}
-		body(t, e)
-		return w.TraceHex()
-	}
+	checkReplayed(t, simRuns, func(t *testing.T, w *sim.World) {
+		sh, sx, cx := simPair(w)
+		body(t, &env{t: t, w: w, srvHost: sh, srv: sx, cli: cx})
+	})
+}
+
+// checkReplayed runs body for each seed of sim.Seeds(runs) (sim.Check),
+// then the first seed again, which must give the same trace.
+func checkReplayed(t *testing.T, runs int, body func(t *testing.T, w *sim.World)) {
 	traces := map[int64]string{}
-	sim.Check(t, simRuns, func(t *testing.T, w *sim.World) { traces[w.Seed()] = run(t, w) })
+	sim.Check(t, runs, func(t *testing.T, w *sim.World) {
+		body(t, w)
+		traces[w.Seed()] = w.TraceHex()
+	})
 	if t.Failed() {
 		return
 	}
-	seed := sim.Seeds(simRuns)[0]
+	seed := sim.Seeds(runs)[0]
 	t.Run(fmt.Sprintf("replay/seed=%d", seed), func(t *testing.T) {
 		w := sim.New(seed)
 		defer w.Close()
-		if tr := run(t, w); tr != traces[seed] {
-			t.Errorf("seed %d replayed with trace %s, first %s", seed, tr, traces[seed])
+		body(t, w)
+		if w.TraceHex() != traces[seed] {
+			t.Errorf("seed %d replayed with trace %s, first %s", seed, w.TraceHex(), traces[seed])
 		}
 	})
+}
+
+// simPair adds a server host and a client host to w, with an executor
+// on each ("server", "client").
+func simPair(w *sim.World) (sh *sim.Host, sx, cx *executor.Executor) {
+	sh, ch := w.Host("server"), w.Host("client")
+	return sh, sh.Executor(executor.WithName("server")), ch.Executor(executor.WithName("client"))
 }
 
 // backend is the name Stats.Backend gives the env's server once it has

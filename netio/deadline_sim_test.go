@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spindle-rt/spindle/executor"
 	"github.com/spindle-rt/spindle/future"
 	"github.com/spindle-rt/spindle/netio"
 	"github.com/spindle-rt/spindle/sim"
@@ -22,9 +21,7 @@ import (
 func TestSimReadDeadlineOnFakeTime(t *testing.T) {
 	const d = 7 * time.Second
 	sim.Check(t, 3, func(t *testing.T, w *sim.World) {
-		sh, ch := w.Host("server"), w.Host("client")
-		sx := sh.Executor(executor.WithName("server"))
-		cx := ch.Executor(executor.WithName("client"))
+		sh, sx, cx := simPair(w)
 		l, err := netio.Listen(sx, "tcp", ":7000")
 		if err != nil {
 			t.Fatal(err)

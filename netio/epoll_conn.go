@@ -194,7 +194,7 @@ func (b *epollBackend) acceptNow(l *Listener) (*Conn, error, bool) {
 	for {
 		fd, rsa, err := unix.Accept4(s.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		switch {
-		case err == unix.EINTR || err == unix.ECONNABORTED:
+		case acceptAgain(err):
 			continue
 		case err == unix.EAGAIN:
 			s.rready = false

@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"sync"
@@ -27,42 +26,6 @@ import (
 	"github.com/spindle-rt/spindle/internal/testkit/spindletest"
 	"github.com/spindle-rt/spindle/netio"
 )
-
-// logRecords captures what is logged with log/slog while a test runs.
-type logRecords struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (h *logRecords) Enabled(context.Context, slog.Level) bool { return true }
-func (h *logRecords) Handle(_ context.Context, r slog.Record) error {
-	h.mu.Lock()
-	h.msgs = append(h.msgs, r.Message)
-	h.mu.Unlock()
-	return nil
-}
-func (h *logRecords) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *logRecords) WithGroup(string) slog.Handler      { return h }
-
-func (h *logRecords) count(prefix string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := 0
-	for _, m := range h.msgs {
-		if len(m) >= len(prefix) && m[:len(prefix)] == prefix {
-			n++
-		}
-	}
-	return n
-}
-
-func captureLog(t *testing.T) *logRecords {
-	h := &logRecords{}
-	old := slog.Default()
-	slog.SetDefault(slog.New(h))
-	t.Cleanup(func() { slog.SetDefault(old) })
-	return h
-}
 
 // acceptErrors returns a channel closed once netio.StatsOf(ex) has counted
 // n failed accepts: it looks after every callback on ex's loop (a hook),

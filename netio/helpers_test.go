@@ -3,7 +3,9 @@ package netio_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,3 +97,39 @@ func onLoop[T any](t testing.TB, ex *executor.Executor, fn func() T) T {
 var ioReadFull = io.ReadFull
 
 var _ = context.Background
+
+// logRecords captures what is logged with log/slog while a test runs.
+type logRecords struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (h *logRecords) Enabled(context.Context, slog.Level) bool { return true }
+func (h *logRecords) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	h.msgs = append(h.msgs, r.Message)
+	h.mu.Unlock()
+	return nil
+}
+func (h *logRecords) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *logRecords) WithGroup(string) slog.Handler      { return h }
+
+func (h *logRecords) count(prefix string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, m := range h.msgs {
+		if len(m) >= len(prefix) && m[:len(prefix)] == prefix {
+			n++
+		}
+	}
+	return n
+}
+
+func captureLog(t *testing.T) *logRecords {
+	h := &logRecords{}
+	old := slog.Default()
+	slog.SetDefault(slog.New(h))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	return h
+}

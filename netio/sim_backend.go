@@ -257,11 +257,21 @@ func (b *simBackend) listen(l *Listener, network, address string) (net.Addr, err
 // Event tells the listener that a connection may be waiting.
 func (sl *simListener) Event(simnet.Event) { sl.l.acceptable() }
 
+// acceptNow accepts as epoll's does: an accept the network aborted
+// (simnet's AcceptAbort) is tried again at once, one that failed
+// otherwise (AcceptFail: EMFILE, ENFILE) is the shared code's to count,
+// report and retry, its connection left queued.
 func (b *simBackend) acceptNow(l *Listener) (*Conn, error, bool) {
 	if l.isClosed() {
 		return nil, net.ErrClosed, true
 	}
-	s := l.ls.sim.ln.Accept()
+	s, err := l.ls.sim.ln.Accept()
+	for err != nil && acceptAgain(err) {
+		s, err = l.ls.sim.ln.Accept()
+	}
+	if err != nil {
+		return nil, os.NewSyscallError("accept4", err), true
+	}
 	if s == nil {
 		return nil, nil, false
 	}

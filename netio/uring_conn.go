@@ -481,9 +481,7 @@ func (b *uringBackend) accepted(l *Listener, res int32) {
 		a.afd = res
 	case l.closed:
 	default:
-		switch e := unix.Errno(-res); e {
-		case unix.EINTR, unix.ECONNABORTED, unix.EAGAIN, unix.ECANCELED:
-		default:
+		if e := unix.Errno(-res); !acceptAgain(e) && e != unix.EAGAIN && e != unix.ECANCELED {
 			a.err = e
 		}
 	}

@@ -1,7 +1,8 @@
 package sim
 
 // The faults a test sets: the network's (World.Faults) and each host's
-// disk's (Host.Disk). Faults and DiskFaults are types of this package, so
+// disk's (Host.Disk), and the count of those the network drew
+// (World.Hits). Faults, Hits and DiskFaults are types of this package, so
 // that their fields are documented here, with the same fields as the
 // simulation's internal ones: the pointer conversions between them below
 // compile only while the fields are the same.
@@ -53,6 +54,36 @@ type Faults struct {
 	// out with ETIMEDOUT, as across a partition); otherwise they are
 	// refused (ECONNREFUSED). Default 0.5.
 	DownUnanswered float64
+	// AcceptFail is the chance that an accept that finds a connection
+	// waiting fails as when descriptors run out: with EMFILE (the
+	// process's) or ENFILE (the system's), at even odds. The connection
+	// stays queued, first, for the next accept, as in the kernel's
+	// backlog; netio's accept loop (Serve, Server) counts the failure
+	// (Stats.AcceptErrors), logs the first of a spell, and tries again
+	// after its back-off, on the loop's clock. Drawn per accept. Default
+	// 0.
+	AcceptFail float64
+	// AcceptAbort is the chance that an accept that finds a connection
+	// waiting (and does not fail by AcceptFail) finds it aborted
+	// (ECONNABORTED): the connection is dropped and its client is reset
+	// (ECONNRESET, on its connect if that has not ended yet, else on its
+	// next read or write), as when a peer resets a connection before the
+	// server takes it. netio's accept goes on at once with the next
+	// connection, as on the kernel's sockets, and counts nothing. Drawn
+	// per accept. Default 0.
+	AcceptAbort float64
+}
+
+// Hits count the faults the network has drawn so far that only the
+// program sees (World.Hits): a test compares them with what its program
+// reports.
+type Hits struct {
+	// AcceptFailed counts the accepts failed with EMFILE or ENFILE
+	// (Faults.AcceptFail).
+	AcceptFailed uint64
+	// AcceptAborted counts the connections dropped at accept with
+	// ECONNABORTED (Faults.AcceptAbort), each client reset.
+	AcceptAborted uint64
 }
 
 // DiskFaults are the latencies and faults a host's disk draws from:
@@ -88,6 +119,7 @@ type DiskFaults struct {
 // The conversions below compile only while the fields are the same.
 var (
 	_ = (*simnet.Faults)((*Faults)(nil))
+	_ = (*simnet.Hits)((*Hits)(nil))
 	_ = (*simdisk.Faults)((*DiskFaults)(nil))
 )
 

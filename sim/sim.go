@@ -105,6 +105,10 @@ func (w *World) Rand() *rand.Rand { return w.user }
 // or during a run: a change holds from the next thing the network draws.
 func (w *World) Faults() *Faults { return (*Faults)(&w.net.Faults) }
 
+// Hits returns the counts of the faults the network has drawn so far that
+// only the program sees: the accepts that failed.
+func (w *World) Hits() Hits { return Hits(w.net.Hits()) }
+
 // Now returns the time elapsed on the world's clock.
 func (w *World) Now() time.Duration { return time.Duration(w.net.Now()) }
 

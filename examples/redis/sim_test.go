@@ -442,24 +442,53 @@ type simRun struct {
 	down    bool          // the server is shutting down: connections end, connects are refused
 	abrupt  bool          // by Close: connections are reset
 	refused int           // connects refused before the server listened
+	aborted int           // connections reset before the server accepted them (Faults.AcceptAbort)
 	big     int           // the largest reply a client asks for: under the output limit
 }
 
 // dial connects to the server, again while it refuses (it may not listen
-// yet); once it is shutting down a refusal is the answer.
+// yet); once it is shutting down a refusal is the answer. While the
+// network aborts accepts (Faults.AcceptAbort), a connection is confirmed
+// by a PING: a reset before its answer is a connection the server never
+// accepted, and the client connects again; once the server is shutting
+// down, that is the end (errUnanswered).
 func (r *simRun) dial(ctx context.Context, ex *executor.Executor) (*netio.Conn, error) {
+	aborts := r.w.Faults().AcceptAbort > 0
 	for try := 0; ; try++ {
 		c, err := netio.Dial(ctx, ex, "tcp", r.addr).Await(ctx)
-		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || r.down || try == 100 {
+		if err == nil && aborts {
+			c.Write(cmd("PING"))
+			reply, perr := (&replies{c: c}).next(ctx)
+			if perr == nil && reply != simple("PONG") {
+				perr = fmt.Errorf("PING: got %q", reply)
+			}
+			if perr != nil {
+				c.Close()
+				c, err = nil, perr
+			}
+		}
+		reset := aborts && errors.Is(err, syscall.ECONNRESET)
+		if reset && r.down {
+			return nil, fmt.Errorf("%w: %w", errUnanswered, err)
+		}
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) && !reset || r.down || try == 100 {
 			return c, err
 		}
-		r.refused++
-		r.w.Record('f', uint64(try), 0, nil)
+		if reset {
+			r.aborted++
+		} else {
+			r.refused++
+		}
+		r.w.Record('f', uint64(try), 0, []byte(err.Error()))
 		if _, err := future.Sleep(ex, time.Duration(1+try%5)*time.Millisecond).Await(ctx); err != nil {
 			return nil, err
 		}
 	}
 }
+
+// errUnanswered is a connection reset before the server answered it,
+// while the server shuts down: it may never have been accepted.
+var errUnanswered = errors.New("reset before its first reply")
 
 // ended judges how a connection ended, err (of a read, a write or a
 // connect), when the client did not end it: only while the server shuts
@@ -471,7 +500,7 @@ func (r *simRun) ended(err error, mayReset bool) error {
 	switch {
 	case !r.down:
 		return err
-	case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNREFUSED):
+	case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, errUnanswered):
 		return nil
 	case (mayReset || r.abrupt) && (errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)):
 		return nil
@@ -723,6 +752,11 @@ func simRedis(t *testing.T, w *sim.World) error {
 	if rng.Intn(3) == 0 {
 		f.Refuse = 0.05
 	}
+	if rng.Intn(3) == 0 {
+		// Accepts fail now and then: the server backs off and retries;
+		// an aborted connection's client is reset, and connects again.
+		f.AcceptFail, f.AcceptAbort = 0.05, 0.02
+	}
 	highWater := []int{4 << 10, 16 << 10, 64 << 10}[rng.Intn(3)]
 	cfg := Config{
 		Shards:          2 + rng.Intn(3),
@@ -735,7 +769,7 @@ func simRedis(t *testing.T, w *sim.World) error {
 	longCuts := rng.Intn(2) == 0
 	shutdown := rng.Intn(4) == 0
 	late := rng.Intn(3) == 0
-	w.Record('K', uint64(cfg.Shards), uint64(cfg.OutputHighWater), []byte(fmt.Sprint(cfg.OutputLimit, cfg.OutputTimeout, cfg.Linger, cfg.ExpireInterval, f.Window, f.Refuse, longCuts, shutdown, late)))
+	w.Record('K', uint64(cfg.Shards), uint64(cfg.OutputHighWater), []byte(fmt.Sprint(cfg.OutputLimit, cfg.OutputTimeout, cfg.Linger, cfg.ExpireInterval, f.Window, f.Refuse, f.AcceptFail, longCuts, shutdown, late)))
 
 	srvH := w.Host("redis")
 	var errs []error
@@ -962,6 +996,11 @@ func simRedis(t *testing.T, w *sim.World) error {
 	}
 	if late && r.refused == 0 && f.Refuse == 0 {
 		errs = append(errs, fmt.Errorf("the server listened late, yet no connect was refused"))
+	}
+	// A connection reset before its PING's answer is one the network
+	// aborted at accept, never one the server dropped.
+	if hit := w.Hits(); r.aborted > int(hit.AcceptAborted) || !r.down && r.aborted != int(hit.AcceptAborted) {
+		errs = append(errs, fmt.Errorf("%d connections reset before their first reply, %d aborted at accept", r.aborted, hit.AcceptAborted))
 	}
 	if r.down {
 		// Shut down: a connect is refused.

@@ -72,6 +72,8 @@ type Faults struct {
 	SlowDelay          time.Duration
 	CrashSilent        float64 // chance that a crashed host's connection goes silent (else its peer is reset)
 	DownUnanswered     float64 // chance, per crash, that connects to the host while down go unanswered (else refused)
+	AcceptFail         float64 // chance that an accept finding a connection fails with EMFILE or ENFILE (it stays queued)
+	AcceptAbort        float64 // chance that an accept finding a connection fails with ECONNABORTED (it is dropped, its client reset)
 }
 
 // DefaultFaults are the delays of a quiet network: no faults; a crash
@@ -95,8 +97,20 @@ type Net struct {
 	port   int
 	trace  hash.Hash64
 	socks  []*Sock // every socket made, for ResetHost
+	hit    Hits
 	buf    [32]byte
 }
+
+// Hits count the faults the network has drawn: those whose effect only the
+// program sees (an accept that failed), for a test to compare with what
+// its program reports.
+type Hits struct {
+	AcceptFailed  uint64 // accepts failed with EMFILE or ENFILE (AcceptFail)
+	AcceptAborted uint64 // connections dropped at accept with ECONNABORTED (AcceptAbort)
+}
+
+// Hits returns the counts of the faults drawn so far.
+func (n *Net) Hits() Hits { return n.hit }
 
 // New returns a network whose choices are drawn from rng.
 func New(rng *rand.Rand) *Net {
@@ -274,7 +288,10 @@ var (
 	ErrReset     = syscall.ECONNRESET
 	ErrInUse     = syscall.EADDRINUSE
 	ErrNotAvail  = syscall.EADDRNOTAVAIL
-	ErrDown      = syscall.ENETDOWN // an operation of a crashed host's program
+	ErrDown      = syscall.ENETDOWN     // an operation of a crashed host's program
+	ErrNoFiles   = syscall.EMFILE       // an accept failed: the process has no descriptor left (AcceptFail)
+	ErrNoFileTab = syscall.ENFILE       // an accept failed: the system has no descriptor left (AcceptFail)
+	ErrAborted   = syscall.ECONNABORTED // an accept found its connection aborted (AcceptAbort)
 	errBadAddr   = errors.New("simnet: bad address")
 	errNoNetwork = errors.New("simnet: unsupported network")
 )
@@ -380,17 +397,42 @@ func (p *Poller) Listen(network, address string, reuse bool) (*Listener, error) 
 	return l, nil
 }
 
-// Accept returns the next connection waiting, or nil.
-func (l *Listener) Accept() *Sock {
+// Accept returns the next connection waiting; nil and a nil error when
+// none is. With a connection waiting, it fails as the kernel's accept
+// does, as the faults draw: with ErrNoFiles or ErrNoFileTab (AcceptFail,
+// even odds between them), the connection staying first in the queue for
+// the next Accept; or with ErrAborted (AcceptAbort), the connection
+// dropped and its client reset (ECONNRESET, on its connect if that has
+// not ended yet), as when a peer aborts a connection before it is
+// accepted. Either way no event follows: the caller tries again when it
+// will (for ErrAborted, at once: the next connection may be waiting).
+func (l *Listener) Accept() (*Sock, error) {
 	if l.closed || len(l.backlog) == 0 {
-		return nil
+		return nil, nil
+	}
+	n := l.p.Host.net
+	if n.chance(n.Faults.AcceptFail) {
+		err := ErrNoFiles
+		if n.Rand.Intn(2) == 1 {
+			err = ErrNoFileTab
+		}
+		n.hit.AcceptFailed++
+		n.Record('a', l.id, uint64(err), nil)
+		return nil, err
 	}
 	s := l.backlog[0]
 	copy(l.backlog, l.backlog[1:])
 	l.backlog[len(l.backlog)-1] = nil
 	l.backlog = l.backlog[:len(l.backlog)-1]
-	s.p.Host.net.Record('A', l.id, s.ID, nil)
-	return s
+	if n.chance(n.Faults.AcceptAbort) {
+		n.hit.AcceptAborted++
+		n.Record('a', l.id, uint64(ErrAborted), nil)
+		s.Reset()
+		s.Close()
+		return nil, ErrAborted
+	}
+	n.Record('A', l.id, s.ID, nil)
+	return s, nil
 }
 
 // Close closes l: the connections that waited are reset.

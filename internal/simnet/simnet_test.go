@@ -38,7 +38,7 @@ func connect(t *testing.T, n *Net) (cli, srv *Sock, pa, pb *Poller, a, b *Host) 
 		t.Fatal(err)
 	}
 	run(n)
-	if srv = l.Accept(); srv == nil || !cli.IsConnected() {
+	if srv, err = l.Accept(); srv == nil || err != nil || !cli.IsConnected() {
 		t.Fatalf("not connected: accepted %v, client connected %v (%v)", srv, cli.IsConnected(), cli.Err())
 	}
 	return
@@ -161,7 +161,7 @@ func TestNet(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for seed := int64(1); seed <= 20; seed++ {
+			for _, seed := range seeds(20) {
 				n := New(rand.New(rand.NewSource(seed)))
 				n.Faults.ShortWrite = 0
 				tc.run(t, n)
@@ -196,7 +196,8 @@ func TestTraceReplays(t *testing.T) {
 // reach it; its listeners vanish; its sockets and pollers do nothing.
 func TestCrashHost(t *testing.T) {
 	resets, silent := 0, 0
-	for seed := int64(1); seed <= 40; seed++ {
+	ss := seeds(40)
+	for _, seed := range ss {
 		n := New(rand.New(rand.NewSource(seed)))
 		n.Faults.ShortWrite = 0
 		cli, srv, pa, pb, a, b := connect(t, n)
@@ -269,15 +270,15 @@ func TestCrashHost(t *testing.T) {
 			t.Fatalf("seed %d: connect to a restarted host with no listener: %v", seed, err)
 		}
 	}
-	if resets == 0 || silent == 0 {
-		t.Fatalf("40 crashes: %d resets, %d silent peers; want both", resets, silent)
+	if len(ss) >= 40 && (resets == 0 || silent == 0) {
+		t.Fatalf("%d crashes: %d resets, %d silent peers; want both", len(ss), resets, silent)
 	}
 }
 
 // A silent peer that keeps writing to a crashed host is held back by its
 // window: its bytes are not taken without end.
 func TestCrashHostWindow(t *testing.T) {
-	for seed := int64(1); seed <= 20; seed++ {
+	for _, seed := range seeds(20) {
 		n := New(rand.New(rand.NewSource(seed)))
 		n.Faults.ShortWrite = 0
 		n.Faults.Window = 1000
@@ -315,7 +316,7 @@ func TestCrashFaults(t *testing.T) {
 		{0, 1, syscall.ECONNRESET, syscall.ETIMEDOUT},
 	}
 	for _, c := range cases {
-		for seed := int64(1); seed <= 10; seed++ {
+		for _, seed := range seeds(10) {
 			n := New(rand.New(rand.NewSource(seed)))
 			n.Faults.CrashSilent, n.Faults.DownUnanswered = c.silent, c.unanswered
 			cli, _, pa, _, _, b := connect(t, n)
@@ -332,5 +333,140 @@ func TestCrashFaults(t *testing.T) {
 				t.Fatalf("%+v seed %d: the connect failed with %v", c, seed, err)
 			}
 		}
+	}
+}
+
+// Faults.AcceptFail and Faults.AcceptAbort fail an accept that finds a
+// connection, as the kernel's does: EMFILE or ENFILE leaves the
+// connection queued for the next accept; ECONNABORTED drops it and
+// resets its client, on its connect when that has not ended yet.
+func TestAcceptFaults(t *testing.T) {
+	// pending dials a connection to a new listener on b and runs the
+	// network until it is queued; with connected, until the client's
+	// connect has ended too.
+	pending := func(t *testing.T, n *Net, connected bool) (*Listener, *Sock) {
+		t.Helper()
+		a, b := n.Host("a"), n.Host("b")
+		l, err := b.Poller().Listen("tcp", ":80", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cli, err := a.Poller().Dial("tcp", b.IP.String()+":80")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if connected {
+			run(n)
+		} else {
+			at, _ := n.NextEvent() // the connect's arrival; its answer comes later
+			n.Advance(at)
+		}
+		if len(l.backlog) != 1 || cli.IsConnected() != connected {
+			t.Fatalf("queued %d, client connected %v; want 1, %v", len(l.backlog), cli.IsConnected(), connected)
+		}
+		return l, cli
+	}
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T, n *Net) Hits
+	}{
+		{"nothing is drawn while nothing waits", func(t *testing.T, n *Net) Hits {
+			n.Faults.AcceptFail, n.Faults.AcceptAbort = 1, 1
+			l, err := n.Host("b").Poller().Listen("tcp", ":80", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s, err := l.Accept(); s != nil || err != nil {
+				t.Fatalf("accept with nothing queued: %v, %v; want nil, nil", s, err)
+			}
+			return Hits{}
+		}},
+		{"EMFILE or ENFILE: the connection stays queued", func(t *testing.T, n *Net) Hits {
+			l, cli := pending(t, n, true)
+			n.Faults.AcceptFail = 1
+			for range 3 {
+				if s, err := l.Accept(); s != nil || !errors.Is(err, syscall.EMFILE) && !errors.Is(err, syscall.ENFILE) {
+					t.Fatalf("accept: %v, %v; want nil, EMFILE or ENFILE", s, err)
+				}
+			}
+			n.Faults.AcceptFail = 0
+			s, err := l.Accept()
+			if s == nil || err != nil || s.peer != cli {
+				t.Fatalf("accept after the fault: %v, %v; want the client's connection", s, err)
+			}
+			cli.Write([]byte("hi"))
+			run(n)
+			if got := readAll(s); string(got) != "hi" || cli.End() != nil {
+				t.Fatalf("read %q, client %v; want \"hi\", a live client", got, cli.End())
+			}
+			return Hits{AcceptFailed: 3}
+		}},
+		{"ECONNABORTED: the connection is dropped, its client reset", func(t *testing.T, n *Net) Hits {
+			l, cli := pending(t, n, true)
+			n.Faults.AcceptAbort = 1
+			if s, err := l.Accept(); s != nil || !errors.Is(err, syscall.ECONNABORTED) {
+				t.Fatalf("accept: %v, %v; want nil, ECONNABORTED", s, err)
+			}
+			if s, err := l.Accept(); s != nil || err != nil {
+				t.Fatalf("accept after the abort: %v, %v; want nil, nil (nothing queued)", s, err)
+			}
+			run(n)
+			if err := cli.End(); !errors.Is(err, syscall.ECONNRESET) {
+				t.Fatalf("client of an aborted connection: %v, want ECONNRESET", err)
+			}
+			return Hits{AcceptAborted: 1}
+		}},
+		{"ECONNABORTED before the connect ended: the connect fails", func(t *testing.T, n *Net) Hits {
+			l, cli := pending(t, n, false)
+			n.Faults.AcceptAbort = 1
+			if s, err := l.Accept(); s != nil || !errors.Is(err, syscall.ECONNABORTED) {
+				t.Fatalf("accept: %v, %v; want nil, ECONNABORTED", s, err)
+			}
+			run(n)
+			if err := cli.Err(); cli.IsConnected() || !errors.Is(err, syscall.ECONNRESET) {
+				t.Fatalf("connect of an aborted connection: connected %v, %v; want ECONNRESET", cli.IsConnected(), err)
+			}
+			return Hits{AcceptAborted: 1}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := New(rand.New(rand.NewSource(1)))
+			if want := tc.run(t, n); n.Hits() != want {
+				t.Fatalf("hits %+v, want %+v", n.Hits(), want)
+			}
+		})
+	}
+	// Over seeds, every error comes, and accepts that succeed; the trace
+	// of a seed is the same on every run.
+	seen := map[error]bool{}
+	trace := func(seed int64) uint64 {
+		n := New(rand.New(rand.NewSource(seed)))
+		n.Faults.AcceptFail, n.Faults.AcceptAbort = 0.5, 0.3
+		l, _ := pending(t, n, true)
+		for {
+			s, err := l.Accept()
+			seen[err] = true
+			if errors.Is(err, ErrAborted) {
+				break
+			}
+			if err != nil {
+				continue
+			}
+			if s == nil {
+				t.Fatalf("seed %d: the connection is gone without an abort", seed)
+			}
+			break
+		}
+		run(n)
+		return n.Trace()
+	}
+	ss := seeds(20)
+	for _, seed := range ss {
+		if a, b := trace(seed), trace(seed); a != b {
+			t.Fatalf("seed %d: traces %x and %x", seed, a, b)
+		}
+	}
+	if len(ss) >= 20 && (!seen[syscall.EMFILE] || !seen[syscall.ENFILE] || !seen[syscall.ECONNABORTED] || !seen[nil]) {
+		t.Fatalf("%d seeds drew %v; want EMFILE, ENFILE, ECONNABORTED and a connection", len(ss), seen)
 	}
 }
