@@ -24,13 +24,16 @@ func atLeastProcs(t *testing.T, n int) {
 
 // spin burns a little CPU, so that the loop's batches last long enough for
 // submitters on other processors to fill the inbox meanwhile.
-func spin(n int) int {
+func spin(n int) {
 	x := 0
 	for i := range n {
 		x += i ^ x>>3
 	}
-	return x
+	spinSink.Store(int64(x))
 }
+
+// spinSink keeps the compiler from dropping spin's work.
+var spinSink atomic.Int64
 
 // Goroutines submit tasks, and calls awaited through futures and Do, to a
 // started executor while its batches are long (every task spins a little;
